@@ -1,0 +1,180 @@
+/**
+ * The HTTP application: handlers, docs, and the request pipeline every request goes through:
+ *
+ *   request id → API key (401) → requests per minute (429) → route, decode (400) → handler
+ *
+ * The pipeline wraps the router, so authentication and the per-minute count happen before the
+ * path, query and body are decoded, and every failure (decode errors, malformed JSON, unknown
+ * routes, database outages, defects) leaves in the one error body of the contract.
+ */
+import {
+  FileSystem,
+  type HttpApi,
+  HttpApiBuilder,
+  HttpApiError,
+  type HttpApiGroup,
+  HttpApiScalar,
+  HttpApp,
+  HttpIncomingMessage,
+  HttpServerError,
+  HttpServerRequest,
+  HttpServerResponse
+} from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { SqlError } from "@effect/sql/SqlError"
+import { Cause, Clock, Effect, Layer, Option } from "effect"
+import { AccountsHttpLive } from "./accounts/Http.js"
+import { Authentication } from "./accounts/Authentication.js"
+import { AccountsRepo } from "./accounts/Repo.js"
+import { AdmittedPrincipal, ApiKeyAuthLive } from "./accounts/Security.js"
+import { Api } from "./Api.js"
+import { MeteringHttpLive } from "./metering/Http.js"
+import { Metering } from "./metering/Metering.js"
+import { RateLimiter } from "./metering/RateLimiter.js"
+import { UsageReader } from "./metering/UsageReader.js"
+import { isUnavailable } from "./platform/Database.js"
+import * as Errors from "./platform/Errors.js"
+import { HealthHttpLive } from "./platform/HealthHttp.js"
+import { ulid } from "./platform/Ids.js"
+import { CurrentEnvironment, type Environment, RequestId, saneRequestId } from "./platform/RequestContext.js"
+
+const MAX_BODY_BYTES = 64 * 1024
+
+const setHeaders = (headers: Record<string, string>) =>
+  HttpApp.appendPreResponseHandler((_request, response) => Effect.succeed(HttpServerResponse.setHeaders(response, headers)))
+
+const isAuthenticatedPath = (url: string) => url === "/v2" || url.startsWith("/v2/") || url.startsWith("/v2?")
+
+const describeDecodeError = (error: HttpApiError.HttpApiDecodeError) => {
+  const issues = error.issues.slice(0, 3).map((issue) =>
+    issue.path.length > 0 ? `${issue.path.join(".")}: ${issue.message}` : issue.message
+  )
+  return `Invalid request: ${issues.join("; ") || error.message}`
+}
+
+const isApiError = (u: unknown): u is Errors.ApiError =>
+  u instanceof Errors.BadRequest || u instanceof Errors.Unauthorized || u instanceof Errors.Forbidden ||
+  u instanceof Errors.NotFound || u instanceof Errors.TooManyRequests || u instanceof Errors.InternalError ||
+  u instanceof Errors.Unavailable
+
+/** Turns whatever escaped the router into our error body; never leaks internals. */
+const classifyFailure = (
+  request: HttpServerRequest.HttpServerRequest,
+  cause: Cause.Cause<unknown>
+): Effect.Effect<never, Errors.ApiError> => {
+  if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
+  const failure = Cause.failureOption(cause)
+  if (Option.isSome(failure)) {
+    const error = failure.value
+    if (isApiError(error)) return Effect.fail(error)
+    if (error instanceof HttpApiError.HttpApiDecodeError) return Errors.invalidRequest(describeDecodeError(error))
+    if (HttpServerError.isServerError(error) && error._tag === "RouteNotFound") {
+      return Errors.routeNotFound(request.method, request.url.split("?")[0] ?? request.url)
+    }
+  }
+  const defect = Cause.squash(cause)
+  if (HttpServerError.isServerError(defect) && defect._tag === "RequestError" && defect.reason === "Decode") {
+    return Errors.invalidRequest("Malformed request body: expected JSON of at most 64 KiB")
+  }
+  if (defect instanceof SqlError && isUnavailable(defect)) {
+    return Effect.zipRight(
+      Effect.logWarning("database unavailable", defect.message),
+      Errors.temporarilyUnavailable("The service is temporarily unavailable; retry shortly")
+    )
+  }
+  return Effect.zipRight(Effect.logError("unhandled failure", Cause.pretty(cause)), Errors.internalError)
+}
+
+const normalizeFailure = (request: HttpServerRequest.HttpServerRequest, cause: Cause.Cause<unknown>) =>
+  classifyFailure(request, cause).pipe(
+    Effect.tapError((error) =>
+      error instanceof Errors.TooManyRequests || error instanceof Errors.Unavailable
+        ? setHeaders({ "retry-after": String(error.retryAfterSeconds ?? 1) })
+        : Effect.void
+    )
+  )
+
+/** Authenticates and counts every /v2 request of `api` before it is routed. */
+export const makeRequestPipeline = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, R>(
+  api: HttpApi.HttpApi<Id, Groups, Errors.ApiError | HttpApiError.HttpApiDecodeError, R>
+) =>
+  HttpApiBuilder.middleware(
+  api,
+  Effect.gen(function*() {
+    const authentication = yield* Authentication
+    const rateLimiter = yield* RateLimiter
+
+    const admit = Effect.fnUntraced(function*(request: HttpServerRequest.HttpServerRequest) {
+      const environment = yield* CurrentEnvironment
+      const principal = yield* authentication.authenticate(request.headers["x-api-key"], environment).pipe(
+        Effect.catchTag("InvalidKey", (invalid) => Errors.invalidApiKey(invalid.explanation))
+      )
+      const admission = yield* rateLimiter.admit(principal).pipe(
+        Effect.catchTag("LimitReached", (reached) =>
+          Effect.flatMap(Clock.currentTimeMillis, (now) => Errors.limitReached(reached, now)))
+      )
+      yield* setHeaders({
+        ...(admission.limit === null ? {} : {
+          "x-ratelimit-limit": String(admission.limit),
+          "x-ratelimit-remaining": String(admission.remaining)
+        }),
+        "x-ratelimit-reset": String(Math.floor(admission.resetAt.getTime() / 1000))
+      })
+      return principal
+    })
+
+    return (app: HttpApp.Default) =>
+      Effect.gen(function*() {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const requestId = saneRequestId(request.headers["x-request-id"]) ?? `req_${yield* ulid}`
+        yield* setHeaders({ "x-request-id": requestId })
+        const routed = isAuthenticatedPath(request.url)
+          ? Effect.flatMap(admit(request), (principal) =>
+            Effect.provideService(app, AdmittedPrincipal, Option.some(principal)))
+          : app
+        return yield* routed.pipe(
+          Effect.catchAllCause((cause) => normalizeFailure(request, cause)),
+          HttpIncomingMessage.withMaxBodySize(Option.some(FileSystem.Size(MAX_BODY_BYTES))),
+          Effect.provideService(RequestId, requestId),
+          Effect.annotateLogs("requestId", requestId)
+        )
+      })
+  })
+)
+
+const HandlersLive = Layer.mergeAll(AccountsHttpLive, MeteringHttpLive, HealthHttpLive).pipe(
+  Layer.provide(ApiKeyAuthLive)
+)
+
+export const ServicesLive = Layer.mergeAll(
+  Authentication.Default,
+  RateLimiter.Default,
+  UsageReader.Default,
+  AccountsRepo.Default
+).pipe(Layer.provideMerge(Metering.Default))
+
+/** The API with docs, pipeline and handlers; needs the services and a database. */
+export const AppLive = Layer.mergeAll(
+  HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" }),
+  HttpApiScalar.layer({ path: "/docs" }),
+  makeRequestPipeline(Api)
+).pipe(
+  Layer.provideMerge(HttpApiBuilder.api(Api).pipe(Layer.provide(HandlersLive))),
+  Layer.provide(ServicesLive)
+)
+
+/**
+ * Everything `HttpApiBuilder.httpApp` needs to produce the application, on a database. Listeners
+ * (main) and in-process tests serve the same app from it.
+ */
+export const HttpStackLive = AppLive.pipe(
+  Layer.provideMerge(Layer.mergeAll(
+    HttpApiBuilder.Router.Live,
+    HttpApiBuilder.Middleware.layer,
+    NodeHttpServer.layerContext
+  ))
+)
+
+/** Each listener tells the requests it serves which environment they belong to. */
+export const withEnvironment = (environment: Environment) => <E, R>(app: HttpApp.Default<E, R>) =>
+  Effect.provideService(app, CurrentEnvironment, environment)

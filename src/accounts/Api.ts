@@ -1,0 +1,67 @@
+/**
+ * Contract of the account endpoints: status and plans.
+ */
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { Usage } from "../metering/Api.js"
+import { DateTimeUtc, Limit, Module, NonNegativeInt } from "../platform/Schemas.js"
+import { StandardPlanId } from "./Domain.js"
+import { ApiKeyAuth } from "./Security.js"
+
+export const KeyEntry = Schema.Struct({
+  id: Schema.String,
+  prefix: Schema.String,
+  last4: Schema.String,
+  name: Schema.NullOr(Schema.String),
+  status: Schema.Literal("active", "revoked"),
+  lastUsedAt: Schema.NullOr(DateTimeUtc),
+  createdAt: DateTimeUtc
+}).annotations({ identifier: "KeyEntry" })
+
+export const StatusResponse = Schema.Struct({
+  success: Schema.Literal(true),
+  data: Schema.Struct({
+    owner: Schema.String,
+    plan: Schema.String,
+    usage: Usage,
+    keys: Schema.Array(KeyEntry)
+  })
+}).annotations({ identifier: "Status" })
+
+export const Plan = Schema.Struct({
+  id: StandardPlanId,
+  currency: Schema.Literal("ARS"),
+  interval: Schema.Literal("month"),
+  priceArs: NonNegativeInt,
+  plateQueriesMonthly: Limit,
+  moduleQueriesMonthly: Limit,
+  uniquePlatesDaily: Limit,
+  requestsPerMinute: Limit,
+  enabledModules: Schema.Array(Module),
+  timezone: Schema.String
+}).annotations({ identifier: "Plan" })
+
+export const PlansResponse = Schema.Struct({ plans: Schema.Array(Plan) }).annotations({ identifier: "Plans" })
+
+export class AccountsApi extends HttpApiGroup.make("accounts")
+  .add(
+    HttpApiEndpoint.get("getStatus", "/v2/status")
+      .addSuccess(StatusResponse)
+      .annotate(OpenApi.Summary, "Account status")
+      .annotate(
+        OpenApi.Description,
+        "Owner, plan, usage of this environment and the environment's API keys (never their secrets). Consumes only RPM."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("listPlans", "/v2/plans")
+      .addSuccess(PlansResponse)
+      .annotate(OpenApi.Summary, "Plans")
+      .annotate(
+        OpenApi.Description,
+        "The standard plans with their monthly price and allowances; `timezone` is the account timezone in which monthly and daily allowances reset. Consumes only RPM."
+      )
+  )
+  .middleware(ApiKeyAuth)
+  .annotate(OpenApi.Title, "Account")
+{}

@@ -1,0 +1,44 @@
+/**
+ * Accounts, plans and the authenticated caller, as the rest of the service sees them.
+ */
+import { Context, Schema } from "effect"
+import type { Environment } from "../platform/RequestContext.js"
+import { Limit, Module } from "../platform/Schemas.js"
+
+export const StandardPlanId = Schema.Literal("free", "basic", "growth", "scale")
+export type StandardPlanId = typeof StandardPlanId.Type
+export const PlanId = Schema.Literal("free", "basic", "growth", "scale", "custom")
+export type PlanId = typeof PlanId.Type
+
+export const Entitlements = Schema.Struct({
+  plan: PlanId,
+  plateQueriesMonthly: Limit,
+  moduleQueriesMonthly: Limit,
+  uniquePlatesDaily: Limit,
+  requestsPerMinute: Limit,
+  enabledModules: Schema.Array(Module),
+  timezone: Schema.String
+}).annotations({ identifier: "Entitlements" })
+export type Entitlements = typeof Entitlements.Type
+
+/** Custom plans bill modules: the price and included units that apply to a new billing period. */
+export interface ModulePricing {
+  readonly unitPriceCents: number
+  readonly included: number
+}
+
+/** Who is calling: the account behind a valid key, on the key's environment. */
+export interface Principal {
+  readonly accountId: string
+  readonly owner: string
+  readonly keyId: string
+  readonly environment: Environment
+  readonly timezone: string
+  readonly entitlements: Entitlements
+  /** Present for the custom plan only. */
+  readonly modulePricing: ModulePricing | null
+}
+
+export class CurrentPrincipal extends Context.Tag("vda/CurrentPrincipal")<CurrentPrincipal, Principal>() {}
+
+export const isPaidOrCustom = (plan: PlanId) => plan !== "free"

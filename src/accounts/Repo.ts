@@ -1,0 +1,193 @@
+/**
+ * SQL for accounts, plans, custom plans and API keys.
+ */
+import { SqlClient } from "@effect/sql"
+import { Effect, Option } from "effect"
+import type { Environment } from "../platform/RequestContext.js"
+import type { Module } from "../platform/Schemas.js"
+import type { Entitlements, ModulePricing, PlanId, StandardPlanId } from "./Domain.js"
+
+export type AccountRow = {
+  readonly id: string
+  readonly owner: string
+  readonly plan: PlanId
+  readonly timezone: string
+  readonly createdAt: Date
+}
+
+export interface PlanRow {
+  readonly id: StandardPlanId
+  readonly priceArs: number
+  readonly plateQueriesMonthly: number | null
+  readonly moduleQueriesMonthly: number | null
+  readonly uniquePlatesDaily: number | null
+  readonly requestsPerMinute: number | null
+  readonly enabledModules: ReadonlyArray<Module>
+}
+
+export interface CustomPlanTerms {
+  readonly plateQueriesMonthly: number | null
+  readonly moduleQueriesMonthly: number | null
+  readonly uniquePlatesDaily: number | null
+  readonly requestsPerMinute: number | null
+  readonly modulePriceArs: number
+  readonly includedModules: number
+  readonly enabledModules: ReadonlyArray<Module>
+}
+
+export type KeyRow = {
+  readonly id: string
+  readonly accountId: string
+  readonly environment: Environment
+  readonly name: string | null
+  readonly prefix: string
+  readonly last4: string
+  readonly createdAt: Date
+  readonly revokedAt: Date | null
+  readonly lastUsedAt: Date | null
+}
+
+/** An account with the allowances of its plan resolved (standard or custom). */
+export interface EntitledAccountRow extends AccountRow {
+  readonly plateQueriesMonthly: number | null
+  readonly moduleQueriesMonthly: number | null
+  readonly uniquePlatesDaily: number | null
+  readonly requestsPerMinute: number | null
+  readonly enabledModules: ReadonlyArray<Module>
+  readonly modulePriceArs: number | null
+  readonly includedModules: number | null
+}
+
+export interface KeyLookupRow extends EntitledAccountRow {
+  readonly keyId: string
+  readonly keyHash: string
+  readonly environment: Environment
+}
+
+export const entitlementsOf = (row: EntitledAccountRow): Entitlements => ({
+  plan: row.plan,
+  plateQueriesMonthly: row.plateQueriesMonthly,
+  moduleQueriesMonthly: row.moduleQueriesMonthly,
+  uniquePlatesDaily: row.uniquePlatesDaily,
+  requestsPerMinute: row.requestsPerMinute,
+  enabledModules: row.enabledModules,
+  timezone: row.timezone
+})
+
+export const modulePricingOf = (row: EntitledAccountRow): ModulePricing | null =>
+  row.plan === "custom"
+    ? { unitPriceCents: (row.modulePriceArs ?? 0) * 100, included: row.includedModules ?? 0 }
+    : null
+
+/** Custom-plan terms used when an account moves to `custom` without terms of its own. */
+export const DEFAULT_CUSTOM_TERMS: CustomPlanTerms = {
+  plateQueriesMonthly: 50_000,
+  moduleQueriesMonthly: 15_000,
+  uniquePlatesDaily: 5_000,
+  requestsPerMinute: 240,
+  modulePriceArs: 550,
+  includedModules: 0,
+  enabledModules: ["fines", "vtv", "tax_debt", "gnc"]
+}
+
+export class AccountsRepo extends Effect.Service<AccountsRepo>()("vda/AccountsRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    // Allowances come from the custom terms for `custom`, from the plans table otherwise.
+    const entitledColumns = sql.literal(`
+      a.id, a.owner, a.plan, a.timezone, a.created_at,
+      case when a.plan = 'custom' then c.plate_queries_monthly else p.plate_queries_monthly end as plate_queries_monthly,
+      case when a.plan = 'custom' then c.module_queries_monthly else p.module_queries_monthly end as module_queries_monthly,
+      case when a.plan = 'custom' then c.unique_plates_daily else p.unique_plates_daily end as unique_plates_daily,
+      case when a.plan = 'custom' then c.requests_per_minute else p.requests_per_minute end as requests_per_minute,
+      case when a.plan = 'custom' then c.enabled_modules else p.enabled_modules end as enabled_modules,
+      c.module_price_ars, c.included_modules`)
+    const entitledFrom = sql.literal(`
+      accounts a
+      left join plans p on p.id = a.plan
+      left join custom_plans c on c.account_id = a.id`)
+
+    return {
+      insertAccount: (account: AccountRow) =>
+        sql`insert into accounts ${sql.insert(account)}`.pipe(Effect.asVoid, Effect.orDie),
+
+      findAccount: (id: string) =>
+        sql<EntitledAccountRow>`select ${entitledColumns} from ${entitledFrom} where a.id = ${id}`.pipe(
+          Effect.map((rows) => Option.fromNullable(rows[0])),
+          Effect.orDie
+        ),
+
+      countAccounts: sql<{ readonly count: number }>`select count(*)::int as count from accounts`.pipe(
+        Effect.map((rows) => rows[0]?.count ?? 0),
+        Effect.orDie
+      ),
+
+      setPlan: (id: string, plan: PlanId) =>
+        sql`update accounts set plan = ${plan} where id = ${id} returning id`.pipe(
+          Effect.map((rows) => rows.length > 0),
+          Effect.orDie
+        ),
+
+      /** Inserts the default terms unless the account already has some. */
+      ensureCustomTerms: (accountId: string) =>
+        sql`
+          insert into custom_plans ${sql.insert({ accountId, ...DEFAULT_CUSTOM_TERMS, enabledModules: [...DEFAULT_CUSTOM_TERMS.enabledModules] })}
+          on conflict (account_id) do nothing`.pipe(Effect.asVoid, Effect.orDie),
+
+      findCustomTerms: (accountId: string) =>
+        sql<CustomPlanTerms>`
+          select plate_queries_monthly, module_queries_monthly, unique_plates_daily, requests_per_minute,
+                 module_price_ars, included_modules, enabled_modules
+          from custom_plans where account_id = ${accountId}`.pipe(
+          Effect.map((rows) => Option.fromNullable(rows[0])),
+          Effect.orDie
+        ),
+
+      upsertCustomTerms: (accountId: string, terms: CustomPlanTerms) =>
+        sql`
+          insert into custom_plans ${sql.insert({ accountId, ...terms, enabledModules: [...terms.enabledModules] })}
+          on conflict (account_id) do update set
+            plate_queries_monthly = excluded.plate_queries_monthly,
+            module_queries_monthly = excluded.module_queries_monthly,
+            unique_plates_daily = excluded.unique_plates_daily,
+            requests_per_minute = excluded.requests_per_minute,
+            module_price_ars = excluded.module_price_ars,
+            included_modules = excluded.included_modules,
+            enabled_modules = excluded.enabled_modules`.pipe(Effect.asVoid, Effect.orDie),
+
+      listPlans: sql<PlanRow>`
+        select id, price_ars, plate_queries_monthly, module_queries_monthly, unique_plates_daily,
+               requests_per_minute, enabled_modules
+        from plans order by position`.pipe(Effect.orDie),
+
+      insertKey: (key: KeyRow & { readonly keyHash: string }) =>
+        sql`insert into api_keys ${sql.insert(key)}`.pipe(Effect.asVoid, Effect.orDie),
+
+      listKeys: (accountId: string, environment?: Environment) =>
+        sql<KeyRow>`
+          select id, account_id, environment, name, prefix, last4, created_at, revoked_at, last_used_at
+          from api_keys
+          where account_id = ${accountId} ${environment ? sql`and environment = ${environment}` : sql``}
+          order by created_at, id`.pipe(Effect.orDie),
+
+      revokeKey: (id: string, at: Date) =>
+        sql<{ readonly id: string }>`
+          update api_keys set revoked_at = coalesce(revoked_at, ${at}) where id = ${id} returning id`.pipe(
+          Effect.map((rows) => rows.length > 0),
+          Effect.orDie
+        ),
+
+      /** Active keys by hash, with their account's allowances. */
+      findActiveKeys: (hashes: ReadonlyArray<string>) =>
+        sql<KeyLookupRow>`
+          select k.id as key_id, k.key_hash, k.environment, ${entitledColumns}
+          from api_keys k join (${entitledFrom}) on a.id = k.account_id
+          where k.key_hash = any(${hashes}::text[]) and k.revoked_at is null`.pipe(Effect.orDie),
+
+      touchKeys: (ids: ReadonlyArray<string>, at: Date) =>
+        sql`update api_keys set last_used_at = ${at} where id = any(${ids}::text[])
+              and (last_used_at is null or last_used_at < ${at})`.pipe(Effect.asVoid, Effect.orDie)
+    }
+  })
+}) {}

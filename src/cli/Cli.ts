@@ -1,0 +1,200 @@
+/**
+ * `vda`: the admin CLI. Reads the same configuration as the server and works beside a running
+ * server on the same embedded database. `--json` prints exactly one JSON object on stdout.
+ */
+import { Args, Command, HelpDoc, Options, ValidationError } from "@effect/cli"
+import { Console, Data, Effect, Layer, Option } from "effect"
+import { Accounts } from "../accounts/Accounts.js"
+import { PlanId } from "../accounts/Domain.js"
+import type { CustomPlanTerms, EntitledAccountRow, KeyRow } from "../accounts/Repo.js"
+import { DEFAULT_TIMEZONE, isValidTimezone } from "../metering/Periods.js"
+import { AppConfig } from "../platform/Config.js"
+import { makeDatabaseLive } from "../platform/Database.js"
+import { ALL_MODULES, type Module } from "../platform/Schemas.js"
+
+const invalid = (message: string) => ValidationError.invalidValue(HelpDoc.p(message))
+
+/** A bad argument found once the command runs (exit code 2, like a parse error). */
+export class UsageError extends Data.TaggedError("UsageError")<{ readonly message: string }> {}
+
+const json = Options.boolean("json").pipe(Options.withDescription("Print one JSON object on stdout"))
+
+const print = (asJson: boolean, value: unknown, human: string) =>
+  Console.log(asJson ? JSON.stringify(value) : human)
+
+const parseLimit = (flag: string) => (raw: string) => {
+  if (raw === "unlimited") return Effect.succeed<number | null>(null)
+  return /^\d+$/.test(raw) && Number.isSafeInteger(Number(raw))
+    ? Effect.succeed<number | null>(Number(raw))
+    : Effect.fail(invalid(`--${flag} must be a non-negative integer or "unlimited", got "${raw}"`))
+}
+
+const limitOption = (flag: string, description: string) =>
+  Options.text(flag).pipe(
+    Options.withDescription(`${description} (a number, or "unlimited")`),
+    Options.mapEffect(parseLimit(flag)),
+    Options.optional
+  )
+
+const nonNegativeOption = (flag: string, description: string) =>
+  Options.text(flag).pipe(
+    Options.withDescription(description),
+    Options.mapEffect((raw) =>
+      /^\d+$/.test(raw) && Number.isSafeInteger(Number(raw))
+        ? Effect.succeed(Number(raw))
+        : Effect.fail(invalid(`--${flag} must be a non-negative integer, got "${raw}"`))
+    ),
+    Options.optional
+  )
+
+const parseModules = (raw: string) => {
+  const names = raw.split(",").map((m) => m.trim()).filter((m) => m.length > 0)
+  const unknown = names.filter((m) => !(ALL_MODULES as ReadonlyArray<string>).includes(m))
+  if (names.length === 0) return Effect.fail(invalid("--modules needs at least one of fines,vtv,tax_debt,gnc"))
+  if (unknown.length > 0) {
+    return Effect.fail(invalid(`--modules: unknown module ${unknown.join(", ")} (use fines,vtv,tax_debt,gnc)`))
+  }
+  return Effect.succeed(ALL_MODULES.filter((m) => names.includes(m)) as ReadonlyArray<Module>)
+}
+
+const describeAccount = (account: EntitledAccountRow) => {
+  const limit = (n: number | null) => (n === null ? "unlimited" : String(n))
+  return [
+    `${account.id}  owner=${JSON.stringify(account.owner)}  plan=${account.plan}  timezone=${account.timezone}`,
+    `  plate queries/month ${limit(account.plateQueriesMonthly)}, module queries/month ${limit(account.moduleQueriesMonthly)}, ` +
+    `unique plates/day ${limit(account.uniquePlatesDaily)}, requests/minute ${limit(account.requestsPerMinute)}, ` +
+    `modules ${account.enabledModules.join(",")}` +
+    (account.plan === "custom" ? `, module price ARS ${account.modulePriceArs}, included modules ${account.includedModules}` : "")
+  ].join("\n")
+}
+
+const keyJson = (key: KeyRow) => ({
+  id: key.id,
+  environment: key.environment,
+  name: key.name,
+  prefix: key.prefix,
+  last4: key.last4,
+  status: key.revokedAt === null ? "active" : "revoked",
+  createdAt: key.createdAt.toISOString(),
+  revokedAt: key.revokedAt?.toISOString() ?? null,
+  lastUsedAt: key.lastUsedAt?.toISOString() ?? null
+})
+
+// accounts ------------------------------------------------------------------------------------
+
+const accountsCreate = Command.make("create", {
+  owner: Options.text("owner").pipe(Options.withDescription("Owner name shown in status")),
+  plan: Options.choice("plan", PlanId.literals).pipe(Options.withDefault("free" as PlanId)),
+  timezone: Options.text("timezone").pipe(
+    Options.withDescription("IANA timezone of the account's months and days"),
+    Options.withDefault(DEFAULT_TIMEZONE),
+    Options.mapEffect((tz) => (isValidTimezone(tz) ? Effect.succeed(tz) : Effect.fail(invalid(`--timezone: unknown IANA timezone "${tz}"`))))
+  ),
+  json
+}, ({ json, owner, plan, timezone }) =>
+  Effect.gen(function*() {
+    if (owner.trim().length === 0) return yield* new UsageError({ message: "--owner must not be empty" })
+    const accounts = yield* Accounts
+    const account = yield* accounts.create({ owner: owner.trim(), plan, timezone })
+    yield* print(json, { id: account.id, owner: account.owner, plan: account.plan, timezone: account.timezone },
+      `created account ${account.id} (owner ${JSON.stringify(account.owner)}, plan ${account.plan}, timezone ${account.timezone})`)
+  })).pipe(Command.withDescription("Create an account"))
+
+const accountsSetPlan = Command.make("set-plan", {
+  accountId: Args.text({ name: "ACCOUNT_ID" }),
+  plan: Args.choice(PlanId.literals.map((p) => [p, p] as [string, PlanId]), { name: "PLAN" })
+}, ({ accountId, plan }) =>
+  Effect.gen(function*() {
+    const account = yield* (yield* Accounts).setPlan(accountId, plan)
+    yield* Console.log(describeAccount(account))
+  })).pipe(Command.withDescription("Move an account to another plan; usage already consumed is kept"))
+
+const accountsSetCustom = Command.make("set-custom", {
+  accountId: Args.text({ name: "ACCOUNT_ID" }),
+  plateQueries: limitOption("plate-queries", "Monthly plate queries (the Basic cap)"),
+  moduleQueries: limitOption("module-queries", "Monthly module queries (hard limit)"),
+  uniquePlates: limitOption("unique-plates", "Unique plates per day"),
+  rpm: limitOption("rpm", "Requests per minute"),
+  modulePriceArs: nonNegativeOption("module-price-ars", "Price of one module query in ARS (default 550)"),
+  includedModules: nonNegativeOption("included-modules", "Module queries included each month, per module (default 0)"),
+  modules: Options.text("modules").pipe(
+    Options.withDescription("Enabled modules, comma-separated: fines,vtv,tax_debt,gnc"),
+    Options.mapEffect(parseModules),
+    Options.optional
+  )
+}, (input) =>
+  Effect.gen(function*() {
+    const changes: { -readonly [K in keyof CustomPlanTerms]?: CustomPlanTerms[K] } = {}
+    if (Option.isSome(input.plateQueries)) changes.plateQueriesMonthly = input.plateQueries.value
+    if (Option.isSome(input.moduleQueries)) changes.moduleQueriesMonthly = input.moduleQueries.value
+    if (Option.isSome(input.uniquePlates)) changes.uniquePlatesDaily = input.uniquePlates.value
+    if (Option.isSome(input.rpm)) changes.requestsPerMinute = input.rpm.value
+    if (Option.isSome(input.modulePriceArs)) changes.modulePriceArs = input.modulePriceArs.value
+    if (Option.isSome(input.includedModules)) changes.includedModules = input.includedModules.value
+    if (Option.isSome(input.modules)) changes.enabledModules = input.modules.value
+    const account = yield* (yield* Accounts).setCustom(input.accountId, changes)
+    yield* Console.log(describeAccount(account))
+  })).pipe(Command.withDescription(
+    "Set the account's custom plan terms (unspecified ones are kept) and move it to the custom plan. " +
+      "Module billing periods already open keep their frozen price and included units."
+  ))
+
+const accounts = Command.make("accounts").pipe(
+  Command.withDescription("Manage accounts and plans"),
+  Command.withSubcommands([accountsCreate, accountsSetPlan, accountsSetCustom])
+)
+
+// keys ----------------------------------------------------------------------------------------
+
+const keysCreate = Command.make("create", {
+  account: Options.text("account"),
+  environment: Options.choice("environment", ["production", "sandbox"]),
+  name: Options.text("name").pipe(Options.optional),
+  json
+}, ({ account, environment, json, name }) =>
+  Effect.gen(function*() {
+    const key = yield* (yield* Accounts).createKey({
+      accountId: account,
+      environment,
+      name: Option.getOrNull(name)
+    })
+    yield* print(json, { id: key.id, key: key.key, environment: key.environment, prefix: key.prefix, last4: key.last4 }, [
+      `created ${key.environment} key ${key.id}`,
+      `  ${key.key}`,
+      "Store it now: the secret is not shown again."
+    ].join("\n"))
+  })).pipe(Command.withDescription("Create an API key; the secret is printed once"))
+
+const keysList = Command.make("list", { account: Options.text("account"), json }, ({ account, json }) =>
+  Effect.gen(function*() {
+    const keys = yield* (yield* Accounts).listKeys(account)
+    const lines = keys.map((k) =>
+      `${k.id}  ${k.environment.padEnd(10)}  ${k.prefix}…${k.last4}  ${(k.revokedAt === null ? "active" : "revoked").padEnd(7)}  ${k.name ?? ""}`
+    )
+    yield* print(json, { keys: keys.map(keyJson) }, lines.length > 0 ? lines.join("\n") : "no keys")
+  })).pipe(Command.withDescription("List an account's keys (never their secrets)"))
+
+const keysRevoke = Command.make("revoke", { keyId: Args.text({ name: "KEY_ID" }) }, ({ keyId }) =>
+  Effect.gen(function*() {
+    yield* (yield* Accounts).revokeKey(keyId)
+    yield* Console.log(`revoked ${keyId}; it stops working on the next request`)
+  })).pipe(Command.withDescription("Revoke an API key immediately"))
+
+const keys = Command.make("keys").pipe(
+  Command.withDescription("Manage API keys"),
+  Command.withSubcommands([keysCreate, keysList, keysRevoke])
+)
+
+/** Services the commands use, on the configured database. Built only when a command runs. */
+export const CliServicesLive = Accounts.Default.pipe(
+  Layer.provide(makeDatabaseLive("cli")),
+  Layer.provide(AppConfig.Default)
+)
+
+export const vda = Command.make("vda").pipe(
+  Command.withDescription("Vehicle Data API administration"),
+  Command.withSubcommands([accounts, keys]),
+  Command.provide(CliServicesLive)
+)
+
+export const runCli = Command.run(vda, { name: "vda", version: "0.1.0" })

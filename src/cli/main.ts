@@ -1,0 +1,47 @@
+/**
+ * Entry point of `vda`. Exit codes: 0 done, 1 unknown account or key (or a failure), 2 bad arguments.
+ * Logs go to stderr so that `--json` output stays one object on stdout.
+ */
+import { ValidationError } from "@effect/cli"
+import { NodeContext } from "@effect/platform-node"
+import { Cause, Effect, Exit, Layer, Logger, LogLevel, Option } from "effect"
+import { AppConfig } from "../platform/Config.js"
+import { runCli } from "./Cli.js"
+
+const LoggingLive = Layer.unwrapEffect(Effect.gen(function*() {
+  const explicit = process.env.LOG_LEVEL !== undefined
+  const level = explicit ? (yield* AppConfig).logLevel : LogLevel.Warning
+  return Layer.mergeAll(
+    Logger.replace(Logger.defaultLogger, Logger.withConsoleError(Logger.logfmtLogger)),
+    Logger.minimumLogLevel(level)
+  )
+})).pipe(Layer.provide(AppConfig.Default))
+
+const exitCodeOf = (exit: Exit.Exit<unknown, unknown>): { readonly code: number; readonly message?: string } => {
+  if (Exit.isSuccess(exit)) return { code: 0 }
+  const failure = Cause.failureOption(exit.cause)
+  if (Option.isSome(failure)) {
+    const error = failure.value as { readonly _tag?: string; readonly id?: string; readonly message?: string }
+    if (ValidationError.isValidationError(error)) return { code: 2 } // already explained by the parser
+    switch (error._tag) {
+      case "UsageError":
+        return { code: 2, message: error.message ?? "invalid arguments" }
+      case "AccountNotFound":
+        return { code: 1, message: `unknown account ${error.id}` }
+      case "KeyNotFound":
+        return { code: 1, message: `unknown key ${error.id}` }
+    }
+  }
+  return { code: 1, message: Cause.pretty(exit.cause) }
+}
+
+const program = Effect.suspend(() => runCli(process.argv)).pipe(
+  Effect.provide(NodeContext.layer),
+  Effect.provide(LoggingLive)
+)
+
+Effect.runPromiseExit(program).then((exit) => {
+  const { code, message } = exitCodeOf(exit)
+  if (message !== undefined) process.stderr.write(`vda: ${message}\n`)
+  process.exitCode = code
+})

@@ -1,0 +1,58 @@
+/**
+ * Starts the API: database (embedded unless DATABASE_URL), migrations, then the production and
+ * sandbox listeners serving the same application. SIGTERM lets in-flight requests finish, then
+ * closes the listeners, the pool and the embedded PostgreSQL.
+ */
+import { createServer } from "node:http"
+import { HttpApiBuilder, HttpMiddleware, HttpServer } from "@effect/platform"
+import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
+import { Console, Effect, Layer, Logger, Option } from "effect"
+import { Accounts } from "./accounts/Accounts.js"
+import { describeDemoAccount, ensureDemoAccount } from "./accounts/DemoAccount.js"
+import { HttpStackLive, withEnvironment } from "./Http.js"
+import { AppConfig } from "./platform/Config.js"
+import { DatabaseLocation, makeDatabaseLive } from "./platform/Database.js"
+import type { Environment } from "./platform/RequestContext.js"
+
+const addressOf = (address: HttpServer.Address) =>
+  address._tag === "UnixAddress"
+    ? address.path
+    : `http://${address.hostname === "0.0.0.0" ? "localhost" : address.hostname}:${address.port}`
+
+const ListenersLive = Layer.scopedDiscard(Effect.gen(function*() {
+  const config = yield* AppConfig
+  const app = yield* HttpApiBuilder.httpApp
+  const listeners: ReadonlyArray<readonly [Environment, number]> = [
+    ["production", config.port],
+    ["sandbox", config.sandboxPort]
+  ]
+  const urls: Array<string> = []
+  for (const [environment, port] of listeners) {
+    const server = yield* NodeHttpServer.make(() => createServer(), { port, host: config.host })
+    yield* server.serve(withEnvironment(environment)(app), HttpMiddleware.logger)
+    urls.push(addressOf(server.address))
+    yield* Effect.logInfo(`${environment} API listening on ${addressOf(server.address)}`)
+  }
+
+  const location = yield* DatabaseLocation
+  if (location.embedded) {
+    const demo = yield* ensureDemoAccount
+    if (Option.isSome(demo)) yield* Console.log(describeDemoAccount(demo.value, urls[0]!, urls[1]!))
+  }
+}))
+
+const MainLive = ListenersLive.pipe(
+  Layer.provide(HttpStackLive),
+  Layer.provide(Accounts.Default),
+  Layer.provide(makeDatabaseLive("server")),
+  Layer.provide(AppConfig.Default)
+)
+
+const LoggingLive = Layer.unwrapEffect(
+  Effect.map(AppConfig, (config) => Logger.minimumLogLevel(config.logLevel))
+).pipe(Layer.provide(AppConfig.Default))
+
+Layer.launch(MainLive).pipe(
+  Effect.provide(LoggingLive),
+  NodeRuntime.runMain
+)

@@ -1,0 +1,13 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { CurrentPrincipal } from "../accounts/Domain.js"
+import { Api } from "../Api.js"
+import { UsageReader } from "./UsageReader.js"
+
+export const MeteringHttpLive = HttpApiBuilder.group(Api, "metering", (handlers) =>
+  Effect.gen(function*() {
+    const usage = yield* UsageReader
+    return handlers.handle("getUsage", () =>
+      Effect.flatMap(CurrentPrincipal, (principal) =>
+        Effect.map(usage.read(principal), (data) => ({ success: true as const, data }))))
+  }))

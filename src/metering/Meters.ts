@@ -1,0 +1,15 @@
+/**
+ * Counter names in `meter_counters`. The four limited meters carry the spec's names; the
+ * per-version and per-module counters are plain counters beside them.
+ */
+import type { Module } from "../platform/Schemas.js"
+
+export type ApiVersion = "v1" | "v2"
+export type VersionedMeter = "plate_queries" | "module_queries" | "reports"
+
+export const byVersion = (version: ApiVersion, meter: VersionedMeter) => `${version}:${meter}`
+
+export const byModule = (module: Module) => `module:${module}`
+
+/** `meteringPolicyVersion` in usage: bump when the rules of what consumes what change. */
+export const METERING_POLICY_VERSION = "2026-11"

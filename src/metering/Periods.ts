@@ -1,0 +1,39 @@
+/**
+ * Metering periods. Months and days follow the account's timezone (DST-safe: the boundaries are
+ * the first instants of the local month or day); request windows are UTC minutes.
+ */
+import { DateTime } from "effect"
+
+export interface Period {
+  readonly start: Date
+  readonly end: Date
+}
+
+export const DEFAULT_TIMEZONE = "America/Argentina/Buenos_Aires"
+
+export const isValidTimezone = (timeZone: string): boolean => DateTime.zoneMakeNamed(timeZone)._tag === "Some"
+
+const localStartOf = (at: number, timeZone: string, unit: "month" | "day"): DateTime.Zoned =>
+  DateTime.startOf(DateTime.unsafeMakeZoned(at, { timeZone }), unit)
+
+/**
+ * The period of `unit` containing `at`. The next boundary is found from an instant safely inside
+ * the next period (32 days after a month starts, 36 hours after a day starts), so 23- and 25-hour
+ * days and months of any length come out right.
+ */
+const periodOf = (at: number, timeZone: string, unit: "month" | "day"): Period => {
+  const start = localStartOf(at, timeZone, unit)
+  const startMillis = DateTime.toEpochMillis(start)
+  const insideNext = startMillis + (unit === "month" ? 32 * 24 : 36) * 3_600_000
+  const end = localStartOf(insideNext, timeZone, unit)
+  return { start: new Date(startMillis), end: new Date(DateTime.toEpochMillis(end)) }
+}
+
+export const monthOf = (at: number, timeZone: string): Period => periodOf(at, timeZone, "month")
+
+export const dayOf = (at: number, timeZone: string): Period => periodOf(at, timeZone, "day")
+
+export const minuteOf = (at: number): Period => {
+  const start = Math.floor(at / 60_000) * 60_000
+  return { start: new Date(start), end: new Date(start + 60_000) }
+}

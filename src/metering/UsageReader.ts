@@ -1,0 +1,94 @@
+/**
+ * Builds the Usage object from the counters of the current periods.
+ */
+import { SqlClient } from "@effect/sql"
+import { Clock, Effect } from "effect"
+import type { Principal } from "../accounts/Domain.js"
+import type { Module } from "../platform/Schemas.js"
+import type { MeterUsage, ModuleUsage, Usage } from "./Api.js"
+import { type ApiVersion, byModule, byVersion, METERING_POLICY_VERSION } from "./Meters.js"
+import { dayOf, minuteOf, monthOf, type Period } from "./Periods.js"
+
+interface CounterRow {
+  readonly meter: string
+  readonly periodStart: Date
+  readonly used: number
+}
+
+interface BillingRow {
+  readonly unitPriceCents: number
+  readonly included: number
+}
+
+const meterUsage = (limit: number | null, used: number, period: Period): MeterUsage => ({
+  limit,
+  used,
+  remaining: limit === null ? null : Math.max(0, limit - used),
+  startsAt: period.start,
+  endsAt: period.end
+})
+
+export class UsageReader extends Effect.Service<UsageReader>()("vda/UsageReader", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const read = (principal: Principal) =>
+      Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const month = monthOf(now, principal.timezone)
+        const day = dayOf(now, principal.timezone)
+        const minute = minuteOf(now)
+        const { accountId, environment, entitlements } = principal
+
+        const rows = yield* sql<CounterRow>`
+          select meter, period_start, used from meter_counters
+          where account_id = ${accountId} and environment = ${environment}
+            and period_start = any(${[month.start, day.start, minute.start]}::timestamptz[])`
+        const used = (meter: string, period: Period) =>
+          rows.find((r) => r.meter === meter && r.periodStart.getTime() === period.start.getTime())?.used ?? 0
+
+        const versionUsage = (version: ApiVersion) => ({
+          plateQueries: used(byVersion(version, "plate_queries"), month),
+          moduleQueries: used(byVersion(version, "module_queries"), month),
+          reports: used(byVersion(version, "reports"), month)
+        })
+        const v1 = versionUsage("v1")
+        const v1Used = v1.plateQueries + v1.moduleQueries + v1.reports > 0
+
+        const usage: Usage = {
+          environment,
+          apiVersion: "v2",
+          meteringPolicyVersion: METERING_POLICY_VERSION,
+          entitlements,
+          timezone: principal.timezone,
+          plateQueries: meterUsage(entitlements.plateQueriesMonthly, used("plate_queries", month), month),
+          moduleQueries: meterUsage(entitlements.moduleQueriesMonthly, used("module_queries", month), month),
+          uniquePlates: meterUsage(entitlements.uniquePlatesDaily, used("unique_plates", day), day),
+          requests: meterUsage(entitlements.requestsPerMinute, used("requests", minute), minute),
+          byVersion: v1Used ? { v1, v2: versionUsage("v2") } : { v2: versionUsage("v2") }
+        }
+        if (principal.modulePricing === null) return usage
+
+        // Custom plan: per-module billing with the terms frozen when this month's period opened
+        // (or the current terms if nothing has been consumed yet).
+        const [frozen] = yield* sql<BillingRow>`
+          select unit_price_cents, included from module_billing_periods
+          where account_id = ${accountId} and environment = ${environment} and period_start = ${month.start}`
+        const terms = frozen ?? principal.modulePricing
+        const modules: Partial<Record<Module, ModuleUsage>> = {}
+        for (const module of entitlements.enabledModules) {
+          const moduleUsed = used(byModule(module), month)
+          modules[module] = {
+            used: moduleUsed,
+            included: terms.included,
+            overage: Math.max(0, moduleUsed - terms.included),
+            unitPriceCents: terms.unitPriceCents,
+            currency: "ARS"
+          }
+        }
+        return { ...usage, modules }
+      }).pipe(Effect.orDie)
+
+    return { read }
+  })
+}) {}

@@ -1,0 +1,109 @@
+/**
+ * PostgreSQL: the given server (`DATABASE_URL`) or an embedded one under `DATA_DIR`, with the
+ * migrations applied before anything else is built.
+ */
+import { NodeContext } from "@effect/platform-node"
+import { SqlClient } from "@effect/sql"
+import type { SqlError } from "@effect/sql/SqlError"
+import { PgClient, PgMigrator } from "@effect/sql-pg"
+import { Context, Duration, Effect, Layer, Option, Redacted, Runtime, String as Str } from "effect"
+import { AppConfig } from "./Config.js"
+import { otherSessions, startCluster, stopCluster } from "./EmbeddedPostgres.js"
+import migration0001 from "./migrations/0001_foundation.js"
+
+export const migrations = {
+  "0001_foundation": migration0001
+}
+
+/** Where the database is, and whether it is the embedded one this process manages. */
+export class DatabaseLocation extends Context.Tag("vda/DatabaseLocation")<DatabaseLocation, {
+  readonly url: Redacted.Redacted<string>
+  readonly embedded: boolean
+}>() {}
+
+/**
+ * `server`: the API owns the embedded PostgreSQL and stops it on shutdown, even one it adopted from
+ * a killed predecessor. `cli`: a command stops only a server it started itself, and only when
+ * nobody else (a running API) is connected to it.
+ */
+export type EmbeddedRole = "server" | "cli"
+
+export const makeDatabaseLocation = (role: EmbeddedRole) =>
+  Layer.scoped(
+    DatabaseLocation,
+    Effect.gen(function*() {
+      const config = yield* AppConfig
+      if (Option.isSome(config.databaseUrl)) return { url: config.databaseUrl.value, embedded: false }
+      const runtime = yield* Effect.runtime<never>()
+      const log = (message: string) => Runtime.runSync(runtime)(Effect.logInfo(message))
+      const cluster = yield* Effect.acquireRelease(
+        Effect.tryPromise(() => startCluster({ dataDir: config.dataDir, log })).pipe(Effect.orDie),
+        (cluster) =>
+          Effect.gen(function*() {
+            if (role === "cli") {
+              if (!cluster.startedHere) return
+              const others = yield* Effect.promise(() => otherSessions(cluster).catch(() => 0))
+              if (others > 0) return
+            }
+            yield* Effect.promise(() => stopCluster(cluster))
+            yield* Effect.logInfo("embedded PostgreSQL stopped")
+          })
+      )
+      return { url: Redacted.make(cluster.url("postgres")), embedded: true }
+    })
+  )
+
+/** A pool on the given URL with our naming conventions (snake_case columns, camelCase fields). */
+export const pgClientLayer = (url: Redacted.Redacted<string>, maxConnections: number) =>
+  PgClient.layer({
+    url,
+    maxConnections,
+    idleTimeout: Duration.seconds(30),
+    connectTimeout: Duration.seconds(5),
+    applicationName: "vehicle-data-api",
+    transformQueryNames: Str.camelToSnake,
+    transformResultNames: Str.snakeToCamel
+  })
+
+export const MigratorLive = PgMigrator.layer({ loader: PgMigrator.fromRecord(migrations) }).pipe(
+  Layer.provide(NodeContext.layer)
+)
+
+const PgLive = Layer.unwrapEffect(
+  Effect.gen(function*() {
+    const location = yield* DatabaseLocation
+    const config = yield* AppConfig
+    return pgClientLayer(location.url, config.dbPoolMax)
+  })
+)
+
+/** SqlClient on a migrated database; also exposes where it is. */
+export const makeDatabaseLive = (role: EmbeddedRole) =>
+  MigratorLive.pipe(
+    Layer.provideMerge(PgLive),
+    Layer.provideMerge(makeDatabaseLocation(role))
+  )
+
+const UNAVAILABLE_NODE_CODES = new Set([
+  "ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"
+])
+
+/**
+ * Whether a database failure means "the database is unreachable right now" (503, retryable)
+ * rather than a bug (500): connection failures, terminated sessions, a server starting or
+ * shutting down, too many connections.
+ */
+export const isUnavailable = (error: SqlError): boolean => {
+  if (/connection/i.test(error.message)) return true
+  const cause = error.cause as { code?: unknown; message?: unknown } | undefined
+  if (cause === undefined || cause === null) return false
+  const code = typeof cause.code === "string" ? cause.code : ""
+  const message = typeof cause.message === "string" ? cause.message : ""
+  return UNAVAILABLE_NODE_CODES.has(code) ||
+    code.startsWith("08") || // connection exception class
+    code === "57P01" || code === "57P02" || code === "57P03" || // admin/crash shutdown, cannot connect now
+    code === "53300" || // too many connections
+    /terminated|timeout|not queryable|connection/i.test(message)
+}
+
+export const ping = Effect.flatMap(SqlClient.SqlClient, (sql) => sql`select 1`)

@@ -1,0 +1,134 @@
+/**
+ * The error contract: one body everywhere, `{error:{code,message,requestId,retryable,details?}}`,
+ * and one class per HTTP status. HttpApi encodes errors API-wide by matching the class, so a class
+ * shared by two statuses would always answer with the first; hence the per-status family.
+ */
+import { HttpApiSchema } from "@effect/platform"
+import { Effect, Schema } from "effect"
+import { RequestId } from "./RequestContext.js"
+import { DateTimeUtc, Limit, NonNegativeInt } from "./Schemas.js"
+
+export const ErrorCode = Schema.Literal(
+  "invalid_api_key",
+  "access_denied",
+  "invalid_plate",
+  "invalid_request",
+  "unsupported_module",
+  "duplicate_module",
+  "module_not_enabled",
+  "quota_exceeded",
+  "rate_limit_exceeded",
+  "operation_not_found",
+  "temporarily_unavailable",
+  "internal_error"
+)
+export type ErrorCode = typeof ErrorCode.Type
+
+export const MeterName = Schema.Literal("plate_queries", "module_queries", "unique_plates", "requests")
+export type MeterName = typeof MeterName.Type
+
+export const ErrorDetails = Schema.Struct({
+  meter: MeterName,
+  limit: Limit,
+  used: NonNegativeInt,
+  resetAt: DateTimeUtc
+}).annotations({ identifier: "ErrorDetails" })
+export type ErrorDetails = typeof ErrorDetails.Type
+
+export const ErrorBody = Schema.Struct({
+  code: ErrorCode,
+  message: Schema.String,
+  requestId: Schema.String,
+  retryable: Schema.Boolean,
+  details: Schema.optional(ErrorDetails)
+}).annotations({ identifier: "ErrorBody" })
+export type ErrorBody = typeof ErrorBody.Type
+
+const Envelope = Schema.Struct({ error: ErrorBody }).annotations({ identifier: "Error" })
+
+export class BadRequest extends Schema.TaggedError<BadRequest>()("BadRequest", { error: ErrorBody }) {}
+export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthorized", { error: ErrorBody }) {}
+export class Forbidden extends Schema.TaggedError<Forbidden>()("Forbidden", { error: ErrorBody }) {}
+export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", { error: ErrorBody }) {}
+/** `retryAfterSeconds` stays server-side: it becomes the `Retry-After` header. */
+export class TooManyRequests extends Schema.TaggedError<TooManyRequests>()("TooManyRequests", {
+  error: ErrorBody,
+  retryAfterSeconds: Schema.optional(Schema.Number)
+}) {}
+export class InternalError extends Schema.TaggedError<InternalError>()("InternalError", { error: ErrorBody }) {}
+export class Unavailable extends Schema.TaggedError<Unavailable>()("Unavailable", {
+  error: ErrorBody,
+  retryAfterSeconds: Schema.optional(Schema.Number)
+}) {}
+
+export type ApiError = BadRequest | Unauthorized | Forbidden | NotFound | TooManyRequests | InternalError | Unavailable
+
+type ErrorClass<Self> = Schema.Schema<Self, any, never> & { new(props: { readonly error: ErrorBody }): Self }
+
+/** The wire form of an error class: only `{error}`, no `_tag`, with its status for HttpApi. */
+const wire = <Self extends { readonly error: ErrorBody }>(Self: ErrorClass<Self>, status: number, description: string) =>
+  Schema.transform(Envelope, Schema.typeSchema(Self), {
+    strict: true,
+    decode: ({ error }) => new Self({ error }),
+    encode: (self) => ({ error: self.error })
+  }).annotations(HttpApiSchema.annotations({ status, description }))
+
+export const BadRequestJson = wire(BadRequest, 400, "Invalid request, plate, module or parameters")
+export const UnauthorizedJson = wire(Unauthorized, 401, "Missing, unknown or revoked API key")
+export const ForbiddenJson = wire(Forbidden, 403, "The plan or account does not allow this")
+export const NotFoundJson = wire(NotFound, 404, "Unknown route or resource")
+export const TooManyRequestsJson = wire(TooManyRequests, 429, "Requests per minute or quota exhausted")
+export const InternalErrorJson = wire(InternalError, 500, "Internal failure")
+export const UnavailableJson = wire(Unavailable, 503, "Temporarily unavailable")
+
+const body = (code: ErrorCode, message: string, retryable: boolean, details?: ErrorDetails) =>
+  Effect.map(RequestId, (requestId): ErrorBody =>
+    details === undefined
+      ? { code, message, requestId, retryable }
+      : { code, message, requestId, retryable, details })
+
+const secondsUntil = (at: Date, now: number) => Math.max(1, Math.ceil((at.getTime() - now) / 1000))
+
+export const invalidRequest = (message: string) =>
+  Effect.flatMap(body("invalid_request", message, false), (error) => Effect.fail(new BadRequest({ error })))
+
+export const badRequest = (code: "invalid_plate" | "unsupported_module" | "duplicate_module", message: string) =>
+  Effect.flatMap(body(code, message, false), (error) => Effect.fail(new BadRequest({ error })))
+
+export const invalidApiKey = (message: string) =>
+  Effect.flatMap(body("invalid_api_key", message, false), (error) => Effect.fail(new Unauthorized({ error })))
+
+export const forbidden = (code: "access_denied" | "module_not_enabled", message: string) =>
+  Effect.flatMap(body(code, message, false), (error) => Effect.fail(new Forbidden({ error })))
+
+export const routeNotFound = (method: string, path: string) =>
+  Effect.flatMap(
+    body("invalid_request", `No route for ${method} ${path}`, false),
+    (error) => Effect.fail(new NotFound({ error }))
+  )
+
+export const notFound = (code: "operation_not_found", message: string) =>
+  Effect.flatMap(body(code, message, false), (error) => Effect.fail(new NotFound({ error })))
+
+/** 429 for an exhausted allowance (`quota_exceeded`) or the per-minute limit (`rate_limit_exceeded`). */
+export const limitReached = (details: ErrorDetails, now: number) => {
+  const rpm = details.meter === "requests"
+  const message = rpm
+    ? `Requests per minute limit of ${details.limit} reached`
+    : `The ${details.meter.replace("_", " ")} allowance of ${details.limit} is used up until ${details.resetAt.toISOString()}`
+  return Effect.flatMap(
+    body(rpm ? "rate_limit_exceeded" : "quota_exceeded", message, true, details),
+    (error) => Effect.fail(new TooManyRequests({ error, retryAfterSeconds: secondsUntil(details.resetAt, now) }))
+  )
+}
+
+export const temporarilyUnavailable = (message: string, retryAfterSeconds = 5) =>
+  Effect.flatMap(
+    body("temporarily_unavailable", message, true),
+    (error) => Effect.fail(new Unavailable({ error, retryAfterSeconds }))
+  )
+
+export const internalError = Effect.flatMap(
+  body("internal_error", "The request could not be completed because of an internal failure", false),
+  (error) => Effect.fail(new InternalError({ error }))
+)

@@ -1,0 +1,43 @@
+/**
+ * Identifiers and secrets: ULIDs for resources, base62 for secrets, SHA-256 for stored key hashes.
+ */
+import * as Crypto from "node:crypto"
+import { Clock, Effect } from "effect"
+
+const CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+const encodeTime = (millis: number): string => {
+  let out = ""
+  let rest = millis
+  for (let i = 0; i < 10; i++) {
+    out = CROCKFORD[rest % 32] + out
+    rest = Math.floor(rest / 32)
+  }
+  return out
+}
+
+const encodeRandom = (): string => {
+  const bytes = Crypto.randomBytes(16)
+  let out = ""
+  for (let i = 0; i < 16; i++) out += CROCKFORD[bytes[i]! % 32]
+  return out
+}
+
+/** A ULID (26 characters, lexicographically sortable by creation time). */
+export const ulidAt = (millis: number): string => encodeTime(millis) + encodeRandom()
+
+export const ulid: Effect.Effect<string> = Effect.map(Clock.currentTimeMillis, ulidAt)
+
+/** `length` uniformly random base62 characters (rejection sampling, no modulo bias). */
+export const randomBase62 = (length: number): string => {
+  let out = ""
+  while (out.length < length) {
+    for (const byte of Crypto.randomBytes(length * 2)) {
+      if (byte < 248 && out.length < length) out += BASE62[byte % 62]
+    }
+  }
+  return out
+}
+
+export const sha256Hex = (value: string): string => Crypto.createHash("sha256").update(value, "utf8").digest("hex")

@@ -1,0 +1,174 @@
+import { describe, expect, it, layer } from "@effect/vitest"
+import { SqlClient } from "@effect/sql"
+import { Clock, Context, Effect, Either, Exit, Layer, Redacted, TestClock, TestContext } from "effect"
+import { Accounts } from "../../src/accounts/Accounts.js"
+import type { Principal } from "../../src/accounts/Domain.js"
+import { type Consumption, decideBatch, Metering } from "../../src/metering/Metering.js"
+import { dayOf, minuteOf, monthOf } from "../../src/metering/Periods.js"
+import { RateLimiter } from "../../src/metering/RateLimiter.js"
+import { pgClientLayer } from "../../src/platform/Database.js"
+import { freshDatabase } from "../support/Postgres.js"
+
+const BA = "America/Argentina/Buenos_Aires"
+const NOV = monthOf(Date.parse("2026-11-21T12:00:00Z"), BA)
+const DAY = dayOf(Date.parse("2026-11-21T12:00:00Z"), BA)
+
+const plateCharge = (accountId: string, limit: number | null, plate?: string, uniqueLimit: number | null = null): Consumption => ({
+  accountId,
+  environment: "production",
+  charges: [
+    { meter: "plate_queries", amount: 1, limit, period: NOV },
+    ...(plate === undefined ? [] : [{ meter: "unique_plates", amount: 1, limit: uniqueLimit, period: DAY, distinctValue: plate }])
+  ]
+})
+
+describe("decideBatch", () => {
+  it("applies consumptions in order and fails the first that would cross a limit, changing nothing", () => {
+    const counters = new Map<string, number>()
+    const seen = new Set<string>()
+    const results = decideBatch([
+      plateCharge("a", 2, "AAA111", 1),
+      plateCharge("a", 2, "AAA111", 1), // same plate: unique not charged again
+      plateCharge("a", 3, "BBB222", 1), // plate fits (3) but a second unique plate does not
+      plateCharge("a", 2)
+    ], counters, seen)
+    expect(results.map(Either.isRight)).toEqual([true, true, false, false])
+    const uniqueFailure = results[2]!
+    expect(Either.isLeft(uniqueFailure) && uniqueFailure.left.meter).toBe("unique_plates")
+    expect(Either.isLeft(uniqueFailure) && uniqueFailure.left.used).toBe(1)
+    const plateFailure = results[3]!
+    expect(Either.isLeft(plateFailure) && [plateFailure.left.meter, plateFailure.left.used, plateFailure.left.limit])
+      .toEqual(["plate_queries", 2, 2])
+    expect([...counters.values()].sort()).toEqual([1, 2])
+  })
+
+  it("treats null as unlimited and 0 as disabled", () => {
+    const unlimited = decideBatch([plateCharge("a", null), plateCharge("a", null)], new Map(), new Set())
+    expect(unlimited.every(Either.isRight)).toBe(true)
+    const disabled = decideBatch([plateCharge("a", 0)], new Map(), new Set())
+    expect(Either.isLeft(disabled[0]!)).toBe(true)
+  })
+})
+
+class TestDatabaseUrl extends Context.Tag("test/DatabaseUrl")<TestDatabaseUrl, string>() {}
+
+const DatabaseLive = Layer.unwrapEffect(Effect.promise(freshDatabase).pipe(
+  Effect.map((url) => Layer.succeed(TestDatabaseUrl, url).pipe(Layer.merge(pgClientLayer(Redacted.make(url), 10))))
+))
+
+const ServicesLive = Layer.mergeAll(Metering.Default, Accounts.Default, RateLimiter.Default).pipe(
+  Layer.provideMerge(DatabaseLive)
+)
+
+const newAccount = (plan: "free" | "growth" = "growth") =>
+  Effect.flatMap(Accounts, (accounts) => accounts.create({ owner: "meter test", plan, timezone: BA }))
+
+const counter = (accountId: string, meter: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql<{ readonly used: number }>`select coalesce(sum(used), 0)::int as used from meter_counters
+      where account_id = ${accountId} and meter = ${meter}`).pipe(Effect.map((rows) => rows[0]!.used))
+
+layer(ServicesLive, { excludeTestServices: true, timeout: "60 seconds" })("consumption primitive", (it) => {
+  it.effect("200 concurrent consumptions against a limit of 100: exactly 100 succeed", () =>
+    Effect.gen(function*() {
+      const metering = yield* Metering
+      const account = yield* newAccount()
+      const exits = yield* Effect.all(
+        Array.from({ length: 200 }, () => Effect.exit(metering.consume(plateCharge(account.id, 100)))),
+        { concurrency: "unbounded" }
+      )
+      expect(exits.filter(Exit.isSuccess)).toHaveLength(100)
+      const failures = exits.filter(Exit.isFailure)
+      expect(failures).toHaveLength(100)
+      expect(yield* counter(account.id, "plate_queries")).toBe(100)
+      const [first] = failures
+      const error = first && Exit.isFailure(first) ? first.cause : undefined
+      expect(JSON.stringify(error)).toContain("LimitReached")
+    }))
+
+  it.effect("exact across processes: two independent pools racing on one account", () =>
+    Effect.gen(function*() {
+      const account = yield* newAccount()
+      const url = yield* TestDatabaseUrl
+      // A second Metering with its own pool and batcher, as another API process would have.
+      const other = yield* Layer.build(Metering.Default.pipe(Layer.provide(pgClientLayer(Redacted.make(url), 10))))
+      const metering = yield* Metering
+      const second = Context.get(other, Metering)
+      const attempts = Array.from({ length: 150 }, (_, i) =>
+        Effect.exit((i % 2 === 0 ? metering : second).consume(plateCharge(account.id, 120)))
+      )
+      const exits = yield* Effect.all(attempts, { concurrency: "unbounded" })
+      expect(exits.filter(Exit.isSuccess)).toHaveLength(120)
+      expect(yield* counter(account.id, "plate_queries")).toBe(120)
+    }).pipe(Effect.scoped))
+
+  it.effect("all or nothing: a consumption that crosses one limit charges none of its meters", () =>
+    Effect.gen(function*() {
+      const metering = yield* Metering
+      const account = yield* newAccount()
+      yield* metering.consume(plateCharge(account.id, 10, "AAA111", 1))
+      const rejected = yield* Effect.flip(metering.consume(plateCharge(account.id, 10, "BBB222", 1)))
+      expect(rejected).toMatchObject({ _tag: "LimitReached", meter: "unique_plates", limit: 1, used: 1 })
+      expect(rejected.resetAt.toISOString()).toBe(DAY.end.toISOString())
+      expect(yield* counter(account.id, "plate_queries")).toBe(1)
+      // the same plate again is not a new unique plate
+      yield* metering.consume(plateCharge(account.id, 10, "AAA111", 1))
+      expect(yield* counter(account.id, "plate_queries")).toBe(2)
+      expect(yield* counter(account.id, "unique_plates")).toBe(1)
+    }))
+
+  it.effect("a distinct value counts once per period and again in the next one", () =>
+    Effect.gen(function*() {
+      const metering = yield* Metering
+      const account = yield* newAccount()
+      const nextDay = dayOf(DAY.end.getTime(), BA)
+      const charge = (period: typeof DAY) =>
+        metering.consume({
+          accountId: account.id,
+          environment: "production",
+          charges: [{ meter: "unique_plates", amount: 1, limit: 5, period, distinctValue: "AB123CD" }]
+        })
+      yield* Effect.all([charge(DAY), charge(DAY), charge(DAY)], { concurrency: "unbounded" })
+      yield* charge(nextDay)
+      expect(yield* counter(account.id, "unique_plates")).toBe(2)
+    }))
+
+  it.effect("environments have separate counters", () =>
+    Effect.gen(function*() {
+      const metering = yield* Metering
+      const account = yield* newAccount()
+      yield* metering.consume(plateCharge(account.id, 1))
+      yield* metering.consume({ ...plateCharge(account.id, 1), environment: "sandbox" })
+      const production = yield* Effect.flip(metering.consume(plateCharge(account.id, 1)))
+      expect(production._tag).toBe("LimitReached")
+    }))
+
+  it.effect("requests per minute: the limit holds within a window and resets on the next minute", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(Date.parse("2026-11-21T23:59:30Z"))
+      const limiter = yield* RateLimiter
+      const account = yield* newAccount("free") // 30 per minute
+      const principal: Principal = {
+        accountId: account.id,
+        owner: account.owner,
+        keyId: "key_test",
+        environment: "production",
+        timezone: BA,
+        entitlements: {
+          plan: "free", plateQueriesMonthly: 100, moduleQueriesMonthly: 20, uniquePlatesDaily: 25,
+          requestsPerMinute: 30, enabledModules: ["fines", "vtv"], timezone: BA
+        },
+        modulePricing: null
+      }
+      const admissions = yield* Effect.all(Array.from({ length: 30 }, () => limiter.admit(principal)), {
+        concurrency: "unbounded"
+      })
+      expect(admissions.map((a) => a.remaining).sort((a, b) => a! - b!)).toEqual(Array.from({ length: 30 }, (_, i) => i))
+      const over = yield* Effect.flip(limiter.admit(principal))
+      expect(over).toMatchObject({ meter: "requests", limit: 30, used: 30 })
+      expect(over.resetAt.toISOString()).toBe("2026-11-22T00:00:00.000Z")
+      yield* TestClock.adjust("30 seconds")
+      const next = yield* limiter.admit(principal)
+      expect(next).toEqual({ limit: 30, remaining: 29, resetAt: minuteOf(yield* Clock.currentTimeMillis).end })
+    }).pipe(Effect.provide(TestContext.TestContext))) // this block runs on live services; this test on TestClock
+})

@@ -1,0 +1,65 @@
+/**
+ * The real HTTP application, in-process: the same layers main.ts serves, on a fresh database,
+ * called through web handlers for the production and sandbox listeners.
+ */
+import { HttpApiBuilder, HttpApp } from "@effect/platform"
+import { Effect, Layer, ManagedRuntime, Redacted } from "effect"
+import { Accounts, type CreatedKey } from "../../src/accounts/Accounts.js"
+import type { PlanId } from "../../src/accounts/Domain.js"
+import { HttpStackLive, withEnvironment } from "../../src/Http.js"
+import { pgClientLayer } from "../../src/platform/Database.js"
+import type { Environment } from "../../src/platform/RequestContext.js"
+import { freshDatabase } from "./Postgres.js"
+
+export type Call = (path: string, init?: RequestInit) => Promise<Response>
+
+export interface TestAccount {
+  readonly id: string
+  readonly production: CreatedKey
+  readonly sandbox: CreatedKey
+}
+
+export const makeTestApp = async (options: { readonly databaseUrl?: string } = {}) => {
+  const databaseUrl = options.databaseUrl ?? (await freshDatabase())
+  const layer = Layer.mergeAll(HttpStackLive, Accounts.Default).pipe(
+    Layer.provide(pgClientLayer(Redacted.make(databaseUrl), 10))
+  )
+  const runtime = ManagedRuntime.make(layer)
+  const app = await runtime.runPromise(HttpApiBuilder.httpApp)
+  const rt = await runtime.runtime()
+  const handlerFor = (environment: Environment): Call => {
+    const handler = HttpApp.toWebHandlerRuntime(rt)(withEnvironment(environment)(app))
+    return (path, init) => handler(new Request(`http://vda.test${path}`, init))
+  }
+
+  const run = <A, E>(effect: Effect.Effect<A, E, Layer.Layer.Success<typeof layer>>) => runtime.runPromise(effect)
+
+  const createAccount = (input: { readonly plan?: PlanId; readonly timezone?: string; readonly owner?: string } = {}) =>
+    run(Effect.gen(function*() {
+      const accounts = yield* Accounts
+      const account = yield* accounts.create({
+        owner: input.owner ?? "Test owner",
+        plan: input.plan ?? "growth",
+        timezone: input.timezone ?? "America/Argentina/Buenos_Aires"
+      })
+      const production = yield* accounts.createKey({ accountId: account.id, environment: "production", name: "test" })
+      const sandbox = yield* accounts.createKey({ accountId: account.id, environment: "sandbox", name: null })
+      return { id: account.id, production, sandbox } satisfies TestAccount
+    }))
+
+  return {
+    databaseUrl,
+    production: handlerFor("production"),
+    sandbox: handlerFor("sandbox"),
+    run,
+    createAccount,
+    dispose: () => runtime.dispose()
+  }
+}
+
+export type TestApp = Awaited<ReturnType<typeof makeTestApp>>
+
+export const withKey = (key: string, init: RequestInit = {}): RequestInit => ({
+  ...init,
+  headers: { ...(init.headers as Record<string, string> | undefined), "x-api-key": key }
+})
