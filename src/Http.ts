@@ -160,7 +160,7 @@ export const AppLive = Layer.mergeAll(
   makeRequestPipeline(Api)
 ).pipe(
   Layer.provideMerge(HttpApiBuilder.api(Api).pipe(Layer.provide(HandlersLive))),
-  Layer.provide(ServicesLive)
+  Layer.provideMerge(ServicesLive)
 )
 
 /**

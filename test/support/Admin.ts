@@ -1,7 +1,9 @@
 /**
  * Plain `pg` helpers for test set-up (usable from vitest's global setup, which cannot import vitest).
  */
+import { Effect, Layer, Redacted } from "effect"
 import pg from "pg"
+import { MigratorLive, pgClientLayer } from "../../src/platform/Database.js"
 
 export const TEMPLATE_DATABASE = "vda_template"
 
@@ -14,3 +16,9 @@ export const adminQuery = async (url: string, text: string, values: ReadonlyArra
     await client.end()
   }
 }
+
+/** Applies the service's migrations to the database at `url`. */
+export const migrate = (url: string) =>
+  Effect.runPromise(Effect.scoped(Layer.build(
+    MigratorLive.pipe(Layer.provide(pgClientLayer(Redacted.make(url), 2)))
+  )))

@@ -9,6 +9,7 @@ import type { PlanId } from "../../src/accounts/Domain.js"
 import { HttpStackLive, withEnvironment } from "../../src/Http.js"
 import { pgClientLayer } from "../../src/platform/Database.js"
 import type { Environment } from "../../src/platform/RequestContext.js"
+import type { ManualClock } from "./ManualClock.js"
 import { freshDatabase } from "./Postgres.js"
 
 export type Call = (path: string, init?: RequestInit) => Promise<Response>
@@ -19,10 +20,11 @@ export interface TestAccount {
   readonly sandbox: CreatedKey
 }
 
-export const makeTestApp = async (options: { readonly databaseUrl?: string } = {}) => {
+export const makeTestApp = async (options: { readonly databaseUrl?: string; readonly clock?: ManualClock } = {}) => {
   const databaseUrl = options.databaseUrl ?? (await freshDatabase())
   const layer = Layer.mergeAll(HttpStackLive, Accounts.Default).pipe(
-    Layer.provide(pgClientLayer(Redacted.make(databaseUrl), 10))
+    Layer.provide(pgClientLayer(Redacted.make(databaseUrl), 10)),
+    Layer.provide(options.clock?.layer ?? Layer.empty)
   )
   const runtime = ManagedRuntime.make(layer)
   const app = await runtime.runPromise(HttpApiBuilder.httpApp)
@@ -63,3 +65,7 @@ export const withKey = (key: string, init: RequestInit = {}): RequestInit => ({
   ...init,
   headers: { ...(init.headers as Record<string, string> | undefined), "x-api-key": key }
 })
+
+/** A response body as JSON, typed loosely for assertions. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export const json = (res: Response): Promise<any> => res.json()

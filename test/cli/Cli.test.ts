@@ -1,0 +1,118 @@
+/**
+ * The `vda` contract, through the real executable: outputs, `--json`, exit codes.
+ */
+import { beforeAll, describe, expect, it } from "vitest"
+import { freshDatabase } from "../support/Postgres.js"
+import { runVda } from "../support/Processes.js"
+
+let env: Record<string, string>
+const vda = (...args: Array<string>) => runVda(args, env)
+const vdaJson = async (...args: Array<string>) => {
+  const result = await vda(...args, "--json")
+  expect(result.stderr).toBe("")
+  expect(result.code).toBe(0)
+  return JSON.parse(result.stdout)
+}
+
+beforeAll(async () => {
+  env = { DATABASE_URL: await freshDatabase() }
+})
+
+describe("vda accounts", () => {
+  it("create --json prints exactly {id, owner, plan, timezone}", async () => {
+    const account = await vdaJson("accounts", "create", "--owner", "Flota Sur", "--plan", "scale", "--timezone", "America/Argentina/Cordoba")
+    expect(account).toEqual({
+      id: expect.stringMatching(/^acct_[0-9A-Z]{26}$/),
+      owner: "Flota Sur",
+      plan: "scale",
+      timezone: "America/Argentina/Cordoba"
+    })
+    const defaults = await vdaJson("accounts", "create", "--owner", "Defaults")
+    expect(defaults).toMatchObject({ plan: "free", timezone: "America/Argentina/Buenos_Aires" })
+  })
+
+  it("set-plan and set-custom change the plan and its terms", async () => {
+    const { id } = await vdaJson("accounts", "create", "--owner", "Custom Co")
+    const setPlan = await vda("accounts", "set-plan", id, "growth")
+    expect(setPlan.code).toBe(0)
+    expect(setPlan.stdout).toContain("plan=growth")
+    const custom = await vda("accounts", "set-custom", id, "--plate-queries", "unlimited", "--module-queries", "800",
+      "--unique-plates", "40", "--rpm", "unlimited", "--module-price-ars", "700", "--included-modules", "5",
+      "--modules", "fines,gnc")
+    expect(custom.code).toBe(0)
+    expect(custom.stdout).toContain("plan=custom")
+    expect(custom.stdout).toContain("plate queries/month unlimited, module queries/month 800, unique plates/day 40, requests/minute unlimited, modules fines,gnc, module price ARS 700, included modules 5")
+    // terms not given are kept
+    const again = await vda("accounts", "set-custom", id, "--rpm", "90")
+    expect(again.stdout).toContain("module queries/month 800, unique plates/day 40, requests/minute 90, modules fines,gnc, module price ARS 700")
+  })
+
+  it("rejects bad arguments with exit code 2 and a message on stderr", async () => {
+    const { id } = await vdaJson("accounts", "create", "--owner", "Args")
+    const cases = await Promise.all([
+      vda("accounts", "create", "--owner", "X", "--plan", "platinum"),
+      vda("accounts", "create", "--owner", "X", "--timezone", "Mars/Olympus"),
+      vda("accounts", "create"),
+      vda("accounts", "create", "--owner", "  "),
+      vda("accounts", "set-plan", id, "gold"),
+      vda("accounts", "set-custom", id, "--rpm", "-3"),
+      vda("accounts", "set-custom", id, "--modules", "fines,radar"),
+      vda("accounts", "explode"),
+      vda("keys", "create", "--account", id, "--environment", "staging")
+    ])
+    for (const result of cases) {
+      expect(result.code).toBe(2)
+      expect(result.stderr.trim().length).toBeGreaterThan(0)
+      expect(result.stdout).toBe("")
+    }
+    expect(cases[1]!.stderr).toContain("Mars/Olympus")
+    expect(cases[5]!.stderr).toContain("--rpm")
+    expect(cases[6]!.stderr).toContain("radar")
+  })
+
+  it("unknown ids exit with code 1", async () => {
+    const cases = await Promise.all([
+      vda("accounts", "set-plan", "acct_missing", "growth"),
+      vda("accounts", "set-custom", "acct_missing", "--rpm", "10"),
+      vda("keys", "create", "--account", "acct_missing", "--environment", "production"),
+      vda("keys", "list", "--account", "acct_missing"),
+      vda("keys", "revoke", "key_missing")
+    ])
+    for (const result of cases) {
+      expect(result.code).toBe(1)
+      expect(result.stderr).toMatch(/unknown (account acct_missing|key key_missing)/)
+    }
+  })
+})
+
+describe("vda keys", () => {
+  it("create --json shows the secret once; list never shows it; revoke marks it revoked", async () => {
+    const { id: accountId } = await vdaJson("accounts", "create", "--owner", "Keys")
+    const live = await vdaJson("keys", "create", "--account", accountId, "--environment", "production", "--name", "backend")
+    expect(live).toEqual({
+      id: expect.stringMatching(/^key_[0-9A-Z]{26}$/),
+      key: expect.stringMatching(/^vda_live_[0-9A-Za-z]{32}$/),
+      environment: "production",
+      prefix: live.key.slice(0, 13),
+      last4: live.key.slice(-4)
+    })
+    const test = await vdaJson("keys", "create", "--account", accountId, "--environment", "sandbox")
+    expect(test.key).toMatch(/^vda_test_[0-9A-Za-z]{32}$/)
+
+    const listed = await vda("keys", "list", "--account", accountId, "--json")
+    expect(listed.stdout).not.toContain(live.key)
+    expect(listed.stdout).not.toContain(test.key)
+    const { keys } = JSON.parse(listed.stdout)
+    expect(keys.map((k: { id: string; status: string; name: string | null }) => [k.id, k.status, k.name]))
+      .toEqual([[live.id, "active", "backend"], [test.id, "active", null]])
+
+    const revoked = await vda("keys", "revoke", live.id)
+    expect(revoked.code).toBe(0)
+    const after = await vdaJson("keys", "list", "--account", accountId)
+    expect(after.keys[0]).toMatchObject({ id: live.id, status: "revoked", revokedAt: expect.any(String) })
+
+    const human = await vda("keys", "list", "--account", accountId)
+    expect(human.stdout).toContain(`${live.prefix}…${live.last4}`)
+    expect(human.stdout).not.toContain(live.key)
+  })
+})

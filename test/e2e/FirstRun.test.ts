@@ -1,0 +1,90 @@
+/**
+ * `npm start` as a new user runs it: embedded PostgreSQL in DATA_DIR, a demo account on the first
+ * run with a working curl line, the CLI beside the running server, and a clean shutdown that stops
+ * PostgreSQL too.
+ */
+import * as Fs from "node:fs/promises"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { stopCluster } from "../../src/platform/EmbeddedPostgres.js"
+import { runVda, type ServerProcess, startServer, waitFor } from "../support/Processes.js"
+import { expectShape, StatusResponse } from "../support/SpecShapes.js"
+import { json } from "../support/TestApp.js"
+
+let dataDir: string
+let env: Record<string, string>
+
+beforeAll(async () => {
+  dataDir = await Fs.mkdtemp(Path.join(Os.tmpdir(), "vda-first-run-"))
+  await Fs.chmod(dataDir, 0o755)
+  env = { DATA_DIR: dataDir }
+})
+
+afterAll(async () => {
+  await stopCluster({ clusterDir: Path.join(dataDir, "postgres") }).catch(() => undefined)
+  await Fs.rm(dataDir, { recursive: true, force: true })
+})
+
+const postmasterRunning = () =>
+  Fs.stat(Path.join(dataDir, "postgres", "postmaster.pid")).then(() => true, () => false)
+
+describe("first run on an embedded database", () => {
+  let server: ServerProcess
+
+  it("starts, creates a demo account and prints a curl line that works", async () => {
+    const started = Date.now()
+    server = await startServer(env)
+    expect(Date.now() - started).toBeLessThan(20_000)
+    const banner = await waitFor(() => /curl -s -H 'x-api-key: (\S+)' (\S+)\n/.exec(server.output()) ?? undefined, "the banner")
+    const [, key, url] = banner
+    expect(key).toMatch(/^vda_live_/)
+    expect(url).toBe(`${server.productionUrl}/v2/status`)
+    const res = await fetch(url!, { headers: { "x-api-key": key! } })
+    expect(res.status).toBe(200)
+    const body = await json(res)
+    expectShape(body, StatusResponse)
+    expect(body.data).toMatchObject({ owner: "Demo account", plan: "growth" })
+    const sandboxKey = /sandbox\s+(vda_test_\S+)/.exec(server.output())?.[1]
+    expect((await fetch(`${server.sandboxUrl}/v2/usage`, { headers: { "x-api-key": sandboxKey! } })).status).toBe(200)
+  })
+
+  it("the CLI works beside the running server on the same embedded database and leaves it running", async () => {
+    const created = await runVda(["accounts", "create", "--owner", "Beside", "--json"], env)
+    expect(created.code, created.stderr).toBe(0)
+    const { id } = JSON.parse(created.stdout)
+    const key = await runVda(["keys", "create", "--account", id, "--environment", "production", "--json"], env)
+    expect(key.code).toBe(0)
+    const res = await fetch(`${server.productionUrl}/v2/status`, { headers: { "x-api-key": JSON.parse(key.stdout).key } })
+    expect(res.status).toBe(200)
+    expect((await json(res)).data.owner).toBe("Beside")
+  })
+
+  it("SIGTERM stops the server and its PostgreSQL, exit code 0", async () => {
+    expect(await postmasterRunning()).toBe(true)
+    expect(await server.stop("SIGTERM")).toBe(0)
+    expect(server.output()).toContain("embedded PostgreSQL stopped")
+    expect(await postmasterRunning()).toBe(false)
+  })
+
+  it("a second start keeps the data and prints no new keys; the CLI alone starts and stops PostgreSQL", async () => {
+    const listed = await runVda(["keys", "list", "--account", "acct_none"], env)
+    expect(listed.code).toBe(1)
+    expect(await postmasterRunning()).toBe(false)
+
+    const again = await startServer(env)
+    expect(again.output()).not.toContain("First run")
+    expect(await again.stop("SIGTERM")).toBe(0)
+  })
+
+  it("after kill -9, the next start adopts the PostgreSQL left running", async () => {
+    const first = await startServer(env)
+    expect(await first.stop("SIGKILL")).toBeNull()
+    expect(await postmasterRunning()).toBe(true)
+    const second = await startServer(env)
+    expect(second.output()).toContain("already running")
+    expect((await fetch(`${second.productionUrl}/readyz`)).status).toBe(200)
+    expect(await second.stop("SIGTERM")).toBe(0)
+    expect(await postmasterRunning()).toBe(false)
+  })
+})

@@ -1,0 +1,97 @@
+/**
+ * The real server process on a given database (DATABASE_URL), driven with fetch and the CLI.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { freshDatabase } from "../support/Postgres.js"
+import { runVda, type ServerProcess, startServer } from "../support/Processes.js"
+import { ErrorResponse, expectShape, PlansResponse, StatusResponse, UsageResponse } from "../support/SpecShapes.js"
+import { json } from "../support/TestApp.js"
+
+let env: Record<string, string>
+let server: ServerProcess
+let account: { id: string }
+let live: { id: string; key: string }
+let test: { id: string; key: string }
+
+const vdaJson = async (...args: Array<string>) => {
+  const result = await runVda([...args, "--json"], env)
+  expect(result.code, result.stderr).toBe(0)
+  return JSON.parse(result.stdout)
+}
+
+beforeAll(async () => {
+  env = { DATABASE_URL: await freshDatabase() }
+  server = await startServer(env)
+  account = await vdaJson("accounts", "create", "--owner", "E2E", "--plan", "basic")
+  live = await vdaJson("keys", "create", "--account", account.id, "--environment", "production")
+  test = await vdaJson("keys", "create", "--account", account.id, "--environment", "sandbox")
+})
+
+afterAll(async () => {
+  if (server) await server.stop("SIGKILL")
+})
+
+const get = (base: string, path: string, key?: string) =>
+  fetch(`${base}${path}`, { headers: key === undefined ? {} : { "x-api-key": key } })
+
+describe("the server process", () => {
+  it("serves both environments on their own listeners", async () => {
+    const status = await get(server.productionUrl, "/v2/status", live.key)
+    expect(status.status).toBe(200)
+    expectShape(await json(status), StatusResponse)
+    const usage = await get(server.sandboxUrl, "/v2/usage", test.key)
+    expect(usage.status).toBe(200)
+    const body = await json(usage)
+    expectShape(body, UsageResponse)
+    expect(body.data.environment).toBe("sandbox")
+    const plans = await get(server.productionUrl, "/v2/plans", live.key)
+    expectShape(await json(plans), PlansResponse)
+    expect((await get(server.sandboxUrl, "/v2/status", live.key)).status).toBe(401)
+  })
+
+  it("does not create a demo account when DATABASE_URL is set", () => {
+    expect(server.output()).not.toContain("First run")
+  })
+
+  it("serves OpenAPI, docs and probes without a key", async () => {
+    const spec = await json(await get(server.productionUrl, "/openapi.json"))
+    expect(spec.openapi).toMatch(/^3\.1/)
+    const docs = await get(server.productionUrl, "/docs")
+    expect(docs.status).toBe(200)
+    expect(docs.headers.get("content-type")).toContain("text/html")
+    expect(await json(await get(server.sandboxUrl, "/healthz"))).toEqual({ status: "ok" })
+    expect(await json(await get(server.productionUrl, "/readyz"))).toEqual({ status: "ready" })
+  })
+
+  it("a key revoked with the CLI fails on the very next request to the running server", async () => {
+    const extra = await vdaJson("keys", "create", "--account", account.id, "--environment", "production")
+    expect((await get(server.productionUrl, "/v2/usage", extra.key)).status).toBe(200)
+    const revoked = await runVda(["keys", "revoke", extra.id], env)
+    expect(revoked.code).toBe(0)
+    const res = await get(server.productionUrl, "/v2/usage", extra.key)
+    expect(res.status).toBe(401)
+    expectShape(await json(res), ErrorResponse("invalid_api_key"))
+  })
+
+  it("a plan change with the CLI applies to the next request", async () => {
+    const before = await json(await get(server.productionUrl, "/v2/usage", live.key))
+    expect(before.data.entitlements.plan).toBe("basic")
+    expect((await runVda(["accounts", "set-plan", account.id, "scale"], env)).code).toBe(0)
+    const after = await json(await get(server.productionUrl, "/v2/usage", live.key))
+    expect(after.data.entitlements).toMatchObject({ plan: "scale", requestsPerMinute: 240 })
+  })
+
+  it("never logs API keys", () => {
+    expect(server.output()).not.toContain(live.key)
+    expect(server.output()).not.toContain(test.key)
+  })
+})
+
+describe("shutdown", () => {
+  it("SIGTERM closes the listeners and exits with code 0", async () => {
+    const own = await startServer(env)
+    expect((await get(own.productionUrl, "/healthz")).status).toBe(200)
+    expect(await own.stop("SIGTERM")).toBe(0)
+    await expect(get(own.productionUrl, "/healthz")).rejects.toThrow()
+  })
+})

@@ -1,0 +1,43 @@
+import { OpenApi } from "@effect/platform"
+import { describe, expect, it } from "vitest"
+import { Api } from "../../src/Api.js"
+
+const spec = OpenApi.fromApi(Api) as unknown as Record<string, any>
+
+describe("OpenAPI document", () => {
+  it("documents every endpoint of the contract", () => {
+    expect(spec.openapi).toBe("3.1.0")
+    const operations = Object.entries(spec.paths).flatMap(([path, item]) =>
+      Object.keys(item as object).map((method) => `${method.toUpperCase()} ${path}`)
+    )
+    expect(operations.sort()).toEqual([
+      "GET /healthz",
+      "GET /readyz",
+      "GET /v2/plans",
+      "GET /v2/status",
+      "GET /v2/usage"
+    ])
+  })
+
+  it("declares the x-api-key scheme on /v2 endpoints only", () => {
+    expect(spec.components.securitySchemes.apiKey).toMatchObject({ type: "apiKey", in: "header", name: "x-api-key" })
+    expect(spec.paths["/v2/usage"].get.security).toEqual([{ apiKey: [] }])
+    expect(spec.paths["/healthz"].get.security ?? []).toEqual([])
+    expect(Object.keys(spec.paths["/healthz"].get.responses)).not.toContain("401")
+  })
+
+  it("describes errors with the one error body, never the library's decode error", () => {
+    const text = JSON.stringify(spec)
+    expect(text).not.toContain("HttpApiDecodeError")
+    const responses = spec.paths["/v2/status"].get.responses
+    expect(Object.keys(responses).sort()).toEqual(["200", "400", "401", "403", "404", "429", "500", "503"])
+    expect(responses["400"].description).toBe("Invalid request, plate, module or parameters")
+    const body = spec.components.schemas.ErrorBody
+    expect(Object.keys(body.properties).sort()).toEqual(["code", "details", "message", "requestId", "retryable"])
+    expect(body.required.sort()).toEqual(["code", "message", "requestId", "retryable"])
+  })
+
+  it("describes date-times as RFC 3339 strings", () => {
+    expect(spec.components.schemas.DateTime).toMatchObject({ type: "string", format: "date-time" })
+  })
+})

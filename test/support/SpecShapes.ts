@@ -1,0 +1,147 @@
+/**
+ * The spec's response shapes, written down independently of the service's own schemas, so a test
+ * can check a response against the contract itself: every required field, the right types, and no
+ * extra properties anywhere.
+ */
+import { expect } from "vitest"
+
+export type Shape = (value: unknown, path: string) => Array<string>
+
+const fail = (path: string, expected: string, value: unknown) => [`${path || "$"}: expected ${expected}, got ${JSON.stringify(value)}`]
+
+export const string: Shape = (v, p) => (typeof v === "string" ? [] : fail(p, "string", v))
+export const boolean: Shape = (v, p) => (typeof v === "boolean" ? [] : fail(p, "boolean", v))
+export const number: Shape = (v, p) => (typeof v === "number" && Number.isFinite(v) ? [] : fail(p, "number", v))
+export const nonNegativeInt: Shape = (v, p) =>
+  Number.isInteger(v) && (v as number) >= 0 ? [] : fail(p, "integer >= 0", v)
+const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/
+export const dateTime: Shape = (v, p) =>
+  typeof v === "string" && DATE_TIME.test(v) && !Number.isNaN(Date.parse(v)) ? [] : fail(p, "date-time", v)
+export const literal = (...values: ReadonlyArray<unknown>): Shape => (v, p) =>
+  values.includes(v) ? [] : fail(p, `one of ${values.join(", ")}`, v)
+export const nullable = (shape: Shape): Shape => (v, p) => (v === null ? [] : shape(v, p))
+export const array = (shape: Shape): Shape => (v, p) =>
+  Array.isArray(v) ? v.flatMap((item, i) => shape(item, `${p}[${i}]`)) : fail(p, "array", v)
+export const record = (keys: ReadonlyArray<string>, shape: Shape): Shape => (v, p) => {
+  if (typeof v !== "object" || v === null || Array.isArray(v)) return fail(p, "object", v)
+  return Object.entries(v).flatMap(([k, item]) =>
+    keys.includes(k) ? shape(item, `${p}.${k}`) : [`${p}.${k}: unexpected key`]
+  )
+}
+export const object = (required: Record<string, Shape>, optional: Record<string, Shape> = {}): Shape => (v, p) => {
+  if (typeof v !== "object" || v === null || Array.isArray(v)) return fail(p, "object", v)
+  const problems: Array<string> = []
+  for (const [key, shape] of Object.entries(required)) {
+    if (!(key in v)) problems.push(`${p}.${key}: missing`)
+    else problems.push(...shape((v as Record<string, unknown>)[key], `${p}.${key}`))
+  }
+  for (const [key, value] of Object.entries(v)) {
+    if (key in required) continue
+    const shape = optional[key]
+    if (shape === undefined) problems.push(`${p}.${key}: not in the contract`)
+    else problems.push(...shape(value, `${p}.${key}`))
+  }
+  return problems
+}
+
+export const expectShape = (value: unknown, shape: Shape) => expect(shape(value, "")).toEqual([])
+
+// -- the contract ------------------------------------------------------------------------------
+
+const MODULE = literal("fines", "vtv", "tax_debt", "gnc")
+const LIMIT = nullable(nonNegativeInt)
+
+export const ErrorResponse = (code: string, withDetails = false): Shape =>
+  object({
+    error: object(
+      {
+        code: literal(code),
+        message: string,
+        requestId: string,
+        retryable: boolean,
+        ...(withDetails
+          ? {
+            details: object({
+              meter: literal("plate_queries", "module_queries", "unique_plates", "requests"),
+              limit: LIMIT,
+              used: nonNegativeInt,
+              resetAt: dateTime
+            })
+          }
+          : {})
+      }
+    )
+  })
+
+const MeterUsage = object({ limit: LIMIT, used: nonNegativeInt, remaining: LIMIT, startsAt: dateTime, endsAt: dateTime })
+const VersionUsage = object({ plateQueries: nonNegativeInt, moduleQueries: nonNegativeInt, reports: nonNegativeInt })
+
+export const Entitlements = object({
+  plan: literal("free", "basic", "growth", "scale", "custom"),
+  plateQueriesMonthly: LIMIT,
+  moduleQueriesMonthly: LIMIT,
+  uniquePlatesDaily: LIMIT,
+  requestsPerMinute: LIMIT,
+  enabledModules: array(MODULE),
+  timezone: string
+})
+
+export const Usage = object(
+  {
+    environment: literal("production", "sandbox"),
+    apiVersion: literal("v2"),
+    meteringPolicyVersion: string,
+    entitlements: Entitlements,
+    timezone: string,
+    plateQueries: MeterUsage,
+    moduleQueries: MeterUsage,
+    uniquePlates: MeterUsage,
+    requests: MeterUsage,
+    byVersion: object({ v2: VersionUsage }, { v1: VersionUsage })
+  },
+  {
+    legacyOpeningBalance: object({ plateQueries: nonNegativeInt, source: literal("owner_quotas.monthly_used") }),
+    modules: record(
+      ["fines", "vtv", "tax_debt", "gnc"],
+      object({
+        used: nonNegativeInt,
+        included: nonNegativeInt,
+        overage: nonNegativeInt,
+        unitPriceCents: nonNegativeInt,
+        currency: literal("ARS", "USD")
+      })
+    )
+  }
+)
+
+export const UsageResponse = object({ success: literal(true), data: Usage })
+
+export const KeyEntry = object({
+  id: string,
+  prefix: string,
+  last4: string,
+  name: nullable(string),
+  status: string,
+  lastUsedAt: nullable(dateTime),
+  createdAt: dateTime
+})
+
+export const StatusResponse = object({
+  success: literal(true),
+  data: object({ owner: string, plan: string, usage: Usage, keys: array(KeyEntry) })
+})
+
+export const PlansResponse = object({
+  plans: array(object({
+    id: literal("free", "basic", "growth", "scale"),
+    currency: literal("ARS"),
+    interval: literal("month"),
+    priceArs: nonNegativeInt,
+    plateQueriesMonthly: LIMIT,
+    moduleQueriesMonthly: LIMIT,
+    uniquePlatesDaily: LIMIT,
+    requestsPerMinute: LIMIT,
+    enabledModules: array(MODULE),
+    timezone: string
+  }))
+})
