@@ -3,7 +3,7 @@
  * sandbox listeners serving the same application. SIGTERM lets in-flight requests finish, then
  * closes the listeners, the pool and the embedded PostgreSQL.
  */
-import { createServer } from "node:http"
+import { createServer, type Server } from "node:http"
 import { HttpApiBuilder, HttpMiddleware, HttpServer } from "@effect/platform"
 import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
 import { Console, Effect, Layer, Logger, Option } from "effect"
@@ -19,6 +19,28 @@ const addressOf = (address: HttpServer.Address) =>
     ? address.path
     : `http://${address.hostname === "0.0.0.0" ? "localhost" : address.hostname}:${address.port}`
 
+/** Grace period for in-flight requests after SIGTERM; then remaining connections are cut. */
+const DRAIN_DEADLINE_MS = 25_000
+
+/**
+ * `server.close()` waits for every open connection, and a keep-alive connection that was busy
+ * when it was called would then linger until its idle timeout. Once closing, close connections
+ * as soon as they are idle, and cut whatever is left after the deadline.
+ */
+const drainOnClose = (server: Server) => {
+  const close = server.close.bind(server)
+  server.close = (callback) => {
+    const idle = setInterval(() => server.closeIdleConnections(), 50)
+    const deadline = setTimeout(() => server.closeAllConnections(), DRAIN_DEADLINE_MS)
+    return close((error) => {
+      clearInterval(idle)
+      clearTimeout(deadline)
+      callback?.(error)
+    })
+  }
+  return server
+}
+
 const ListenersLive = Layer.scopedDiscard(Effect.gen(function*() {
   const config = yield* AppConfig
   const app = yield* HttpApiBuilder.httpApp
@@ -28,7 +50,7 @@ const ListenersLive = Layer.scopedDiscard(Effect.gen(function*() {
   ]
   const urls: Array<string> = []
   for (const [environment, port] of listeners) {
-    const server = yield* NodeHttpServer.make(() => createServer(), { port, host: config.host })
+    const server = yield* NodeHttpServer.make(() => drainOnClose(createServer()), { port, host: config.host })
     yield* server.serve(withEnvironment(environment)(app), HttpMiddleware.logger)
     urls.push(addressOf(server.address))
     yield* Effect.logInfo(`${environment} API listening on ${addressOf(server.address)}`)

@@ -3,7 +3,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freshDatabase } from "../support/Postgres.js"
-import { runVda, type ServerProcess, startServer } from "../support/Processes.js"
+import pg from "pg"
+import { runVda, type ServerProcess, startServer, waitFor } from "../support/Processes.js"
 import { ErrorResponse, expectShape, PlansResponse, StatusResponse, UsageResponse } from "../support/SpecShapes.js"
 import { json } from "../support/TestApp.js"
 
@@ -88,6 +89,45 @@ describe("the server process", () => {
 })
 
 describe("shutdown", () => {
+  it("SIGTERM lets an in-flight request finish before the process exits with code 0", async () => {
+    const own = await startServer(env)
+    // Hold the account's per-minute counters (this minute and the next) in an open transaction:
+    // the server's request waits on them, so it is provably in flight when the signal arrives.
+    // (Observed from a second session: pg_stat_activity is frozen inside a transaction.)
+    const blocker = new pg.Client({ connectionString: env.DATABASE_URL })
+    const observer = new pg.Client({ connectionString: env.DATABASE_URL })
+    await blocker.connect()
+    await observer.connect()
+    try {
+      await blocker.query("begin")
+      const minute = Math.floor(Date.now() / 60_000) * 60_000
+      for (const start of [minute, minute + 60_000]) {
+        await blocker.query(
+          `insert into meter_counters (account_id, environment, meter, period_start, used)
+           values ($1, 'production', 'requests', $2, 0)
+           on conflict (account_id, environment, meter, period_start) do update set used = meter_counters.used`,
+          [account.id, new Date(start)]
+        )
+      }
+      const inFlight = fetch(`${own.productionUrl}/v2/usage`, { headers: { "x-api-key": live.key } })
+      await waitFor(async () => {
+        const { rows } = await observer.query(
+          "select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()"
+        )
+        return rows[0].n > 0 ? true : undefined
+      }, "the request to wait on the counters")
+      own.child.kill("SIGTERM")
+      await blocker.query("commit")
+      const res = await inFlight
+      expect(res.status).toBe(200)
+      expect((await json(res)).success).toBe(true)
+      expect(await own.exited).toBe(0)
+    } finally {
+      await blocker.end()
+      await observer.end()
+    }
+  })
+
   it("SIGTERM closes the listeners and exits with code 0", async () => {
     const own = await startServer(env)
     expect((await get(own.productionUrl, "/healthz")).status).toBe(200)

@@ -46,7 +46,7 @@ export interface ServerProcess {
 }
 
 export const startServer = async (env: Record<string, string>): Promise<ServerProcess> => {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+  const child = spawn(process.execPath, ["src/start.js"], {
     cwd: ROOT,
     env: childEnv({ PORT: "0", SANDBOX_PORT: "0", HOST: "127.0.0.1", ...env }),
     stdio: ["ignore", "pipe", "pipe"]

@@ -15,9 +15,34 @@ declare module "vitest" {
   }
 }
 
+const PREFIX = "vda-test-pg-"
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** Clusters left behind by a run that was killed before its teardown. */
+const removeAbandonedClusters = async () => {
+  for (const name of await Fs.readdir(Os.tmpdir())) {
+    if (!name.startsWith(PREFIX)) continue
+    const dir = Path.join(Os.tmpdir(), name)
+    const owner = Number(await Fs.readFile(Path.join(dir, "owner.pid"), "utf8").catch(() => "0"))
+    if (owner > 0 && alive(owner)) continue
+    await stopCluster({ clusterDir: Path.join(dir, "postgres") }).catch(() => undefined)
+    await Fs.rm(dir, { recursive: true, force: true })
+  }
+}
+
 export default async function setup(project: TestProject) {
-  const dataDir = await Fs.mkdtemp(Path.join(Os.tmpdir(), "vda-test-pg-"))
+  await removeAbandonedClusters()
+  const dataDir = await Fs.mkdtemp(Path.join(Os.tmpdir(), PREFIX))
   await Fs.chmod(dataDir, 0o755)
+  await Fs.writeFile(Path.join(dataDir, "owner.pid"), String(process.pid))
   let cluster: Cluster | undefined
   try {
     cluster = await startCluster({ dataDir, ephemeral: true })
