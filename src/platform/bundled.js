@@ -22,8 +22,8 @@ const newestSource = async (dir) => {
 
 const mtime = async (file) => (await Fs.stat(file).catch(() => undefined))?.mtimeMs ?? -1
 
-/** Bundles `entry` (relative to the repository root) if stale and imports it. */
-export const runBundled = async (entry, sourceDirs = ["src"]) => {
+/** Bundles `entry` (relative to the repository root) unless the cached bundle is fresh; returns its path. */
+export const ensureBundle = async (entry, sourceDirs = ["src"]) => {
   const bundle = Path.join(cacheDir, `${entry.replace(/[\\/]/g, "_").replace(/\.ts$/, "")}.mjs`)
   const sources = await Promise.all(sourceDirs.map((dir) => newestSource(Path.join(root, dir))))
   const newest = Math.max(...sources, await mtime(Path.join(root, "package-lock.json")))
@@ -45,6 +45,12 @@ export const runBundled = async (entry, sourceDirs = ["src"]) => {
     })
     await Fs.rename(scratch, bundle) // atomic: concurrent starts never load half a bundle
   }
+  return bundle
+}
+
+/** Runs `entry` from its bundle. */
+export const runBundled = async (entry, sourceDirs) => {
+  const bundle = await ensureBundle(entry, sourceDirs)
   process.setSourceMapsEnabled(true)
   await import(pathToFileURL(bundle).href)
 }
