@@ -7,9 +7,11 @@ import { AccountsApi } from "./accounts/Api.js"
 import { MeteringApi } from "./metering/Api.js"
 import * as Errors from "./platform/Errors.js"
 import { HealthApi } from "./platform/HealthApi.js"
+import { VehiclesApi } from "./vehicles/Api.js"
 import { stripDecodeErrors } from "./platform/OpenApiDocs.js"
 
 export class Api extends HttpApi.make("vehicle-data-api")
+  .add(VehiclesApi)
   .add(AccountsApi)
   .add(MeteringApi)
   .add(HealthApi)

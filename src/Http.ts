@@ -8,6 +8,7 @@
  * routes, database outages, defects) leaves in the one error body of the contract.
  */
 import {
+  FetchHttpClient,
   FileSystem,
   type HttpApi,
   HttpApiBuilder,
@@ -32,6 +33,10 @@ import { MeteringHttpLive } from "./metering/Http.js"
 import { Metering } from "./metering/Metering.js"
 import { RateLimiter } from "./metering/RateLimiter.js"
 import { UsageReader } from "./metering/UsageReader.js"
+import { Catalog } from "./catalog/Catalog.js"
+import { VehiclesHttpLive } from "./vehicles/Http.js"
+import { VehicleStore } from "./vehicles/Store.js"
+import { VehicleQuery } from "./vehicles/VehicleQuery.js"
 import { isUnavailable } from "./platform/Database.js"
 import * as Errors from "./platform/Errors.js"
 import { HealthHttpLive } from "./platform/HealthHttp.js"
@@ -142,7 +147,7 @@ export const makeRequestPipeline = <Id extends string, Groups extends HttpApiGro
   })
 )
 
-const HandlersLive = Layer.mergeAll(AccountsHttpLive, MeteringHttpLive, HealthHttpLive).pipe(
+const HandlersLive = Layer.mergeAll(VehiclesHttpLive, AccountsHttpLive, MeteringHttpLive, HealthHttpLive).pipe(
   Layer.provide(ApiKeyAuthLive)
 )
 
@@ -150,8 +155,14 @@ export const ServicesLive = Layer.mergeAll(
   Authentication.Default,
   RateLimiter.Default,
   UsageReader.Default,
-  AccountsRepo.Default
-).pipe(Layer.provideMerge(Metering.Default))
+  AccountsRepo.Default,
+  VehicleQuery.Default,
+  VehicleStore.Default,
+  Catalog.Default
+).pipe(
+  Layer.provideMerge(Metering.Default),
+  Layer.provide(FetchHttpClient.layer)
+)
 
 /** The API with docs, pipeline and handlers; needs the services and a database. */
 export const AppLive = Layer.mergeAll(

@@ -4,14 +4,16 @@
  * closes the listeners, the pool and the embedded PostgreSQL.
  */
 import { createServer, type Server } from "node:http"
-import { HttpApiBuilder, HttpMiddleware, HttpServer } from "@effect/platform"
+import { HttpApiBuilder, HttpMiddleware, HttpServer, HttpServerRequest } from "@effect/platform"
 import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
-import { Console, Effect, Layer, Logger, Option } from "effect"
+import { Clock, Console, Effect, Layer, Logger } from "effect"
 import { Accounts } from "./accounts/Accounts.js"
-import { describeDemoAccount, ensureDemoAccount } from "./accounts/DemoAccount.js"
+import { createDemoAccount, describeDemoAccount } from "./accounts/DemoAccount.js"
 import { HttpStackLive, withEnvironment } from "./Http.js"
 import { AppConfig } from "./platform/Config.js"
 import { DatabaseLocation, makeDatabaseLive } from "./platform/Database.js"
+import * as Imports from "./cli/Imports.js"
+import { demoDataFile } from "./platform/Paths.js"
 import type { Environment } from "./platform/RequestContext.js"
 
 const addressOf = (address: HttpServer.Address) =>
@@ -41,6 +43,18 @@ const drainOnClose = (server: Server) => {
   return server
 }
 
+/** One debug line per request (`LOG_LEVEL=debug`): method, path, status, duration. */
+const accessLog = HttpMiddleware.make((app) =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const started = yield* Clock.currentTimeMillis
+    return yield* app.pipe(
+      Effect.tap((response) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) =>
+          Effect.logDebug(`${request.method} ${request.url.split("?")[0]} ${response.status} ${now - started}ms`)))
+    )
+  }))
+
 const ListenersLive = Layer.scopedDiscard(Effect.gen(function*() {
   const config = yield* AppConfig
   const app = yield* HttpApiBuilder.httpApp
@@ -51,15 +65,20 @@ const ListenersLive = Layer.scopedDiscard(Effect.gen(function*() {
   const urls: Array<string> = []
   for (const [environment, port] of listeners) {
     const server = yield* NodeHttpServer.make(() => drainOnClose(createServer()), { port, host: config.host })
-    yield* server.serve(withEnvironment(environment)(app), HttpMiddleware.logger)
+    yield* server.serve(withEnvironment(environment)(app), accessLog)
     urls.push(addressOf(server.address))
     yield* Effect.logInfo(`${environment} API listening on ${addressOf(server.address)}`)
   }
 
+  // First run on an empty embedded database: demo data, then the demo account (which marks the
+  // first run as done).
   const location = yield* DatabaseLocation
-  if (location.embedded) {
-    const demo = yield* ensureDemoAccount
-    if (Option.isSome(demo)) yield* Console.log(describeDemoAccount(demo.value, urls[0]!, urls[1]!))
+  if (location.embedded && (yield* (yield* Accounts).count) === 0) {
+    const catalog = yield* Imports.importCatalog(demoDataFile("catalog.jsonl"))
+    const registry = yield* Imports.importRegistry(demoDataFile("registry.jsonl"))
+    yield* Effect.logInfo(`demo data imported: ${catalog} catalog versions, ${Imports.describeRegistryCounts(registry)}`)
+    const demo = yield* createDemoAccount
+    yield* Console.log(describeDemoAccount(demo, urls[0]!, urls[1]!))
   }
 }))
 

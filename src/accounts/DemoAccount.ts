@@ -3,7 +3,7 @@
  * one sandbox key, so `npm start` can be tried at once. The keys are printed to the console once,
  * by the caller; they are never logged.
  */
-import { Effect, Option } from "effect"
+import { Effect } from "effect"
 import { DEFAULT_TIMEZONE } from "../metering/Periods.js"
 import { Accounts, type CreatedKey } from "./Accounts.js"
 
@@ -13,13 +13,12 @@ export interface DemoAccount {
   readonly sandbox: CreatedKey
 }
 
-export const ensureDemoAccount = Effect.gen(function*() {
+export const createDemoAccount = Effect.gen(function*() {
   const accounts = yield* Accounts
-  if ((yield* accounts.count) > 0) return Option.none<DemoAccount>()
   const account = yield* accounts.create({ owner: "Demo account", plan: "growth", timezone: DEFAULT_TIMEZONE })
   const production = yield* accounts.createKey({ accountId: account.id, environment: "production", name: "demo" })
   const sandbox = yield* accounts.createKey({ accountId: account.id, environment: "sandbox", name: "demo" })
-  return Option.some<DemoAccount>({ accountId: account.id, production, sandbox })
+  return { accountId: account.id, production, sandbox } satisfies DemoAccount
 }).pipe(Effect.catchTag("AccountNotFound", Effect.die))
 
 export const describeDemoAccount = (demo: DemoAccount, productionUrl: string, sandboxUrl: string) =>

@@ -6,6 +6,9 @@ import { Args, Command, HelpDoc, Options, ValidationError } from "@effect/cli"
 import { Console, Data, Effect, Layer, Option } from "effect"
 import { Accounts } from "../accounts/Accounts.js"
 import { PlanId } from "../accounts/Domain.js"
+import { Catalog } from "../catalog/Catalog.js"
+import { VehicleStore } from "../vehicles/Store.js"
+import * as Imports from "./Imports.js"
 import type { CustomPlanTerms, EntitledAccountRow, KeyRow } from "../accounts/Repo.js"
 import { DEFAULT_TIMEZONE, isValidTimezone } from "../metering/Periods.js"
 import { AppConfig } from "../platform/Config.js"
@@ -185,15 +188,41 @@ const keys = Command.make("keys").pipe(
   Command.withSubcommands([keysCreate, keysList, keysRevoke])
 )
 
+// imports --------------------------------------------------------------------------------------
+
+const importFile = Args.file({ name: "FILE", exists: "yes" }).pipe(Args.withDescription("A JSON Lines file"))
+
+const catalogImport = Command.make("import", { file: importFile }, ({ file }) =>
+  Effect.gen(function*() {
+    const count = yield* Imports.importCatalog(file)
+    yield* Console.log(`imported ${count} catalog versions from ${file}`)
+  })).pipe(Command.withDescription("Add or replace catalog versions (by codia); all lines are checked first, nothing is imported if one is invalid"))
+
+const registryImport = Command.make("import", { file: importFile }, ({ file }) =>
+  Effect.gen(function*() {
+    const counts = yield* Imports.importRegistry(file)
+    yield* Console.log(`imported ${Imports.describeRegistryCounts(counts)} from ${file}`)
+  })).pipe(Command.withDescription("Add or replace registry records; all lines are checked first, nothing is imported if one is invalid"))
+
+const catalog = Command.make("catalog").pipe(
+  Command.withDescription("The technical catalog (codia, sheets)"),
+  Command.withSubcommands([catalogImport])
+)
+
+const registry = Command.make("registry").pipe(
+  Command.withDescription("Production registry data"),
+  Command.withSubcommands([registryImport])
+)
+
 /** Services the commands use, on the configured database. Built only when a command runs. */
-export const CliServicesLive = Accounts.Default.pipe(
+export const CliServicesLive = Layer.mergeAll(Accounts.Default, Catalog.Default, VehicleStore.Default).pipe(
   Layer.provide(makeDatabaseLive("cli")),
   Layer.provide(AppConfig.Default)
 )
 
 export const vda = Command.make("vda").pipe(
   Command.withDescription("Vehicle Data API administration"),
-  Command.withSubcommands([accounts, keys]),
+  Command.withSubcommands([accounts, keys, catalog, registry]),
   Command.provide(CliServicesLive)
 )
 

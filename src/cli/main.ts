@@ -6,6 +6,7 @@ import { ValidationError } from "@effect/cli"
 import { NodeContext } from "@effect/platform-node"
 import { Cause, Effect, Exit, Layer, Logger, LogLevel, Option } from "effect"
 import { AppConfig } from "../platform/Config.js"
+import { InvalidLines } from "../platform/JsonLines.js"
 import { runCli } from "./Cli.js"
 
 const LoggingLive = Layer.unwrapEffect(Effect.gen(function*() {
@@ -17,19 +18,29 @@ const LoggingLive = Layer.unwrapEffect(Effect.gen(function*() {
   )
 })).pipe(Layer.provide(AppConfig.Default))
 
+const describeInvalidLines = ({ path, problems }: InvalidLines) =>
+  [
+    `${path}: ${problems.length} invalid line${problems.length > 1 ? "s" : ""}, nothing imported`,
+    ...problems.map((p) => `${path}:${p.line}: ${p.message}`)
+  ].join("\n")
+
 const exitCodeOf = (exit: Exit.Exit<unknown, unknown>): { readonly code: number; readonly message?: string } => {
   if (Exit.isSuccess(exit)) return { code: 0 }
   const failure = Cause.failureOption(exit.cause)
   if (Option.isSome(failure)) {
-    const error = failure.value as { readonly _tag?: string; readonly id?: string; readonly message?: string }
+    const error = failure.value
     if (ValidationError.isValidationError(error)) return { code: 2 } // already explained by the parser
-    switch (error._tag) {
+    if (error instanceof InvalidLines) return { code: 1, message: describeInvalidLines(error) }
+    const tagged = error as { readonly _tag?: string; readonly id?: string; readonly message?: string }
+    switch (tagged._tag) {
       case "UsageError":
-        return { code: 2, message: error.message ?? "invalid arguments" }
+        return { code: 2, message: tagged.message ?? "invalid arguments" }
       case "AccountNotFound":
-        return { code: 1, message: `unknown account ${error.id}` }
+        return { code: 1, message: `unknown account ${tagged.id}` }
       case "KeyNotFound":
-        return { code: 1, message: `unknown key ${error.id}` }
+        return { code: 1, message: `unknown key ${tagged.id}` }
+      case "FileUnreadable":
+        return { code: 1, message: tagged.message ?? "cannot read the file" }
     }
   }
   return { code: 1, message: Cause.pretty(exit.cause) }

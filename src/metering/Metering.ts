@@ -182,7 +182,36 @@ export class Metering extends Effect.Service<Metering>()("vda/Metering", {
       process: (_key, items) => processBatch(items)
     })
 
+    /**
+     * Whether `consumption` would fit right now, from a plain read (no lock): lets callers refuse
+     * before doing expensive work. The authoritative decision is still `consume`.
+     */
+    const precheck = (consumption: Consumption) =>
+      Effect.gen(function*() {
+        const limited = consumption.charges.filter((c) => c.limit !== undefined && c.limit !== null)
+        if (limited.length === 0) return
+        const rows = yield* sql<CounterRow>`
+          select meter, period_start, used from meter_counters
+          where account_id = ${consumption.accountId} and environment = ${consumption.environment}
+            and (meter, period_start) in (
+              select * from unnest(${limited.map((c) => c.meter)}::text[], ${limited.map((c) => c.period.start)}::timestamptz[]))`
+        const distinct = limited.filter((c) => c.distinctValue !== undefined)
+        const seenRows = distinct.length === 0 ? [] : yield* sql<DistinctRow>`
+          select meter, period_start, value from meter_distinct_values
+          where account_id = ${consumption.accountId} and environment = ${consumption.environment}
+            and (meter, period_start, value) in (
+              select * from unnest(${distinct.map((c) => c.meter)}::text[],
+                ${distinct.map((c) => c.period.start)}::timestamptz[], ${distinct.map((c) => c.distinctValue!)}::text[]))`
+        const [result] = decideBatch(
+          [{ ...consumption, charges: limited }],
+          new Map(rows.map((r) => [slotKey(r.meter, r.periodStart), r.used])),
+          new Set(seenRows.map((r) => distinctKey(r.meter, r.periodStart, r.value)))
+        )
+        if (result && Either.isLeft(result)) return yield* result.left
+      }).pipe(Effect.catchTag("SqlError", Effect.die))
+
     return {
+      precheck,
       /**
        * Charge every unit of `consumption` or none: fails with `LimitReached` (nothing charged)
        * when any limited meter would go past its limit.

@@ -15,6 +15,15 @@ const positiveInt = (name: string, fallback: number) =>
     Config.validate({ message: "expected a positive integer", validation: (n) => n > 0 })
   )
 
+const optionalUrl = (name: string) =>
+  Config.option(Config.string(name)).pipe(
+    Config.map(Option.filter((url) => url.length > 0)),
+    Config.validate({
+      message: "expected an http(s) URL",
+      validation: Option.match({ onNone: () => true, onSome: (url) => /^https?:\/\/\S+$/.test(url) })
+    })
+  )
+
 const logLevel = Config.string("LOG_LEVEL").pipe(
   Config.withDefault("info"),
   Config.mapOrFail((raw) => {
@@ -37,7 +46,12 @@ export class AppConfig extends Effect.Service<AppConfig>()("vda/AppConfig", {
       ),
       dataDir: yield* Config.string("DATA_DIR").pipe(Config.withDefault(".data")),
       dbPoolMax: yield* positiveInt("DB_POOL_MAX", 10),
-      logLevel: yield* logLevel
+      logLevel: yield* logLevel,
+      vehicleUpstreamUrl: yield* optionalUrl("VEHICLE_UPSTREAM_URL"),
+      sandboxLatencyMs: yield* Config.integer("SANDBOX_MODULE_LATENCY_MS").pipe(
+        Config.withDefault(1500),
+        Config.validate({ message: "expected milliseconds >= 0", validation: (n) => n >= 0 })
+      )
     }
   })
 }) {}

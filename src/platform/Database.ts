@@ -10,9 +10,11 @@ import { Context, Duration, Effect, Layer, Option, Redacted, Runtime, String as 
 import { AppConfig } from "./Config.js"
 import { otherSessions, startCluster, stopCluster } from "./EmbeddedPostgres.js"
 import migration0001 from "./migrations/0001_foundation.js"
+import migration0002 from "./migrations/0002_vehicles_catalog.js"
 
 export const migrations = {
-  "0001_foundation": migration0001
+  "0001_foundation": migration0001,
+  "0002_vehicles_catalog": migration0002
 }
 
 /** Where the database is, and whether it is the embedded one this process manages. */

@@ -15,7 +15,7 @@ import { pgClientLayer } from "../../src/platform/Database.js"
 import * as Errors from "../../src/platform/Errors.js"
 import { freshDatabase } from "../support/Postgres.js"
 import { ErrorResponse, expectShape } from "../support/SpecShapes.js"
-import { type Call, json, withKey } from "../support/TestApp.js"
+import { type Call, json, testConfig, withKey } from "../support/TestApp.js"
 
 class ProbeGroup extends HttpApiGroup.make("probe")
   .add(
@@ -67,7 +67,8 @@ beforeAll(async () => {
   ).pipe(
     Layer.provideMerge(Layer.mergeAll(HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer, NodeHttpServer.layerContext)),
     Layer.provide(ServicesLive),
-    Layer.provide(pgClientLayer(Redacted.make(url), 5))
+    Layer.provide(pgClientLayer(Redacted.make(url), 5)),
+    Layer.provide(testConfig())
   )
   const runtime = ManagedRuntime.make(layer)
   const app = await runtime.runPromise(HttpApiBuilder.httpApp)

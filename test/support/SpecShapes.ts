@@ -145,3 +145,80 @@ export const PlansResponse = object({
     timezone: string
   }))
 })
+
+const LOOKUP_STATUS = literal("exact_match", "candidates", "no_match", "brand_not_found", "family_not_found")
+const SPEC_CATEGORIES = array(object({ key: string, label: string, fields: array(object({ label: string, value: string })) }))
+
+export const CodiaLookup = object({
+  status: LOOKUP_STATUS,
+  requestedYear: nullable(nonNegativeInt),
+  bestCandidate: nullable(object({
+    codia: string,
+    brandName: string,
+    familyName: nullable(string),
+    versionName: string,
+    year: nonNegativeInt
+  }))
+})
+
+export const SheetLookup = object(
+  {
+    market: literal("AR"),
+    status: LOOKUP_STATUS,
+    requestedYear: nullable(nonNegativeInt),
+    bestCandidate: nullable(object({ brandName: string, familyName: nullable(string), versionName: string, year: nonNegativeInt })),
+    specification: nullable(object({
+      market: literal("AR"),
+      make: string,
+      model: string,
+      version: string,
+      year: nonNegativeInt,
+      categories: SPEC_CATEGORIES
+    })),
+    diagnostics: object({ reason: string }, {
+      code: literal("INVALID_YEAR", "BRAND_NOT_COVERED", "CATALOG_UNAVAILABLE", "YEAR_NOT_AVAILABLE", "ATTRIBUTE_CONFLICT")
+    })
+  },
+  {
+    commonSpecification: object({ market: literal("AR"), make: string, model: string, year: nonNegativeInt, categories: SPEC_CATEGORIES })
+  }
+)
+
+export const Classification = object({
+  vehicleType: nullable(string),
+  bodyType: nullable(string),
+  vehicleCategory: literal("auto", "camioneta", "utilitario", "camion", "moto", "otro", "unknown"),
+  confidence: literal("high", "medium", "low", "unavailable"),
+  approximateMatch: nullable(boolean),
+  description: nullable(string)
+})
+
+const anyObject: Shape = (v, p) => (typeof v === "object" && v !== null && !Array.isArray(v) ? [] : fail(p, "object", v))
+
+export const VehicleData = object(
+  {
+    plate: string,
+    make: string,
+    model: string,
+    year: nullable(nonNegativeInt),
+    firstRegistered: nullable(string),
+    totalOwners: nonNegativeInt,
+    currentOwners: nonNegativeInt,
+    currentLocation: object({ city: nullable(string), province: nullable(string) }),
+    locations: array(string),
+    sourceDate: string,
+    modelImage: nullable(string)
+  },
+  {
+    codia: nullable(CodiaLookup),
+    sheet: nullable(SheetLookup),
+    classification: Classification,
+    tires: array(object({ size: string, confidence: literal("high", "medium", "low") })),
+    vehicleType: string,
+    sandbox: literal(true),
+    scenario: string,
+    debug: anyObject
+  }
+)
+
+export const VehicleResponse = object({ success: literal(true), found: boolean, data: nullable(VehicleData) })

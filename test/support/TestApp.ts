@@ -3,10 +3,11 @@
  * called through web handlers for the production and sandbox listeners.
  */
 import { HttpApiBuilder, HttpApp } from "@effect/platform"
-import { Effect, Layer, ManagedRuntime, Redacted } from "effect"
+import { ConfigProvider, Effect, Layer, ManagedRuntime, Redacted } from "effect"
 import { Accounts, type CreatedKey } from "../../src/accounts/Accounts.js"
 import type { PlanId } from "../../src/accounts/Domain.js"
 import { HttpStackLive, withEnvironment } from "../../src/Http.js"
+import { AppConfig } from "../../src/platform/Config.js"
 import { pgClientLayer } from "../../src/platform/Database.js"
 import type { Environment } from "../../src/platform/RequestContext.js"
 import type { ManualClock } from "./ManualClock.js"
@@ -20,10 +21,27 @@ export interface TestAccount {
   readonly sandbox: CreatedKey
 }
 
-export const makeTestApp = async (options: { readonly databaseUrl?: string; readonly clock?: ManualClock } = {}) => {
+export interface TestAppOptions {
+  readonly databaseUrl?: string
+  readonly clock?: ManualClock
+  /** Configuration as environment variables would give it. */
+  readonly config?: Record<string, string>
+}
+
+/** Configuration for tests: only what is given, with a short sandbox latency. */
+export const testConfig = (config: Record<string, string> = {}) =>
+  AppConfig.Default.pipe(
+    Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries({
+      SANDBOX_MODULE_LATENCY_MS: "50",
+      ...config
+    })))))
+  )
+
+export const makeTestApp = async (options: TestAppOptions = {}) => {
   const databaseUrl = options.databaseUrl ?? (await freshDatabase())
   const layer = Layer.mergeAll(HttpStackLive, Accounts.Default).pipe(
     Layer.provide(pgClientLayer(Redacted.make(databaseUrl), 10)),
+    Layer.provide(testConfig(options.config)),
     Layer.provide(options.clock?.layer ?? Layer.empty)
   )
   const runtime = ManagedRuntime.make(layer)

@@ -1,0 +1,26 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Clock, Effect } from "effect"
+import { CurrentPrincipal } from "../accounts/Domain.js"
+import { Api } from "../Api.js"
+import * as Errors from "../platform/Errors.js"
+import { VehicleQuery } from "./VehicleQuery.js"
+
+export const VehiclesHttpLive = HttpApiBuilder.group(Api, "vehicles", (handlers) =>
+  Effect.gen(function*() {
+    const query = yield* VehicleQuery
+    return handlers.handle("getVehicle", ({ path, urlParams }) =>
+      Effect.flatMap(CurrentPrincipal, (principal) => query.run(principal, path.plate, urlParams)).pipe(
+        Effect.catchTags({
+          InvalidPlate: () =>
+            Errors.badRequest(
+              "invalid_plate",
+              "The plate must be three letters and three digits (AAA999) or two letters, three digits and two letters (AA999AA)"
+            ),
+          InvalidParameter: (e) => Errors.invalidRequest(e.message),
+          PaidPlanRequired: (e) =>
+            Errors.forbidden("access_denied", `${e.options.join(", ")} ${e.options.length > 1 ? "need" : "needs"} a paid or custom plan`),
+          SourceUnavailable: () => Errors.temporarilyUnavailable("The vehicle source is temporarily unavailable; nothing was charged"),
+          LimitReached: (reached) => Effect.flatMap(Clock.currentTimeMillis, (now) => Errors.limitReached(reached, now))
+        })
+      ))
+  }))

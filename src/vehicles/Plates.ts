@@ -1,0 +1,18 @@
+/**
+ * Argentine plates: the 1995 format `AAA999` and the Mercosur format `AA999AA`.
+ */
+const OLD = /^[A-Z]{3}[0-9]{3}$/
+const MERCOSUR = /^[A-Z]{2}[0-9]{3}[A-Z]{2}$/
+
+export type PlateFormat = "old" | "mercosur"
+
+/** The plate in upper case when it has one of the two formats. */
+export const normalizePlate = (raw: string): string | undefined => {
+  const plate = raw.toUpperCase()
+  return OLD.test(plate) || MERCOSUR.test(plate) ? plate : undefined
+}
+
+export const plateFormat = (plate: string): PlateFormat => (OLD.test(plate) ? "old" : "mercosur")
+
+/** The three digits of a plate (the sandbox's magic plates are chosen by them). */
+export const plateDigits = (plate: string): string => plate.replace(/[A-Z]/g, "")

@@ -1,0 +1,44 @@
+/**
+ * Vehicle data as sources give it, and the registry file format (`vda registry import FILE`):
+ * JSON Lines, one record per line, each with a `kind`.
+ *
+ *   {"kind":"vehicle","plate":"AD123BC","make":"VOLKSWAGEN","model":"GOL TREND 1.6 TRENDLINE 5P",
+ *    "year":2019,"firstRegistered":"2019-05-14","totalOwners":2,"currentOwners":1,
+ *    "currentLocation":{"city":"Rosario","province":"Santa Fe"},
+ *    "locations":["Córdoba, Córdoba","Rosario, Santa Fe"],"sourceDate":"2026-10-28","modelImage":null}
+ */
+import { Schema } from "effect"
+import { normalizePlate } from "./Plates.js"
+
+const NonEmpty = Schema.Trim.pipe(Schema.nonEmptyString())
+
+/** A calendar date, `YYYY-MM-DD`. */
+export const CalendarDate = Schema.String.pipe(
+  Schema.pattern(/^\d{4}-\d{2}-\d{2}$/),
+  Schema.filter((s) => !Number.isNaN(Date.parse(`${s}T00:00:00Z`)) || "not a calendar date")
+)
+
+export const PlateString = Schema.String.pipe(
+  Schema.filter((s) => normalizePlate(s) === s || "plate must be AAA999 or AA999AA in upper case")
+)
+
+/** The vehicle fields every source provides (the stable part of the Vehicle response). */
+export const VehicleFacts = Schema.Struct({
+  make: NonEmpty,
+  model: NonEmpty,
+  year: Schema.NullOr(Schema.Int.pipe(Schema.between(1900, 2035))),
+  firstRegistered: Schema.NullOr(CalendarDate),
+  totalOwners: Schema.Int.pipe(Schema.nonNegative()),
+  currentOwners: Schema.Int.pipe(Schema.nonNegative()),
+  currentLocation: Schema.Struct({ city: Schema.NullOr(Schema.String), province: Schema.NullOr(Schema.String) }),
+  locations: Schema.Array(Schema.String),
+  sourceDate: CalendarDate,
+  modelImage: Schema.optionalWith(Schema.NullOr(Schema.String), { default: () => null })
+}).pipe(Schema.filter((v) => v.currentOwners <= v.totalOwners || "currentOwners cannot exceed totalOwners"))
+export type VehicleFacts = typeof VehicleFacts.Type
+
+export const RegistryVehicle = Schema.extend(
+  Schema.Struct({ kind: Schema.Literal("vehicle"), plate: PlateString }),
+  VehicleFacts
+)
+export type RegistryVehicle = typeof RegistryVehicle.Type

@@ -1,0 +1,68 @@
+/**
+ * Vehicle data held in PostgreSQL: the registry (imported) and the upstream cache. Concurrent
+ * lookups share one query.
+ */
+import { SqlClient } from "@effect/sql"
+import { Effect, Either } from "effect"
+import * as Batcher from "../platform/Batcher.js"
+import type { RegistryVehicle, VehicleFacts } from "./Records.js"
+
+export interface StoredVehicle {
+  readonly plate: string
+  readonly source: "registry" | "upstream"
+  readonly found: boolean
+  readonly facts: VehicleFacts | null
+  readonly fetchedAt: Date
+}
+
+const LANES = 4
+
+export class VehicleStore extends Effect.Service<VehicleStore>()("vda/VehicleStore", {
+  scoped: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const lookups = yield* Batcher.make({
+      key: (plate: string) => String(plate.charCodeAt(plate.length - 1) % LANES),
+      process: (_lane, plates) =>
+        sql<StoredVehicle>`
+          select plate, source, found, facts, fetched_at from vehicles
+          where plate = any(${[...new Set(plates)]}::text[])`.pipe(
+          Effect.map((rows) => {
+            const byPlate = new Map(rows.map((row) => [row.plate, row]))
+            return plates.map((plate) => Either.right(byPlate.get(plate)))
+          })
+        )
+    })
+
+    return {
+      find: (plate: string) => lookups.submit(plate).pipe(Effect.orDie),
+
+      /** Stores an upstream answer (a miss too); never overwrites registry data. */
+      cacheUpstream: (plate: string, facts: VehicleFacts | null, at: Date) =>
+        sql`
+          insert into vehicles (plate, source, found, facts, fetched_at)
+          values (${plate}, 'upstream', ${facts !== null}, ${facts === null ? null : JSON.stringify(facts)}, ${at})
+          on conflict (plate) do update set found = excluded.found, facts = excluded.facts, fetched_at = excluded.fetched_at
+          where vehicles.source = 'upstream'`.pipe(Effect.asVoid, Effect.orDie),
+
+      /** Adds or replaces registry vehicles in one transaction. */
+      importRegistry: (vehicles: ReadonlyArray<RegistryVehicle>, at: Date) =>
+        Effect.gen(function*() {
+          for (let i = 0; i < vehicles.length; i += 500) {
+            const rows = vehicles.slice(i, i + 500).map(({ kind: _kind, plate, ...facts }) => ({
+              plate,
+              source: "registry",
+              found: true,
+              facts: JSON.stringify(facts),
+              fetchedAt: at
+            }))
+            yield* sql`
+              insert into vehicles ${sql.insert(rows)}
+              on conflict (plate) do update set source = 'registry', found = true, facts = excluded.facts,
+                fetched_at = excluded.fetched_at`
+          }
+          return vehicles.length
+        }).pipe(sql.withTransaction, Effect.orDie)
+    }
+  })
+}) {}

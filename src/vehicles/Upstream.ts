@@ -1,0 +1,71 @@
+/**
+ * The optional upstream vehicle source (`VEHICLE_UPSTREAM_URL`). Contract:
+ *
+ *   GET {VEHICLE_UPSTREAM_URL}/vehicles/{PLATE}
+ *   200 {"found":true,"vehicle":{make, model, year, firstRegistered, totalOwners, currentOwners,
+ *        currentLocation:{city, province}, locations, sourceDate, modelImage}}
+ *   200 {"found":false} or 404: no data for the plate
+ *
+ * Each attempt times out after 3 s; timeouts, network errors and 5xx are retried twice with
+ * backoff; five failed lookups in a row open a circuit breaker for 30 s (fail fast).
+ */
+import { HttpClient, HttpClientResponse } from "@effect/platform"
+import { Data, Effect, Option, Schedule, Schema } from "effect"
+import * as CircuitBreaker from "../platform/CircuitBreaker.js"
+import { AppConfig } from "../platform/Config.js"
+import { VehicleFacts } from "./Records.js"
+
+export class SourceUnavailable extends Data.TaggedError("SourceUnavailable")<{ readonly reason: string }> {}
+
+const Answer = Schema.Union(
+  Schema.Struct({ found: Schema.Literal(true), vehicle: VehicleFacts }),
+  Schema.Struct({ found: Schema.Literal(false) })
+)
+
+class Transient extends Data.TaggedError("Transient")<{ readonly reason: string }> {}
+class Permanent extends Data.TaggedError("Permanent")<{ readonly reason: string }> {}
+
+export class VehicleUpstream extends Effect.Service<VehicleUpstream>()("vda/VehicleUpstream", {
+  effect: Effect.gen(function*() {
+    const config = yield* AppConfig
+    const client = yield* HttpClient.HttpClient
+    const breaker = yield* CircuitBreaker.make({ threshold: 5, cooldown: "30 seconds" })
+    const baseUrl = Option.map(config.vehicleUpstreamUrl, (url) => url.replace(/\/+$/, ""))
+
+    const attempt = (url: string) =>
+      client.get(url, { headers: { accept: "application/json" } }).pipe(
+        Effect.timeoutFail({ duration: "3 seconds", onTimeout: () => new Transient({ reason: "timed out" }) }),
+        Effect.catchTag("RequestError", (e) => Effect.fail(new Transient({ reason: e.reason }))),
+        Effect.flatMap((response): Effect.Effect<Option.Option<VehicleFacts>, Transient | Permanent> => {
+          if (response.status === 404) return Effect.succeed(Option.none<VehicleFacts>())
+          if (response.status >= 500) return Effect.fail(new Transient({ reason: `status ${response.status}` }))
+          if (response.status !== 200) return Effect.fail(new Permanent({ reason: `status ${response.status}` }))
+          return HttpClientResponse.schemaBodyJson(Answer)(response).pipe(
+            Effect.map((answer) => (answer.found ? Option.some(answer.vehicle) : Option.none())),
+            Effect.mapError(() => new Permanent({ reason: "unexpected response body" }))
+          )
+        }),
+        Effect.scoped
+      )
+
+    return {
+      enabled: Option.isSome(baseUrl),
+      /** The upstream's answer for a plate; fails when it cannot be obtained. */
+      fetch: (plate: string): Effect.Effect<Option.Option<VehicleFacts>, SourceUnavailable> =>
+        Option.match(baseUrl, {
+          onNone: () => Effect.succeed(Option.none()),
+          onSome: (base) =>
+            attempt(`${base}/vehicles/${encodeURIComponent(plate)}`).pipe(
+              Effect.retry({
+                schedule: Schedule.exponential("200 millis").pipe(Schedule.intersect(Schedule.recurs(2))),
+                while: (e) => e._tag === "Transient"
+              }),
+              breaker,
+              Effect.mapError((e) =>
+                new SourceUnavailable({ reason: e._tag === "CircuitOpen" ? "circuit open" : e.reason })
+              )
+            )
+        })
+    }
+  })
+}) {}
