@@ -25,13 +25,12 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { SqlError } from "@effect/sql/SqlError"
 import { Cause, Clock, Effect, Layer, Option } from "effect"
 import { AccountsHttpLive } from "./accounts/Http.js"
-import { Authentication } from "./accounts/Authentication.js"
 import { AccountsRepo } from "./accounts/Repo.js"
 import { AdmittedPrincipal, ApiKeyAuthLive } from "./accounts/Security.js"
 import { Api } from "./Api.js"
 import { MeteringHttpLive } from "./metering/Http.js"
 import { Metering } from "./metering/Metering.js"
-import { RateLimiter } from "./metering/RateLimiter.js"
+import { Admission } from "./metering/Admission.js"
 import { UsageReader } from "./metering/UsageReader.js"
 import { Catalog } from "./catalog/Catalog.js"
 import { VehiclesHttpLive } from "./vehicles/Http.js"
@@ -106,35 +105,33 @@ export const makeRequestPipeline = <Id extends string, Groups extends HttpApiGro
   HttpApiBuilder.middleware(
   api,
   Effect.gen(function*() {
-    const authentication = yield* Authentication
-    const rateLimiter = yield* RateLimiter
+    const admission = yield* Admission
 
-    const admit = Effect.fnUntraced(function*(request: HttpServerRequest.HttpServerRequest) {
+    const admit = Effect.fnUntraced(function*(request: HttpServerRequest.HttpServerRequest, headers: Record<string, string>) {
       const environment = yield* CurrentEnvironment
-      const principal = yield* authentication.authenticate(request.headers["x-api-key"], environment).pipe(
-        Effect.catchTag("InvalidKey", (invalid) => Errors.invalidApiKey(invalid.explanation))
+      const admitted = yield* admission.admit(request.headers["x-api-key"], environment).pipe(
+        Effect.catchTags({
+          InvalidKey: (invalid) => Errors.invalidApiKey(invalid.explanation),
+          LimitReached: (reached) => Effect.flatMap(Clock.currentTimeMillis, (now) => Errors.limitReached(reached, now))
+        })
       )
-      const admission = yield* rateLimiter.admit(principal).pipe(
-        Effect.catchTag("LimitReached", (reached) =>
-          Effect.flatMap(Clock.currentTimeMillis, (now) => Errors.limitReached(reached, now)))
-      )
-      yield* setHeaders({
-        ...(admission.limit === null ? {} : {
-          "x-ratelimit-limit": String(admission.limit),
-          "x-ratelimit-remaining": String(admission.remaining)
-        }),
-        "x-ratelimit-reset": String(Math.floor(admission.resetAt.getTime() / 1000))
-      })
-      return principal
+      if (admitted.limit !== null) {
+        headers["x-ratelimit-limit"] = String(admitted.limit)
+        headers["x-ratelimit-remaining"] = String(admitted.remaining)
+      }
+      headers["x-ratelimit-reset"] = String(Math.floor(admitted.resetAt.getTime() / 1000))
+      return admitted.principal
     })
 
     return (app: HttpApp.Default) =>
       Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
         const requestId = saneRequestId(request.headers["x-request-id"]) ?? `req_${yield* ulid}`
-        yield* setHeaders({ "x-request-id": requestId })
+        // headers every response of this request carries, filled in as the request advances
+        const headers: Record<string, string> = { "x-request-id": requestId }
+        yield* setHeaders(headers)
         const routed = isAuthenticatedPath(request.url)
-          ? Effect.flatMap(admit(request), (principal) =>
+          ? Effect.flatMap(admit(request, headers), (principal) =>
             Effect.provideService(app, AdmittedPrincipal, Option.some(principal)))
           : app
         return yield* routed.pipe(
@@ -152,8 +149,7 @@ const HandlersLive = Layer.mergeAll(VehiclesHttpLive, AccountsHttpLive, Metering
 )
 
 export const ServicesLive = Layer.mergeAll(
-  Authentication.Default,
-  RateLimiter.Default,
+  Admission.Default,
   UsageReader.Default,
   AccountsRepo.Default,
   VehicleQuery.Default,

@@ -58,10 +58,10 @@ export interface EntitledAccountRow extends AccountRow {
   readonly includedModules: number | null
 }
 
+/** An active key with its account's allowances. */
 export interface KeyLookupRow extends EntitledAccountRow {
   readonly keyId: string
-  readonly keyHash: string
-  readonly environment: Environment
+  readonly keyEnvironment: Environment
 }
 
 export const entitlementsOf = (row: EntitledAccountRow): Entitlements => ({
@@ -94,26 +94,15 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("vda/AccountsRe
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    // Allowances come from the custom terms for `custom`, from the plans table otherwise.
-    const entitledColumns = sql.literal(`
-      a.id, a.owner, a.plan, a.timezone, a.created_at,
-      case when a.plan = 'custom' then c.plate_queries_monthly else p.plate_queries_monthly end as plate_queries_monthly,
-      case when a.plan = 'custom' then c.module_queries_monthly else p.module_queries_monthly end as module_queries_monthly,
-      case when a.plan = 'custom' then c.unique_plates_daily else p.unique_plates_daily end as unique_plates_daily,
-      case when a.plan = 'custom' then c.requests_per_minute else p.requests_per_minute end as requests_per_minute,
-      case when a.plan = 'custom' then c.enabled_modules else p.enabled_modules end as enabled_modules,
-      c.module_price_ars, c.included_modules`)
-    const entitledFrom = sql.literal(`
-      accounts a
-      left join plans p on p.id = a.plan
-      left join custom_plans c on c.account_id = a.id`)
-
     return {
       insertAccount: (account: AccountRow) =>
         sql`insert into accounts ${sql.insert(account)}`.pipe(Effect.asVoid, Effect.orDie),
 
       findAccount: (id: string) =>
-        sql<EntitledAccountRow>`select ${entitledColumns} from ${entitledFrom} where a.id = ${id}`.pipe(
+        sql<EntitledAccountRow>`
+          select id, owner, plan, timezone, created_at, plate_queries_monthly, module_queries_monthly,
+                 unique_plates_daily, requests_per_minute, enabled_modules, module_price_ars, included_modules
+          from entitled_accounts where id = ${id}`.pipe(
           Effect.map((rows) => Option.fromNullable(rows[0])),
           Effect.orDie
         ),
@@ -177,13 +166,6 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("vda/AccountsRe
           Effect.map((rows) => rows.length > 0),
           Effect.orDie
         ),
-
-      /** Active keys by hash, with their account's allowances. */
-      findActiveKeys: (hashes: ReadonlyArray<string>) =>
-        sql<KeyLookupRow>`
-          select k.id as key_id, k.key_hash, k.environment, ${entitledColumns}
-          from api_keys k join (${entitledFrom}) on a.id = k.account_id
-          where k.key_hash = any(${hashes}::text[]) and k.revoked_at is null`.pipe(Effect.orDie),
 
       touchKeys: (ids: ReadonlyArray<string>, at: Date) =>
         sql`update api_keys set last_used_at = ${at} where id = any(${ids}::text[])

@@ -154,12 +154,16 @@ export const buildIndex = (records: ReadonlyArray<CatalogRecord>): CatalogIndex 
 const startsWith = (haystack: ReadonlyArray<string>, needle: ReadonlyArray<string>, at = 0) =>
   needle.length > 0 && needle.every((t, i) => haystack[at + i] === t)
 
-/** The family named by the model text: the longest name or alias it starts with, else contains. */
+/**
+ * The family named by the model text: the longest name or alias it starts with, else one it
+ * contains (only names of three characters or more: "L" must not match the "L" of "L/19").
+ */
 const findFamily = (brand: CatalogBrand, model: ReadonlyArray<string>) => {
   let best: { family: CatalogFamily; at: number; length: number } | undefined
   for (const family of brand.families) {
     for (const key of family.keys) {
-      for (let at = 0; at + key.length <= model.length; at++) {
+      const anywhere = key.join(" ").length >= 3
+      for (let at = 0; at + key.length <= model.length && (at === 0 || anywhere); at++) {
         if (!startsWith(model, key, at)) continue
         const better = best === undefined || (at === 0 && best.at !== 0) ||
           ((at === 0) === (best.at === 0) && key.length > best.length)

@@ -1,10 +1,10 @@
 /**
  * The consumption primitive: charge units to an account's meters atomically, never past a limit.
  *
- * Every consumption of one account and environment goes through a per-account batch: concurrent
- * consumptions are applied in arrival order inside one transaction that holds the meters' row
- * locks, so limits are exact across requests and processes while a busy account pays one commit
- * per batch instead of one per request.
+ * Concurrent consumptions are batched: a batch is applied in arrival order, in one statement and
+ * transaction that holds the counters' row locks (the rule itself is the `vda_consume` database
+ * function), so limits are exact across requests and processes while a busy account pays one
+ * round trip and one commit per batch.
  */
 import { SqlClient } from "@effect/sql"
 import { Data, Effect, Either } from "effect"
@@ -49,175 +49,103 @@ export class LimitReached extends Data.TaggedError("LimitReached")<{
   readonly resetAt: Date
 }> {}
 
-const slotKey = (meter: string, periodStart: Date) => `${meter}\u0000${periodStart.toISOString()}`
-const distinctKey = (meter: string, periodStart: Date, value: string) => `${slotKey(meter, periodStart)}\u0000${value}`
+export type Decision = Either.Either<ReadonlyArray<ChargeResult>, LimitReached>
 
-interface CounterRow {
-  readonly meter: string
-  readonly periodStart: Date
+interface ChargeRow {
+  readonly charge: number
+  readonly itemOk: boolean
+  readonly failed: boolean
   readonly used: number
+  readonly charged: number
 }
 
-interface DistinctRow {
-  readonly meter: string
-  readonly periodStart: Date
-  readonly value: string
-}
+/** The consumptions as `vda_consume` takes them: one entry per charge, items in order. */
+const flatten = (items: ReadonlyArray<Consumption>) => ({
+  charges: items.flatMap((item, index) => item.charges.map((charge) => ({ item, index, charge }))),
+  pricing: items.flatMap((item, index) => (item.modulePricing ? [{ index, pricing: item.modulePricing }] : []))
+})
 
-/**
- * Decides a batch in memory, in arrival order, from the locked counters: a consumption either
- * fits every limit and is applied in full, or fails on the first limit it would cross and changes
- * nothing. Pure, so the rule is tested without a database.
- */
-export const decideBatch = (
+/** One decision per consumption from the per-charge rows `vda_consume` returns. */
+const decisionsOf = (
   items: ReadonlyArray<Consumption>,
-  counters: Map<string, number>,
-  seen: Set<string>
-): ReadonlyArray<Either.Either<ReadonlyArray<ChargeResult>, LimitReached>> =>
-  items.map((item) => {
-    const planned: Array<ChargeResult> = []
-    const pending = new Map<string, number>()
-    const newlySeen: Array<string> = []
-    for (const charge of item.charges) {
-      const slot = slotKey(charge.meter, charge.period.start)
-      let amount = charge.amount
-      if (charge.distinctValue !== undefined) {
-        const key = distinctKey(charge.meter, charge.period.start, charge.distinctValue)
-        if (seen.has(key) || newlySeen.includes(key)) amount = 0
-        else newlySeen.push(key)
-      }
-      const before = (pending.get(slot) ?? counters.get(slot) ?? 0)
-      const after = before + amount
-      if (amount > 0 && charge.limit !== undefined && charge.limit !== null && after > charge.limit) {
-        return Either.left(
-          new LimitReached({ meter: charge.meter as MeterName, limit: charge.limit, used: before, resetAt: charge.period.end })
-        )
-      }
-      pending.set(slot, after)
-      planned.push({ meter: charge.meter, charged: amount, used: after, limit: charge.limit, period: charge.period })
+  charges: ReturnType<typeof flatten>["charges"],
+  rows: ReadonlyArray<ChargeRow>
+): ReadonlyArray<Decision> => {
+  const results: Array<Array<ChargeResult>> = items.map(() => [])
+  const failures: Array<LimitReached | undefined> = items.map(() => undefined)
+  for (const row of rows) {
+    const { charge, index } = charges[row.charge - 1]!
+    if (row.failed) {
+      failures[index] = new LimitReached({
+        meter: charge.meter as MeterName,
+        limit: charge.limit ?? 0,
+        used: row.used,
+        resetAt: charge.period.end
+      })
     }
-    for (const [slot, used] of pending) counters.set(slot, used)
-    for (const key of newlySeen) seen.add(key)
-    return Either.right(planned)
+    results[index]!.push({ meter: charge.meter, charged: row.charged, used: row.used, limit: charge.limit, period: charge.period })
+  }
+  return items.map((_, i) => {
+    const failure = failures[i]
+    return failure ? Either.left(failure) : Either.right(results[i]!)
   })
+}
 
 export class Metering extends Effect.Service<Metering>()("vda/Metering", {
   scoped: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const processBatch = (items: ReadonlyArray<Consumption>) =>
-      sql.withTransaction(Effect.gen(function*() {
-        const { accountId, environment } = items[0]!
-        const slots = new Map<string, { meter: string; periodStart: Date }>()
-        for (const item of items) {
-          for (const charge of item.charges) {
-            slots.set(slotKey(charge.meter, charge.period.start), { meter: charge.meter, periodStart: charge.period.start })
-          }
-        }
-        // Lock the counters in one canonical order so two processes never deadlock.
-        const ordered = [...slots.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, s]) => s)
-        const locked = yield* sql<CounterRow>`
-          insert into meter_counters (account_id, environment, meter, period_start, used)
-          select ${accountId}, ${environment}, slot.meter, slot.period_start, 0
-          from unnest(${ordered.map((s) => s.meter)}::text[], ${ordered.map((s) => s.periodStart)}::timestamptz[])
-            with ordinality as slot(meter, period_start, position)
-          order by slot.position
-          on conflict (account_id, environment, meter, period_start) do update set used = meter_counters.used
-          returning meter, period_start, used`
-        const counters = new Map(locked.map((row) => [slotKey(row.meter, row.periodStart), row.used]))
+    const run = (items: ReadonlyArray<Consumption>, dryRun: boolean) => {
+      const { charges, pricing } = flatten(items)
+      return sql<ChargeRow>`
+        select charge, item_ok, failed, used, charged from vda_consume(
+          ${charges.map((c) => c.index)}::integer[],
+          ${charges.map((c) => c.item.accountId)}::text[],
+          ${charges.map((c) => c.item.environment)}::text[],
+          ${charges.map((c) => c.charge.meter)}::text[],
+          ${charges.map((c) => c.charge.period.start)}::timestamptz[],
+          ${charges.map((c) => c.charge.amount)}::integer[],
+          ${charges.map((c) => c.charge.limit !== undefined)}::boolean[],
+          ${charges.map((c) => c.charge.limit ?? null)}::integer[],
+          ${charges.map((c) => c.charge.distinctValue ?? null)}::text[],
+          ${pricing.map((p) => p.index)}::integer[],
+          ${pricing.map((p) => p.pricing.period.start)}::timestamptz[],
+          ${pricing.map((p) => p.pricing.unitPriceCents)}::integer[],
+          ${pricing.map((p) => p.pricing.included)}::integer[],
+          ${dryRun})`.pipe(
+        Effect.map((rows) => decisionsOf(items, charges, rows)),
+        Effect.catchTag("SqlError", Effect.die)
+      )
+    }
 
-        const candidates = items.flatMap((item) =>
-          item.charges.flatMap((c) => (c.distinctValue === undefined ? [] : [{ ...c, value: c.distinctValue }]))
-        )
-        const seen = new Set<string>()
-        if (candidates.length > 0) {
-          const rows = yield* sql<DistinctRow>`
-            select meter, period_start, value from meter_distinct_values
-            where account_id = ${accountId} and environment = ${environment}
-              and (meter, period_start, value) in (
-                select * from unnest(${candidates.map((c) => c.meter)}::text[],
-                  ${candidates.map((c) => c.period.start)}::timestamptz[], ${candidates.map((c) => c.value)}::text[]))`
-          for (const row of rows) seen.add(distinctKey(row.meter, row.periodStart, row.value))
-        }
+    /** Applies a batch (of any accounts) in one statement and transaction; one decision each. */
+    const applyBatch = (items: ReadonlyArray<Consumption>) => run(items, false)
 
-        const before = new Map(counters)
-        const seenBefore = new Set(seen)
-        const results = decideBatch(items, counters, seen)
-
-        const changed = [...counters.entries()].filter(([slot, used]) => before.get(slot) !== used)
-        if (changed.length > 0) {
-          yield* sql`
-            update meter_counters as c set used = d.used
-            from unnest(${changed.map(([slot]) => slots.get(slot)!.meter)}::text[],
-              ${changed.map(([slot]) => slots.get(slot)!.periodStart)}::timestamptz[],
-              ${changed.map(([, used]) => used)}::integer[]) as d(meter, period_start, used)
-            where c.account_id = ${accountId} and c.environment = ${environment}
-              and c.meter = d.meter and c.period_start = d.period_start`
-        }
-        const added = candidates.filter((c) => {
-          const key = distinctKey(c.meter, c.period.start, c.value)
-          return seen.has(key) && !seenBefore.has(key)
-        })
-        if (added.length > 0) {
-          yield* sql`
-            insert into meter_distinct_values (account_id, environment, meter, period_start, value)
-            select ${accountId}, ${environment}, * from unnest(${added.map((c) => c.meter)}::text[],
-              ${added.map((c) => c.period.start)}::timestamptz[], ${added.map((c) => c.value)}::text[])
-            on conflict do nothing`
-        }
-        const pricing = items.flatMap((item, i) =>
-          item.modulePricing !== undefined && Either.isRight(results[i]!) ? [item.modulePricing] : []
-        )
-        for (const p of pricing) {
-          yield* sql`
-            insert into module_billing_periods (account_id, environment, period_start, unit_price_cents, included)
-            values (${accountId}, ${environment}, ${p.period.start}, ${p.unitPriceCents}, ${p.included})
-            on conflict do nothing`
-        }
-        return results
-      }))
-
+    // One lane per account, environment and first meter: an account's per-minute count and its
+    // query allowances are batched separately and proceed side by side (they lock different
+    // counters; exactness comes from the row locks, not from the lanes).
     const batcher = yield* Batcher.make({
-      key: (item: Consumption) => `${item.accountId}/${item.environment}`,
-      process: (_key, items) => processBatch(items)
+      key: (item: Consumption) => `${item.accountId}/${item.environment}/${item.charges[0]?.meter ?? ""}`,
+      process: (_key, items) => applyBatch(items),
+      maxBatchSize: 200
     })
 
-    /**
-     * Whether `consumption` would fit right now, from a plain read (no lock): lets callers refuse
-     * before doing expensive work. The authoritative decision is still `consume`.
-     */
-    const precheck = (consumption: Consumption) =>
-      Effect.gen(function*() {
-        const limited = consumption.charges.filter((c) => c.limit !== undefined && c.limit !== null)
-        if (limited.length === 0) return
-        const rows = yield* sql<CounterRow>`
-          select meter, period_start, used from meter_counters
-          where account_id = ${consumption.accountId} and environment = ${consumption.environment}
-            and (meter, period_start) in (
-              select * from unnest(${limited.map((c) => c.meter)}::text[], ${limited.map((c) => c.period.start)}::timestamptz[]))`
-        const distinct = limited.filter((c) => c.distinctValue !== undefined)
-        const seenRows = distinct.length === 0 ? [] : yield* sql<DistinctRow>`
-          select meter, period_start, value from meter_distinct_values
-          where account_id = ${consumption.accountId} and environment = ${consumption.environment}
-            and (meter, period_start, value) in (
-              select * from unnest(${distinct.map((c) => c.meter)}::text[],
-                ${distinct.map((c) => c.period.start)}::timestamptz[], ${distinct.map((c) => c.distinctValue!)}::text[]))`
-        const [result] = decideBatch(
-          [{ ...consumption, charges: limited }],
-          new Map(rows.map((r) => [slotKey(r.meter, r.periodStart), r.used])),
-          new Set(seenRows.map((r) => distinctKey(r.meter, r.periodStart, r.value)))
-        )
-        if (result && Either.isLeft(result)) return yield* result.left
-      }).pipe(Effect.catchTag("SqlError", Effect.die))
-
     return {
-      precheck,
+      /**
+       * Whether `consumption` would fit right now, from a plain read (no lock): lets callers
+       * refuse before doing expensive work. The authoritative decision is still `consume`.
+       */
+      precheck: (consumption: Consumption) =>
+        Effect.flatMap(run([consumption], true), ([decision]) =>
+          decision && Either.isLeft(decision) ? Effect.fail(decision.left) : Effect.void),
       /**
        * Charge every unit of `consumption` or none: fails with `LimitReached` (nothing charged)
        * when any limited meter would go past its limit.
        */
       consume: (consumption: Consumption): Effect.Effect<ReadonlyArray<ChargeResult>, LimitReached> =>
-        batcher.submit(consumption).pipe(Effect.catchTag("SqlError", Effect.die))
+        batcher.submit(consumption),
+      /** Applies consumptions a caller has already batched; one decision each. */
+      applyBatch
     }
   })
 }) {}

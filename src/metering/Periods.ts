@@ -13,8 +13,19 @@ export const DEFAULT_TIMEZONE = "America/Argentina/Buenos_Aires"
 
 export const isValidTimezone = (timeZone: string): boolean => DateTime.zoneMakeNamed(timeZone)._tag === "Some"
 
+// Building a zone (an Intl.DateTimeFormat) is expensive: one per timezone name, kept.
+const zones = new Map<string, DateTime.TimeZone>()
+const zoneOf = (timeZone: string): DateTime.TimeZone => {
+  let zone = zones.get(timeZone)
+  if (zone === undefined) {
+    zone = DateTime.zoneUnsafeMakeNamed(timeZone)
+    zones.set(timeZone, zone)
+  }
+  return zone
+}
+
 const localStartOf = (at: number, timeZone: string, unit: "month" | "day"): DateTime.Zoned =>
-  DateTime.startOf(DateTime.unsafeMakeZoned(at, { timeZone }), unit)
+  DateTime.startOf(DateTime.unsafeMakeZoned(at, { timeZone: zoneOf(timeZone) }), unit)
 
 /**
  * The period of `unit` containing `at`. The next boundary is found from an instant safely inside
@@ -29,9 +40,20 @@ const periodOf = (at: number, timeZone: string, unit: "month" | "day"): Period =
   return { start: new Date(startMillis), end: new Date(DateTime.toEpochMillis(end)) }
 }
 
-export const monthOf = (at: number, timeZone: string): Period => periodOf(at, timeZone, "month")
+// Every request asks for the current month and day: remember the last answer per timezone.
+const latest = new Map<string, Period>()
+const cachedPeriodOf = (at: number, timeZone: string, unit: "month" | "day"): Period => {
+  const key = `${unit}:${timeZone}`
+  const hit = latest.get(key)
+  if (hit !== undefined && hit.start.getTime() <= at && at < hit.end.getTime()) return hit
+  const period = periodOf(at, timeZone, unit)
+  latest.set(key, period)
+  return period
+}
 
-export const dayOf = (at: number, timeZone: string): Period => periodOf(at, timeZone, "day")
+export const monthOf = (at: number, timeZone: string): Period => cachedPeriodOf(at, timeZone, "month")
+
+export const dayOf = (at: number, timeZone: string): Period => cachedPeriodOf(at, timeZone, "day")
 
 export const minuteOf = (at: number): Period => {
   const start = Math.floor(at / 60_000) * 60_000

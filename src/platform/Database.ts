@@ -11,10 +11,12 @@ import { AppConfig } from "./Config.js"
 import { otherSessions, startCluster, stopCluster } from "./EmbeddedPostgres.js"
 import migration0001 from "./migrations/0001_foundation.js"
 import migration0002 from "./migrations/0002_vehicles_catalog.js"
+import migration0003 from "./migrations/0003_metering_functions.js"
 
 export const migrations = {
   "0001_foundation": migration0001,
-  "0002_vehicles_catalog": migration0002
+  "0002_vehicles_catalog": migration0002,
+  "0003_metering_functions": migration0003
 }
 
 /** Where the database is, and whether it is the embedded one this process manages. */

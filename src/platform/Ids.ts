@@ -17,10 +17,18 @@ const encodeTime = (millis: number): string => {
   return out
 }
 
+// Random bytes drawn from a pool refilled 4 KiB at a time: one id per request is on the hot path.
+const pool = Buffer.alloc(4096)
+let poolOffset = pool.length
+
 const encodeRandom = (): string => {
-  const bytes = Crypto.randomBytes(16)
+  if (poolOffset + 16 > pool.length) {
+    Crypto.randomFillSync(pool)
+    poolOffset = 0
+  }
   let out = ""
-  for (let i = 0; i < 16; i++) out += CROCKFORD[bytes[i]! % 32]
+  for (let i = 0; i < 16; i++) out += CROCKFORD[pool[poolOffset + i]! % 32]
+  poolOffset += 16
   return out
 }
 

@@ -3,7 +3,7 @@
  * lookups share one query.
  */
 import { SqlClient } from "@effect/sql"
-import { Effect, Either } from "effect"
+import { Clock, Effect, Either } from "effect"
 import * as Batcher from "../platform/Batcher.js"
 import type { RegistryVehicle, VehicleFacts } from "./Records.js"
 
@@ -16,6 +16,12 @@ export interface StoredVehicle {
 }
 
 const LANES = 4
+/**
+ * Recently read rows are kept in memory for a short while: the hot path of a busy account reads
+ * the same plates again and again. Another process's imports show up here within this delay.
+ */
+const HOT_TTL_MS = 30_000
+const HOT_MAX = 20_000
 
 export class VehicleStore extends Effect.Service<VehicleStore>()("vda/VehicleStore", {
   scoped: Effect.gen(function*() {
@@ -34,16 +40,30 @@ export class VehicleStore extends Effect.Service<VehicleStore>()("vda/VehicleSto
         )
     })
 
+    const hot = new Map<string, { readonly row: StoredVehicle | undefined; readonly until: number }>()
+    const remember = (plate: string, row: StoredVehicle | undefined, now: number) => {
+      if (hot.size >= HOT_MAX) hot.delete(hot.keys().next().value!) // oldest first
+      hot.set(plate, { row, until: now + HOT_TTL_MS })
+    }
+
     return {
-      find: (plate: string) => lookups.submit(plate).pipe(Effect.orDie),
+      find: (plate: string) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) => {
+          const cached = hot.get(plate)
+          if (cached !== undefined && cached.until > now) return Effect.succeed(cached.row)
+          return lookups.submit(plate).pipe(
+            Effect.tap((row) => remember(plate, row, now)),
+            Effect.orDie
+          )
+        }),
 
       /** Stores an upstream answer (a miss too); never overwrites registry data. */
       cacheUpstream: (plate: string, facts: VehicleFacts | null, at: Date) =>
-        sql`
+        Effect.sync(() => hot.delete(plate)).pipe(Effect.zipRight(sql`
           insert into vehicles (plate, source, found, facts, fetched_at)
           values (${plate}, 'upstream', ${facts !== null}, ${facts === null ? null : JSON.stringify(facts)}, ${at})
           on conflict (plate) do update set found = excluded.found, facts = excluded.facts, fetched_at = excluded.fetched_at
-          where vehicles.source = 'upstream'`.pipe(Effect.asVoid, Effect.orDie),
+          where vehicles.source = 'upstream'`), Effect.asVoid, Effect.orDie),
 
       /** Adds or replaces registry vehicles in one transaction. */
       importRegistry: (vehicles: ReadonlyArray<RegistryVehicle>, at: Date) =>
@@ -61,6 +81,7 @@ export class VehicleStore extends Effect.Service<VehicleStore>()("vda/VehicleSto
               on conflict (plate) do update set source = 'registry', found = true, facts = excluded.facts,
                 fetched_at = excluded.fetched_at`
           }
+          hot.clear()
           return vehicles.length
         }).pipe(sql.withTransaction, Effect.orDie)
     }

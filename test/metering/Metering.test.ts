@@ -1,11 +1,10 @@
-import { describe, expect, it, layer } from "@effect/vitest"
+import { expect, layer } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
 import { Clock, Context, Effect, Either, Exit, Layer, Redacted, TestClock, TestContext } from "effect"
 import { Accounts } from "../../src/accounts/Accounts.js"
-import type { Principal } from "../../src/accounts/Domain.js"
-import { type Consumption, decideBatch, Metering } from "../../src/metering/Metering.js"
+import { type Consumption, Metering } from "../../src/metering/Metering.js"
 import { dayOf, minuteOf, monthOf } from "../../src/metering/Periods.js"
-import { RateLimiter } from "../../src/metering/RateLimiter.js"
+import { Admission } from "../../src/metering/Admission.js"
 import { pgClientLayer } from "../../src/platform/Database.js"
 import { freshDatabase } from "../support/Postgres.js"
 
@@ -22,41 +21,14 @@ const plateCharge = (accountId: string, limit: number | null, plate?: string, un
   ]
 })
 
-describe("decideBatch", () => {
-  it("applies consumptions in order and fails the first that would cross a limit, changing nothing", () => {
-    const counters = new Map<string, number>()
-    const seen = new Set<string>()
-    const results = decideBatch([
-      plateCharge("a", 2, "AAA111", 1),
-      plateCharge("a", 2, "AAA111", 1), // same plate: unique not charged again
-      plateCharge("a", 3, "BBB222", 1), // plate fits (3) but a second unique plate does not
-      plateCharge("a", 2)
-    ], counters, seen)
-    expect(results.map(Either.isRight)).toEqual([true, true, false, false])
-    const uniqueFailure = results[2]!
-    expect(Either.isLeft(uniqueFailure) && uniqueFailure.left.meter).toBe("unique_plates")
-    expect(Either.isLeft(uniqueFailure) && uniqueFailure.left.used).toBe(1)
-    const plateFailure = results[3]!
-    expect(Either.isLeft(plateFailure) && [plateFailure.left.meter, plateFailure.left.used, plateFailure.left.limit])
-      .toEqual(["plate_queries", 2, 2])
-    expect([...counters.values()].sort()).toEqual([1, 2])
-  })
-
-  it("treats null as unlimited and 0 as disabled", () => {
-    const unlimited = decideBatch([plateCharge("a", null), plateCharge("a", null)], new Map(), new Set())
-    expect(unlimited.every(Either.isRight)).toBe(true)
-    const disabled = decideBatch([plateCharge("a", 0)], new Map(), new Set())
-    expect(Either.isLeft(disabled[0]!)).toBe(true)
-  })
-})
-
 class TestDatabaseUrl extends Context.Tag("test/DatabaseUrl")<TestDatabaseUrl, string>() {}
 
 const DatabaseLive = Layer.unwrapEffect(Effect.promise(freshDatabase).pipe(
   Effect.map((url) => Layer.succeed(TestDatabaseUrl, url).pipe(Layer.merge(pgClientLayer(Redacted.make(url), 10))))
 ))
 
-const ServicesLive = Layer.mergeAll(Metering.Default, Accounts.Default, RateLimiter.Default).pipe(
+const ServicesLive = Layer.mergeAll(Accounts.Default, Admission.Default).pipe(
+  Layer.provideMerge(Metering.Default),
   Layer.provideMerge(DatabaseLive)
 )
 
@@ -69,6 +41,56 @@ const counter = (accountId: string, meter: string) =>
       where account_id = ${accountId} and meter = ${meter}`).pipe(Effect.map((rows) => rows[0]!.used))
 
 layer(ServicesLive, { excludeTestServices: true, timeout: "60 seconds" })("consumption primitive", (it) => {
+  it.effect("a batch is decided in arrival order; a consumption crossing a limit changes nothing", () =>
+    Effect.gen(function*() {
+      const metering = yield* Metering
+      const { id } = yield* newAccount()
+      const decisions = yield* metering.applyBatch([
+        plateCharge(id, 2, "AAA111", 1),
+        plateCharge(id, 2, "AAA111", 1), // same plate: unique plates not charged again
+        plateCharge(id, 3, "BBB222", 1), // the plate query fits (3) but a second unique plate does not
+        plateCharge(id, 2)
+      ])
+      expect(decisions.map(Either.isRight)).toEqual([true, true, false, false])
+      const [first, second, unique, plate] = decisions
+      expect(Either.isRight(first!) && first.right.map((c) => [c.meter, c.charged, c.used])).toEqual([
+        ["plate_queries", 1, 1], ["unique_plates", 1, 1]
+      ])
+      expect(Either.isRight(second!) && second.right.map((c) => [c.meter, c.charged, c.used])).toEqual([
+        ["plate_queries", 1, 2], ["unique_plates", 0, 1]
+      ])
+      expect(Either.isLeft(unique!) && unique.left).toMatchObject({ meter: "unique_plates", limit: 1, used: 1 })
+      expect(Either.isLeft(plate!) && plate.left).toMatchObject({ meter: "plate_queries", limit: 2, used: 2 })
+      expect(yield* counter(id, "plate_queries")).toBe(2)
+      expect(yield* counter(id, "unique_plates")).toBe(1)
+    }))
+
+  it.effect("null is unlimited and 0 is disabled; plain counters have no limit", () =>
+    Effect.gen(function*() {
+      const metering = yield* Metering
+      const { id } = yield* newAccount()
+      const unlimited = yield* metering.applyBatch([plateCharge(id, null), plateCharge(id, null)])
+      expect(unlimited.every(Either.isRight)).toBe(true)
+      const disabled = yield* metering.applyBatch([plateCharge(id, 0)])
+      expect(Either.isLeft(disabled[0]!)).toBe(true)
+      const plain = yield* metering.applyBatch([{
+        accountId: id, environment: "production", charges: [{ meter: "v2:plate_queries", amount: 5, period: NOV }]
+      }])
+      expect(Either.isRight(plain[0]!)).toBe(true)
+      expect(yield* counter(id, "v2:plate_queries")).toBe(5)
+    }))
+
+  it.effect("precheck reads without charging", () =>
+    Effect.gen(function*() {
+      const metering = yield* Metering
+      const { id } = yield* newAccount()
+      yield* metering.precheck(plateCharge(id, 1, "AAA111", 1))
+      yield* metering.consume(plateCharge(id, 1, "AAA111", 1))
+      const refused = yield* Effect.flip(metering.precheck(plateCharge(id, 1, "AAA111", 1)))
+      expect(refused).toMatchObject({ meter: "plate_queries", limit: 1, used: 1 })
+      expect(yield* counter(id, "plate_queries")).toBe(1)
+    }))
+
   it.effect("200 concurrent consumptions against a limit of 100: exactly 100 succeed", () =>
     Effect.gen(function*() {
       const metering = yield* Metering
@@ -146,29 +168,22 @@ layer(ServicesLive, { excludeTestServices: true, timeout: "60 seconds" })("consu
   it.effect("requests per minute: the limit holds within a window and resets on the next minute", () =>
     Effect.gen(function*() {
       yield* TestClock.setTime(Date.parse("2026-11-21T23:59:30Z"))
-      const limiter = yield* RateLimiter
+      const admission = yield* Admission
+      const accounts = yield* Accounts
       const account = yield* newAccount("free") // 30 per minute
-      const principal: Principal = {
-        accountId: account.id,
-        owner: account.owner,
-        keyId: "key_test",
-        environment: "production",
-        timezone: BA,
-        entitlements: {
-          plan: "free", plateQueriesMonthly: 100, moduleQueriesMonthly: 20, uniquePlatesDaily: 25,
-          requestsPerMinute: 30, enabledModules: ["fines", "vtv"], timezone: BA
-        },
-        modulePricing: null
-      }
-      const admissions = yield* Effect.all(Array.from({ length: 30 }, () => limiter.admit(principal)), {
+      const { key } = yield* accounts.createKey({ accountId: account.id, environment: "production", name: null })
+      const admitted = yield* Effect.all(Array.from({ length: 30 }, () => admission.admit(key, "production")), {
         concurrency: "unbounded"
       })
-      expect(admissions.map((a) => a.remaining).sort((a, b) => a! - b!)).toEqual(Array.from({ length: 30 }, (_, i) => i))
-      const over = yield* Effect.flip(limiter.admit(principal))
-      expect(over).toMatchObject({ meter: "requests", limit: 30, used: 30 })
-      expect(over.resetAt.toISOString()).toBe("2026-11-22T00:00:00.000Z")
+      expect(admitted.map((a) => a.remaining).sort((a, b) => a! - b!)).toEqual(Array.from({ length: 30 }, (_, i) => i))
+      expect(admitted[0]!.principal).toMatchObject({ accountId: account.id, environment: "production" })
+      const over = yield* Effect.flip(admission.admit(key, "production"))
+      expect(over).toMatchObject({ _tag: "LimitReached", meter: "requests", limit: 30, used: 30 })
+      expect(over._tag === "LimitReached" && over.resetAt.toISOString()).toBe("2026-11-22T00:00:00.000Z")
       yield* TestClock.adjust("30 seconds")
-      const next = yield* limiter.admit(principal)
-      expect(next).toEqual({ limit: 30, remaining: 29, resetAt: minuteOf(yield* Clock.currentTimeMillis).end })
+      const next = yield* admission.admit(key, "production")
+      expect(next).toMatchObject({ limit: 30, remaining: 29, resetAt: minuteOf(yield* Clock.currentTimeMillis).end })
+      const wrongPlace = yield* Effect.flip(admission.admit(key, "sandbox"))
+      expect(wrongPlace).toMatchObject({ _tag: "InvalidKey", reason: "other_environment" })
     }).pipe(Effect.provide(TestContext.TestContext))) // this block runs on live services; this test on TestClock
 })

@@ -15,7 +15,8 @@ describe("OpenAPI document", () => {
       "GET /readyz",
       "GET /v2/plans",
       "GET /v2/status",
-      "GET /v2/usage"
+      "GET /v2/usage",
+      "GET /v2/vehicles/{plate}"
     ])
   })
 
