@@ -8,8 +8,8 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { stopCluster } from "../../src/platform/EmbeddedPostgres.js"
-import { runVda, type ServerProcess, startServer, waitFor } from "../support/Processes.js"
-import { expectShape, StatusResponse } from "../support/SpecShapes.js"
+import { ROOT, runVda, type ServerProcess, startServer, waitFor } from "../support/Processes.js"
+import { expectShape, StatusResponse, VehicleResponse } from "../support/SpecShapes.js"
 import { json } from "../support/TestApp.js"
 
 let dataDir: string
@@ -47,6 +47,27 @@ describe("first run on an embedded database", () => {
     expect(body.data).toMatchObject({ owner: "Demo account", plan: "growth" })
     const sandboxKey = /sandbox\s+(vda_test_\S+)/.exec(server.output())?.[1]
     expect((await fetch(`${server.sandboxUrl}/v2/usage`, { headers: { "x-api-key": sandboxKey! } })).status).toBe(200)
+  })
+
+  it("production queries answer from the demo registry and catalog out of the box", async () => {
+    const key = /production\s+(vda_live_\S+)/.exec(server.output())![1]!
+    const registry = (await Fs.readFile(Path.join(ROOT, "data", "registry.jsonl"), "utf8")).trim().split("\n").map((l) => JSON.parse(l))
+    const sample = registry.slice(0, 25)
+    const answers = await Promise.all(sample.map(async (vehicle: { plate: string }) => {
+      const res = await fetch(`${server.productionUrl}/v2/vehicles/${vehicle.plate}?codia=true&classification=true`, {
+        headers: { "x-api-key": key }
+      })
+      expect(res.status).toBe(200)
+      const body = await json(res)
+      expectShape(body, VehicleResponse)
+      return body
+    }))
+    expect(answers.every((a) => a.found)).toBe(true)
+    // most demo vehicles are identified exactly in the demo catalog
+    const exact = answers.filter((a) => a.data.codia.status === "exact_match").length
+    expect(exact).toBeGreaterThan(sample.length / 2)
+    const categories = new Set(answers.map((a) => a.data.classification.vehicleCategory))
+    expect(categories.size).toBeGreaterThan(2)
   })
 
   it("the CLI works beside the running server on the same embedded database and leaves it running", async () => {

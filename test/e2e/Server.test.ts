@@ -3,9 +3,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freshDatabase } from "../support/Postgres.js"
+import * as Fs from "node:fs/promises"
+import * as Path from "node:path"
 import pg from "pg"
-import { runVda, type ServerProcess, startServer, waitFor } from "../support/Processes.js"
-import { ErrorResponse, expectShape, PlansResponse, StatusResponse, UsageResponse } from "../support/SpecShapes.js"
+import { ROOT, runVda, type ServerProcess, startServer, waitFor } from "../support/Processes.js"
+import { ErrorResponse, expectShape, PlansResponse, StatusResponse, UsageResponse, VehicleResponse } from "../support/SpecShapes.js"
 import { json } from "../support/TestApp.js"
 
 let env: Record<string, string>
@@ -80,6 +82,33 @@ describe("the server process", () => {
     expect((await runVda(["accounts", "set-plan", account.id, "scale"], env)).code).toBe(0)
     const after = await json(await get(server.productionUrl, "/v2/usage", live.key))
     expect(after.data.entitlements).toMatchObject({ plan: "scale", requestsPerMinute: 240 })
+  })
+
+  it("answers vehicle queries from a registry and catalog imported with the CLI, and from the sandbox", async () => {
+    const registry = Path.join(ROOT, "data", "registry.jsonl")
+    const catalog = Path.join(ROOT, "data", "catalog.jsonl")
+    expect((await runVda(["registry", "import", registry], env)).code).toBe(0)
+    expect((await runVda(["catalog", "import", catalog], env)).code).toBe(0)
+    const { plate } = JSON.parse((await Fs.readFile(registry, "utf8")).split("\n")[0]!)
+    const res = await fetch(`${server.productionUrl}/v2/vehicles/${plate.toLowerCase()}?codia=true&sheet=true&tires=true`, {
+      headers: { "x-api-key": live.key }
+    })
+    expect(res.status).toBe(200)
+    const body = await json(res)
+    expectShape(body, VehicleResponse)
+    expect(body.data.plate).toBe(plate)
+    expect(body.data.codia.status).not.toBe("brand_not_found")
+    const sandbox = await fetch(`${server.sandboxUrl}/v2/vehicles/AB123CD?sandbox_seed=e2e&classification=true`, {
+      headers: { "x-api-key": test.key }
+    })
+    expect(sandbox.status).toBe(200)
+    const synthetic = await json(sandbox)
+    expectShape(synthetic, VehicleResponse)
+    expect(synthetic.data).toMatchObject({ sandbox: true, scenario: "default" })
+    expect(synthetic.data.classification.confidence).not.toBe("unavailable")
+    const invalid = await get(server.productionUrl, "/v2/vehicles/NOT-A-PLATE", live.key)
+    expect(invalid.status).toBe(400)
+    expectShape(await json(invalid), ErrorResponse("invalid_plate"))
   })
 
   it("never logs API keys", () => {
