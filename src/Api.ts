@@ -5,6 +5,7 @@
 import { HttpApi, OpenApi } from "@effect/platform"
 import { AccountsApi } from "./accounts/Api.js"
 import { MeteringApi } from "./metering/Api.js"
+import { OperationsApi } from "./operations/Api.js"
 import * as Errors from "./platform/Errors.js"
 import { HealthApi } from "./platform/HealthApi.js"
 import { VehiclesApi } from "./vehicles/Api.js"
@@ -12,6 +13,7 @@ import { stripDecodeErrors } from "./platform/OpenApiDocs.js"
 
 export class Api extends HttpApi.make("vehicle-data-api")
   .add(VehiclesApi)
+  .add(OperationsApi)
   .add(AccountsApi)
   .add(MeteringApi)
   .add(HealthApi)

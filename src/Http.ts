@@ -36,6 +36,13 @@ import { Catalog } from "./catalog/Catalog.js"
 import { VehiclesHttpLive } from "./vehicles/Http.js"
 import { VehicleStore } from "./vehicles/Store.js"
 import { VehicleQuery } from "./vehicles/VehicleQuery.js"
+import { OperationActivities } from "./operations/Activities.js"
+import { OperationsHttpLive } from "./operations/Http.js"
+import { InlineEngineLive } from "./operations/InlineEngine.js"
+import { Operations } from "./operations/Operations.js"
+import { OperationsRepo } from "./operations/Repo.js"
+import { TemporalEngineLive } from "./operations/TemporalEngine.js"
+import { AppConfig } from "./platform/Config.js"
 import { isUnavailable } from "./platform/Database.js"
 import * as Errors from "./platform/Errors.js"
 import { HealthHttpLive } from "./platform/HealthHttp.js"
@@ -144,20 +151,38 @@ export const makeRequestPipeline = <Id extends string, Groups extends HttpApiGro
   })
 )
 
-const HandlersLive = Layer.mergeAll(VehiclesHttpLive, AccountsHttpLive, MeteringHttpLive, HealthHttpLive).pipe(
+const HandlersLive = Layer.mergeAll(
+  VehiclesHttpLive,
+  OperationsHttpLive,
+  AccountsHttpLive,
+  MeteringHttpLive,
+  HealthHttpLive
+).pipe(
   Layer.provide(ApiKeyAuthLive)
+)
+
+/** The engine `WORKFLOW_ENGINE` selects. */
+const WorkflowEngineLive = Layer.unwrapEffect(
+  Effect.map(AppConfig, (config) => (config.workflowEngine === "temporal" ? TemporalEngineLive : InlineEngineLive))
+)
+
+/** Everything that runs operations' activities: shared by the API (inline engine) and the worker. */
+export const ActivitiesLive = OperationActivities.Default.pipe(
+  Layer.provideMerge(Layer.mergeAll(VehicleQuery.Default, OperationsRepo.Default)),
+  Layer.provideMerge(Metering.Default),
+  Layer.provide(FetchHttpClient.layer)
 )
 
 export const ServicesLive = Layer.mergeAll(
   Admission.Default,
   UsageReader.Default,
   AccountsRepo.Default,
-  VehicleQuery.Default,
   VehicleStore.Default,
-  Catalog.Default
+  Catalog.Default,
+  Operations.Default
 ).pipe(
-  Layer.provideMerge(Metering.Default),
-  Layer.provide(FetchHttpClient.layer)
+  Layer.provideMerge(WorkflowEngineLive),
+  Layer.provideMerge(ActivitiesLive)
 )
 
 /** The API with docs, pipeline and handlers; needs the services and a database. */

@@ -4,7 +4,8 @@
  */
 import type { Principal } from "../accounts/Domain.js"
 import type { Consumption } from "./Metering.js"
-import { type ApiVersion, byVersion } from "./Meters.js"
+import type { Module } from "../platform/Schemas.js"
+import { type ApiVersion, byModule, byVersion } from "./Meters.js"
 import { dayOf, monthOf } from "./Periods.js"
 
 /** One plate query this month, and the plate once per account-day toward unique plates. */
@@ -25,5 +26,28 @@ export const plateQuery = (principal: Principal, plate: string, at: number, vers
       },
       { meter: byVersion(version, "plate_queries"), amount: 1, period: month }
     ]
+  }
+}
+
+/**
+ * One module query per requested module this month, split by version and by module (custom plans
+ * bill per module, at the price and included units frozen when the month's period opens).
+ */
+export const moduleQueries = (
+  principal: Principal,
+  modules: ReadonlyArray<Module>,
+  at: number,
+  version: ApiVersion = "v2"
+): Consumption => {
+  const month = monthOf(at, principal.timezone)
+  return {
+    accountId: principal.accountId,
+    environment: principal.environment,
+    charges: [
+      { meter: "module_queries", amount: modules.length, limit: principal.entitlements.moduleQueriesMonthly, period: month },
+      { meter: byVersion(version, "module_queries"), amount: modules.length, period: month },
+      ...modules.map((module) => ({ meter: byModule(module), amount: 1, period: month }))
+    ],
+    ...(principal.modulePricing ? { modulePricing: { period: month, ...principal.modulePricing } } : {})
   }
 }

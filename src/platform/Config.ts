@@ -2,6 +2,7 @@
  * Every setting the service reads, in one place. Documented in the README's configuration table.
  */
 import { Config, ConfigError, Effect, Either, LogLevel, Option, Redacted } from "effect"
+import { DEFAULT_TASK_QUEUE, type RetryPolicy, SOURCE_RETRY } from "../../workflows/shared.js"
 
 const port = (name: string, fallback: number) =>
   Config.integer(name).pipe(
@@ -48,6 +49,26 @@ export class AppConfig extends Effect.Service<AppConfig>()("vda/AppConfig", {
       dbPoolMax: yield* positiveInt("DB_POOL_MAX", 10),
       logLevel: yield* logLevel,
       vehicleUpstreamUrl: yield* optionalUrl("VEHICLE_UPSTREAM_URL"),
+      moduleUpstreamUrls: {
+        fines: yield* optionalUrl("FINES_UPSTREAM_URL"),
+        vtv: yield* optionalUrl("VTV_UPSTREAM_URL"),
+        tax_debt: yield* optionalUrl("TAX_DEBT_UPSTREAM_URL"),
+        gnc: yield* optionalUrl("GNC_UPSTREAM_URL")
+      },
+      workflowEngine: yield* Config.literal("inline", "temporal")("WORKFLOW_ENGINE").pipe(Config.withDefault("inline" as const)),
+      temporal: {
+        address: yield* Config.string("TEMPORAL_ADDRESS").pipe(Config.withDefault("localhost:7233")),
+        namespace: yield* Config.string("TEMPORAL_NAMESPACE").pipe(Config.withDefault("default")),
+        taskQueue: yield* Config.string("TEMPORAL_TASK_QUEUE").pipe(Config.withDefault(DEFAULT_TASK_QUEUE))
+      },
+      /** Module and vehicle-source lookups: 3 attempts, backing off from this first delay. */
+      sourceRetry: {
+        ...SOURCE_RETRY,
+        initialIntervalMs: yield* Config.integer("SOURCE_RETRY_INITIAL_MS").pipe(
+          Config.withDefault(SOURCE_RETRY.initialIntervalMs),
+          Config.validate({ message: "expected milliseconds >= 0", validation: (n) => n >= 0 })
+        )
+      } satisfies RetryPolicy,
       sandboxLatencyMs: yield* Config.integer("SANDBOX_MODULE_LATENCY_MS").pipe(
         Config.withDefault(1500),
         Config.validate({ message: "expected milliseconds >= 0", validation: (n) => n >= 0 })

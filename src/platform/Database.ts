@@ -12,11 +12,13 @@ import { otherSessions, startCluster, stopCluster } from "./EmbeddedPostgres.js"
 import migration0001 from "./migrations/0001_foundation.js"
 import migration0002 from "./migrations/0002_vehicles_catalog.js"
 import migration0003 from "./migrations/0003_metering_functions.js"
+import migration0004 from "./migrations/0004_operations.js"
 
 export const migrations = {
   "0001_foundation": migration0001,
   "0002_vehicles_catalog": migration0002,
-  "0003_metering_functions": migration0003
+  "0003_metering_functions": migration0003,
+  "0004_operations": migration0004
 }
 
 /** Where the database is, and whether it is the embedded one this process manages. */
@@ -66,7 +68,9 @@ export const pgClientLayer = (url: Redacted.Redacted<string>, maxConnections: nu
     connectTimeout: Duration.seconds(5),
     applicationName: "vehicle-data-api",
     transformQueryNames: Str.camelToSnake,
-    transformResultNames: Str.snakeToCamel
+    transformResultNames: Str.snakeToCamel,
+    // JSON columns hold API shapes (snake_case module names, sandbox_seed…): keep them verbatim
+    transformJson: false
   })
 
 export const MigratorLive = PgMigrator.layer({ loader: PgMigrator.fromRecord(migrations) }).pipe(

@@ -2,14 +2,25 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Clock, Effect } from "effect"
 import { CurrentPrincipal } from "../accounts/Domain.js"
 import { Api } from "../Api.js"
+import { AcceptedVehicleOperation } from "../operations/Api.js"
+import { accepted } from "../operations/Http.js"
+import { Operations } from "../operations/Operations.js"
 import * as Errors from "../platform/Errors.js"
 import { VehicleQuery } from "./VehicleQuery.js"
 
 export const VehiclesHttpLive = HttpApiBuilder.group(Api, "vehicles", (handlers) =>
   Effect.gen(function*() {
     const query = yield* VehicleQuery
+    const operations = yield* Operations
     return handlers.handle("getVehicle", ({ path, urlParams }) =>
-      Effect.flatMap(CurrentPrincipal, (principal) => query.run(principal, path.plate, urlParams)).pipe(
+      Effect.gen(function*() {
+        const principal = yield* CurrentPrincipal
+        const outcome = yield* query.run(principal, path.plate, urlParams)
+        if (outcome._tag === "Answered") return outcome.response
+        const operation = yield* operations.createVehicleSearch(principal, outcome.plate, urlParams)
+        yield* accepted(operation.id)
+        return new AcceptedVehicleOperation(operation)
+      }).pipe(
         Effect.catchTags({
           InvalidPlate: () =>
             Errors.badRequest(

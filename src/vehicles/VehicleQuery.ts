@@ -2,6 +2,10 @@
  * The vehicle query: validate, find the vehicle (registry, upstream cache, upstream, or the
  * sandbox generator), add the requested enrichments, and only then charge one plate query, so a
  * request that fails for any reason consumes nothing.
+ *
+ * With `onMiss=search`, a plate that would have to wait for the source is not answered here: the
+ * caller accepts a vehicle search operation instead (charged when it is created), whose workflow
+ * calls `search` to produce the same response.
  */
 import { Clock, Data, Effect, Option } from "effect"
 import { isPaidOrCustom, type Principal } from "../accounts/Domain.js"
@@ -10,13 +14,14 @@ import { classification, codiaLookup, sheetLookup, tires } from "../catalog/Enri
 import * as Charges from "../metering/Charges.js"
 import { Metering } from "../metering/Metering.js"
 import { AppConfig } from "../platform/Config.js"
-import { RequestId } from "../platform/RequestContext.js"
+import { type Environment, RequestId } from "../platform/RequestContext.js"
 import { generateVehicle } from "../sandbox/Generator.js"
 import { sandboxBehaviour } from "../sandbox/Scenarios.js"
-import type { VehicleData, VehicleQueryParams, VehicleResponse } from "./Api.js"
+import type { VehicleQueryParams } from "./Api.js"
 import { normalizePlate } from "./Plates.js"
 import type { VehicleFacts } from "./Records.js"
-import { VehicleStore } from "./Store.js"
+import type { VehicleData, VehicleResponse } from "./Response.js"
+import { type StoredVehicle, VehicleStore } from "./Store.js"
 import { SourceUnavailable, VehicleUpstream } from "./Upstream.js"
 
 export class InvalidPlate extends Data.TaggedError("InvalidPlate")<{ readonly raw: string }> {}
@@ -24,16 +29,34 @@ export class InvalidParameter extends Data.TaggedError("InvalidParameter")<{ rea
 export class PaidPlanRequired extends Data.TaggedError("PaidPlanRequired")<{ readonly options: ReadonlyArray<string> }> {}
 
 /** Where the answer came from, for `debug` and for the sandbox's extra fields. */
-export interface Lookup {
+interface Lookup {
   readonly facts: Option.Option<VehicleFacts>
   readonly source: "registry" | "upstream" | "synthetic" | "none"
   readonly cache: "hit" | "miss"
   readonly stale?: boolean
   readonly sandbox?: { readonly scenario: string; readonly seed: string | null; readonly vehicleType: string | null }
+  readonly lookupMs: number
 }
+
+export type QueryOutcome =
+  | { readonly _tag: "Answered"; readonly response: VehicleResponse }
+  /** `onMiss=search` and the source must be asked: accept a vehicle search for this plate. */
+  | { readonly _tag: "SearchAccepted"; readonly plate: string }
 
 const UPSTREAM_FRESH_MS = 7 * 24 * 3_600_000
 const UPSTREAM_MISS_FRESH_MS = 24 * 3_600_000
+
+const isFresh = (stored: StoredVehicle, now: number) =>
+  stored.source === "registry" ||
+  now - stored.fetchedAt.getTime() < (stored.found ? UPSTREAM_FRESH_MS : UPSTREAM_MISS_FRESH_MS)
+
+const fromStore = (stored: StoredVehicle | undefined, stale: boolean, lookupMs: number): Lookup => ({
+  facts: Option.fromNullable(stored?.facts),
+  source: stored?.source ?? "none",
+  cache: "hit",
+  lookupMs,
+  ...(stale ? { stale } : {})
+})
 
 export class VehicleQuery extends Effect.Service<VehicleQuery>()("vda/VehicleQuery", {
   effect: Effect.gen(function*() {
@@ -43,37 +66,21 @@ export class VehicleQuery extends Effect.Service<VehicleQuery>()("vda/VehicleQue
     const metering = yield* Metering
     const config = yield* AppConfig
 
-    const production = (principal: Principal, plate: string) =>
+    const elapsedSince = (started: number) => Effect.map(Clock.currentTimeMillis, (now) => now - started)
+
+    /** Asks the upstream (cache refreshed); a stale answer beats none when it is down. */
+    const fromUpstream = (plate: string, stored: StoredVehicle | undefined, started: number) =>
       Effect.gen(function*() {
-        const stored = yield* store.find(plate)
-        const now = yield* Clock.currentTimeMillis
-        const fromStore = (stale: boolean): Lookup => ({
-          facts: Option.fromNullable(stored?.facts),
-          source: stored?.source ?? "none",
-          cache: "hit",
-          ...(stale ? { stale } : {})
-        })
-        if (stored !== undefined) {
-          const age = now - stored.fetchedAt.getTime()
-          if (stored.source === "registry" || age < (stored.found ? UPSTREAM_FRESH_MS : UPSTREAM_MISS_FRESH_MS)) {
-            return fromStore(false)
-          }
-        }
-        if (!upstream.enabled) {
-          return stored !== undefined ? fromStore(true) : { facts: Option.none(), source: "none", cache: "miss" } satisfies Lookup
-        }
-        // refuse before calling the upstream for a request that could not be charged anyway
-        yield* metering.precheck(Charges.plateQuery(principal, plate, now))
         const answer = yield* upstream.fetch(plate).pipe(
-          // serve what we last knew rather than nothing when the upstream is down
           Effect.catchTag("SourceUnavailable", (e) => (stored?.found ? Effect.succeed(undefined) : Effect.fail(e)))
         )
-        if (answer === undefined) return fromStore(true)
-        yield* store.cacheUpstream(plate, Option.getOrNull(answer), new Date(now))
-        return { facts: answer, source: "upstream", cache: "miss" } satisfies Lookup
+        const lookupMs = yield* elapsedSince(started)
+        if (answer === undefined) return fromStore(stored, true, lookupMs)
+        yield* store.cacheUpstream(plate, Option.getOrNull(answer), new Date(yield* Clock.currentTimeMillis))
+        return { facts: answer, source: "upstream", cache: "miss", lookupMs } satisfies Lookup
       })
 
-    const sandbox = (plate: string, params: VehicleQueryParams) =>
+    const fromSandbox = (plate: string, params: VehicleQueryParams, started: number) =>
       Effect.gen(function*() {
         const behaviour = sandboxBehaviour(plate, params.sandbox_scenario)
         if (behaviour.scenario === "unavailable") {
@@ -86,7 +93,8 @@ export class VehicleQuery extends Effect.Service<VehicleQuery>()("vda/VehicleQue
           facts: Option.fromNullable(generated?.facts),
           source: "synthetic",
           cache: behaviour.cacheMiss ? "miss" : "hit",
-          sandbox: { scenario: behaviour.scenario, seed, vehicleType: generated?.vehicleType ?? null }
+          sandbox: { scenario: behaviour.scenario, seed, vehicleType: generated?.vehicleType ?? null },
+          lookupMs: yield* elapsedSince(started)
         } satisfies Lookup
       })
 
@@ -103,34 +111,10 @@ export class VehicleQuery extends Effect.Service<VehicleQuery>()("vda/VehicleQue
         }
       })
 
-    const validate = (principal: Principal, rawPlate: string, params: VehicleQueryParams) =>
+    /** The Vehicle response for what the lookup found. */
+    const respond = (plate: string, lookup: Lookup, params: VehicleQueryParams, requestId: string) =>
       Effect.gen(function*() {
-        const plate = normalizePlate(rawPlate)
-        if (plate === undefined) return yield* new InvalidPlate({ raw: rawPlate })
-        if (principal.environment === "production") {
-          const sandboxOnly = (["sandbox_scenario", "sandbox_seed"] as const).filter((p) => params[p] !== undefined)
-          if (sandboxOnly.length > 0) {
-            return yield* new InvalidParameter({
-              message: `${sandboxOnly.join(" and ")} ${sandboxOnly.length > 1 ? "are" : "is"} accepted by the sandbox only`
-            })
-          }
-        }
-        if (params.onMiss !== undefined) {
-          return yield* new InvalidParameter({ message: "onMiss=search is not available" })
-        }
-        const paid = (["codia", "sheet", "tires"] as const).filter((option) => params[option] === true)
-        if (paid.length > 0 && !isPaidOrCustom(principal.entitlements.plan)) {
-          return yield* new PaidPlanRequired({ options: paid })
-        }
-        return plate
-      })
-
-    const run = (principal: Principal, rawPlate: string, params: VehicleQueryParams) =>
-      Effect.gen(function*() {
-        const plate = yield* validate(principal, rawPlate, params)
         const started = yield* Clock.currentTimeMillis
-        const lookup: Lookup = yield* (principal.environment === "sandbox" ? sandbox(plate, params) : production(principal, plate))
-        const looked = yield* Clock.currentTimeMillis
         const data: VehicleData | null = yield* Option.match(lookup.facts, {
           onNone: () => Effect.succeed(null),
           onSome: (facts) =>
@@ -147,27 +131,93 @@ export class VehicleQuery extends Effect.Service<VehicleQuery>()("vda/VehicleQue
                 : {})
             }))
         })
-        const enriched = yield* Clock.currentTimeMillis
-        yield* metering.consume(Charges.plateQuery(principal, plate, enriched))
         const debug = params.debug
           ? {
-            requestId: yield* RequestId,
+            requestId,
             cache: lookup.cache,
             source: lookup.source,
             ...(lookup.stale ? { stale: true } : {}),
             ...(lookup.sandbox ? { scenario: lookup.sandbox.scenario, seed: lookup.sandbox.seed } : {}),
-            timings: { lookupMs: looked - started, enrichmentMs: enriched - looked }
+            timings: { lookupMs: lookup.lookupMs, enrichmentMs: yield* elapsedSince(started) }
           }
           : undefined
-        const response: VehicleResponse = {
+        return {
           success: true,
           found: data !== null,
           data: data !== null && debug !== undefined ? { ...data, debug } : data
-        }
-        return response
+        } satisfies VehicleResponse
       })
 
-    return { run }
+    const validate = (principal: Principal, rawPlate: string, params: VehicleQueryParams) =>
+      Effect.gen(function*() {
+        const plate = normalizePlate(rawPlate)
+        if (plate === undefined) return yield* new InvalidPlate({ raw: rawPlate })
+        if (principal.environment === "production") {
+          const sandboxOnly = (["sandbox_scenario", "sandbox_seed"] as const).filter((p) => params[p] !== undefined)
+          if (sandboxOnly.length > 0) {
+            return yield* new InvalidParameter({
+              message: `${sandboxOnly.join(" and ")} ${sandboxOnly.length > 1 ? "are" : "is"} accepted by the sandbox only`
+            })
+          }
+        }
+        const paid = [
+          ...(["codia", "sheet", "tires"] as const).filter((option) => params[option] === true),
+          ...(params.onMiss !== undefined ? ["onMiss"] : [])
+        ]
+        if (paid.length > 0 && !isPaidOrCustom(principal.entitlements.plan)) {
+          return yield* new PaidPlanRequired({ options: paid })
+        }
+        return plate
+      })
+
+    /**
+     * Answers a query (charging one plate query last), or says a vehicle search must be accepted
+     * (`onMiss=search` with a plate the source must be asked for).
+     */
+    const run = (principal: Principal, rawPlate: string, params: VehicleQueryParams) =>
+      Effect.gen(function*() {
+        const plate = yield* validate(principal, rawPlate, params)
+        const started = yield* Clock.currentTimeMillis
+        let lookup: Lookup
+        if (principal.environment === "sandbox") {
+          const behaviour = sandboxBehaviour(plate, params.sandbox_scenario)
+          if (behaviour.cacheMiss && behaviour.scenario !== "unavailable" && params.onMiss === "search") {
+            return { _tag: "SearchAccepted", plate } satisfies QueryOutcome
+          }
+          lookup = yield* fromSandbox(plate, params, started)
+        } else {
+          const stored = yield* store.find(plate)
+          if (stored !== undefined && isFresh(stored, started)) {
+            lookup = fromStore(stored, false, yield* elapsedSince(started))
+          } else if (!upstream.enabled) {
+            lookup = stored !== undefined
+              ? fromStore(stored, true, yield* elapsedSince(started))
+              : { facts: Option.none(), source: "none", cache: "miss", lookupMs: yield* elapsedSince(started) }
+          } else if (params.onMiss === "search") {
+            return { _tag: "SearchAccepted", plate } satisfies QueryOutcome
+          } else {
+            // refuse before calling the upstream for a request that could not be charged anyway
+            yield* metering.precheck(Charges.plateQuery(principal, plate, started))
+            lookup = yield* fromUpstream(plate, stored, started)
+          }
+        }
+        const response = yield* respond(plate, lookup, params, yield* RequestId)
+        yield* metering.consume(Charges.plateQuery(principal, plate, yield* Clock.currentTimeMillis))
+        return { _tag: "Answered", response } satisfies QueryOutcome
+      })
+
+    /** The search a vehicle operation runs: waits for the source; charges nothing (done at acceptance). */
+    const search = (environment: Environment, plate: string, params: VehicleQueryParams, requestId: string) =>
+      Effect.gen(function*() {
+        const started = yield* Clock.currentTimeMillis
+        const lookup = environment === "sandbox"
+          ? yield* fromSandbox(plate, params, started)
+          : yield* Effect.flatMap(store.find(plate), (stored) =>
+            upstream.enabled ? fromUpstream(plate, stored, started) : Effect.succeed(fromStore(stored, false, 0)))
+        return yield* respond(plate, lookup, params, requestId)
+      })
+
+    return { run, search }
   }),
   dependencies: [VehicleStore.Default, VehicleUpstream.Default, Catalog.Default]
 }) {}

@@ -13,10 +13,12 @@ describe("OpenAPI document", () => {
     expect(operations.sort()).toEqual([
       "GET /healthz",
       "GET /readyz",
+      "GET /v2/operations/{id}",
       "GET /v2/plans",
       "GET /v2/status",
       "GET /v2/usage",
-      "GET /v2/vehicles/{plate}"
+      "GET /v2/vehicles/{plate}",
+      "POST /v2/vehicles/{plate}/modules"
     ])
   })
 

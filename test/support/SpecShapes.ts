@@ -222,3 +222,85 @@ export const VehicleData = object(
 )
 
 export const VehicleResponse = object({ success: literal(true), found: boolean, data: nullable(VehicleData) })
+
+const STATUS = literal("queued", "processing", "completed", "partial", "failed")
+const TEXT = nullable(string)
+const AMOUNT = nullable(number)
+
+export const FinesData = object({
+  total: nonNegativeInt,
+  amountTotal: number,
+  currency: literal("ARS"),
+  items: array(object({
+    date: TEXT, amount: AMOUNT, status: string, authority: TEXT, reference: TEXT, description: TEXT,
+    jurisdiction: string, dueDate: TEXT, discountedAmount: AMOUNT
+  }))
+})
+
+export const VtvData = object({
+  total: nonNegativeInt,
+  items: array(object({
+    type: string, date: TEXT, sticker: TEXT, inspectionType: literal("inspection", "reinspection", "unknown"),
+    detail: TEXT, result: literal("approved", "conditional", "rejected", "expired", "unknown"), certificate: TEXT,
+    jurisdiction: string, facility: TEXT, dueDate: TEXT
+  }))
+})
+
+export const TaxDebtData = object({
+  total: nonNegativeInt,
+  amountTotal: number,
+  currency: literal("ARS"),
+  items: array(object({
+    period: TEXT, description: TEXT, dueDate: TEXT, amount: AMOUNT, updatedAmount: AMOUNT, status: string, jurisdiction: string
+  }))
+})
+
+export const GncData = object({
+  total: nonNegativeInt,
+  items: array(object({
+    operationDate: TEXT, workshop: TEXT, workshopTaxId: TEXT, workshopCode: TEXT, sticker: TEXT, previousSticker: TEXT
+  }))
+})
+
+const moduleResult = (data: Shape) =>
+  object(
+    {
+      status: STATUS,
+      data: nullable(data),
+      error: nullable(object({ code: literal("module_unavailable"), message: string, retryable: boolean }))
+    },
+    { warnings: array(object({ code: literal("reduced_coverage"), message: string })) }
+  )
+
+export const ModulesOperation = object({
+  id: string,
+  kind: literal("modules"),
+  status: STATUS,
+  plate: string,
+  createdAt: dateTime,
+  updatedAt: dateTime,
+  modules: object({}, {
+    fines: moduleResult(FinesData),
+    vtv: moduleResult(VtvData),
+    tax_debt: moduleResult(TaxDebtData),
+    gnc: moduleResult(GncData)
+  })
+})
+
+const vehicleSearchResult: Shape = (v, p) => {
+  if (v === null) return []
+  if (typeof v === "object" && v !== null && "error" in v) {
+    return object({ error: object({ code: string, message: string, retryable: boolean }) })(v, p)
+  }
+  return VehicleResponse(v, p)
+}
+
+export const VehicleOperation = object({
+  id: string,
+  kind: literal("vehicle"),
+  status: STATUS,
+  plate: string,
+  createdAt: dateTime,
+  updatedAt: dateTime,
+  result: vehicleSearchResult
+})

@@ -1,0 +1,65 @@
+/**
+ * The activities of every workflow, as Effect programs. Both engines run exactly these: the
+ * inline engine on the server's runtime, the Temporal worker through `worker/Activities.ts`.
+ * Each is idempotent (keyed by operation id and module), because an engine may run it again.
+ */
+import { Clock, Effect, Option } from "effect"
+import type { FinalStatus, ModuleName, ModuleOutcome, VehicleSearchResult } from "../../workflows/shared.js"
+import { ModuleSources } from "../modules/Sources.js"
+import type { VehicleQueryParams } from "../vehicles/Api.js"
+import { VehicleQuery } from "../vehicles/VehicleQuery.js"
+import { type ModuleRow, OperationsRepo } from "./Repo.js"
+
+const FINAL = new Set(["completed", "partial", "failed"])
+
+const storedOutcome = (row: ModuleRow): ModuleOutcome =>
+  row.status === "failed"
+    ? { status: "failed", data: null, error: row.error!, warnings: row.warnings }
+    : { status: row.status === "partial" ? "partial" : "completed", data: row.data, error: null, warnings: row.warnings }
+
+export class OperationActivities extends Effect.Service<OperationActivities>()("vda/OperationActivities", {
+  effect: Effect.gen(function*() {
+    const repo = yield* OperationsRepo
+    const sources = yield* ModuleSources
+    const vehicles = yield* VehicleQuery
+
+    const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
+
+    const operation = (id: string) =>
+      Effect.flatMap(repo.find(id), Option.match({
+        onNone: () => Effect.die(new Error(`unknown operation ${id}`)),
+        onSome: Effect.succeed
+      }))
+
+    return {
+      markProcessing: (operationId: string) => Effect.flatMap(now, (at) => repo.markProcessing(operationId, at)),
+
+      /** A module already recorded answers what was recorded: nothing is looked up twice. */
+      fetchModule: ({ module, operationId }: { readonly operationId: string; readonly module: ModuleName }) =>
+        Effect.gen(function*() {
+          const op = yield* operation(operationId)
+          const recorded = (yield* repo.modules(operationId)).find((m) => m.module === module)
+          if (recorded !== undefined && FINAL.has(recorded.status)) return storedOutcome(recorded)
+          const requested = op.input.kind === "modules" ? op.input.modules : [module]
+          return yield* sources.fetch({ environment: op.environment, plate: op.plate, module, requested })
+        }),
+
+      recordModule: ({ module, operationId, outcome }: { readonly operationId: string; readonly module: ModuleName; readonly outcome: ModuleOutcome }) =>
+        Effect.flatMap(now, (at) => repo.recordModule(operationId, module, outcome, at)),
+
+      finalizeOperation: ({ operationId, status }: { readonly operationId: string; readonly status: FinalStatus }) =>
+        Effect.flatMap(now, (at) => repo.finalize(operationId, status, at)).pipe(Effect.asVoid),
+
+      searchVehicle: ({ operationId }: { readonly operationId: string }) =>
+        Effect.gen(function*() {
+          const op = yield* operation(operationId)
+          if (op.input.kind !== "vehicle") return yield* Effect.die(new Error(`${operationId} is not a vehicle search`))
+          return yield* vehicles.search(op.environment, op.plate, op.input.params as VehicleQueryParams, op.input.requestId)
+        }),
+
+      finalizeVehicleSearch: ({ operationId, result }: { readonly operationId: string; readonly result: VehicleSearchResult }) =>
+        Effect.flatMap(now, (at) => repo.finalize(operationId, result.ok ? "completed" : "failed", at, result)).pipe(Effect.asVoid)
+    }
+  }),
+  dependencies: [OperationsRepo.Default, ModuleSources.Default]
+}) {}

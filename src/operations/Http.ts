@@ -1,0 +1,49 @@
+import { HttpApiBuilder, HttpApp, HttpServerResponse } from "@effect/platform"
+import { Clock, Effect } from "effect"
+import { CurrentPrincipal } from "../accounts/Domain.js"
+import { Api } from "../Api.js"
+import * as Errors from "../platform/Errors.js"
+import { Operations } from "./Operations.js"
+
+/**
+ * An accepted operation: 202 with the `Location` of its polling URL. (Both the 200 and the 202
+ * answers carry an Operation; the status is set here rather than left to which schema encodes.)
+ */
+export const accepted = (id: string) =>
+  HttpApp.appendPreResponseHandler((_request, response) =>
+    Effect.succeed(
+      HttpServerResponse.setHeader(HttpServerResponse.setStatus(response, 202), "location", `/v2/operations/${id}`)
+    ))
+
+const listed = (modules: ReadonlyArray<string>) => modules.join(", ")
+
+export const OperationsHttpLive = HttpApiBuilder.group(Api, "operations", (handlers) =>
+  Effect.gen(function*() {
+    const operations = yield* Operations
+    return handlers
+      .handle("createModulesOperation", ({ path, payload }) =>
+        Effect.gen(function*() {
+          const principal = yield* CurrentPrincipal
+          const { created, operation } = yield* operations.createModules(principal, path.plate, payload.modules)
+          if (created) yield* accepted(operation.id)
+          return operation
+        }).pipe(
+          Effect.catchTags({
+            InvalidModulesPlate: () =>
+              Errors.badRequest(
+                "invalid_plate",
+                "The plate must be three letters and three digits (AAA999) or two letters, three digits and two letters (AA999AA)"
+              ),
+            UnsupportedModule: (e) =>
+              Errors.badRequest("unsupported_module", `Unsupported module ${listed(e.modules)}: use fines, vtv, tax_debt or gnc`),
+            DuplicateModule: (e) => Errors.badRequest("duplicate_module", `Module requested more than once: ${listed(e.modules)}`),
+            ModuleNotEnabled: (e) =>
+              Errors.forbidden("module_not_enabled", `Module not enabled for this account: ${listed(e.modules)}`),
+            LimitReached: (reached) => Effect.flatMap(Clock.currentTimeMillis, (now) => Errors.limitReached(reached, now))
+          })
+        ))
+      .handle("getOperation", ({ path }) =>
+        Effect.flatMap(CurrentPrincipal, (principal) => operations.get(principal, path.id)).pipe(
+          Effect.catchTag("OperationNotFound", (e) => Errors.notFound("operation_not_found", `No operation ${e.id}`))
+        ))
+  }))

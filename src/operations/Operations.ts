@@ -1,0 +1,175 @@
+/**
+ * Operations: created (or reused) atomically with their metering, handed to the workflow engine,
+ * and read back for polling.
+ *
+ * Creating a modules operation is one transaction: reuse the active operation with the same
+ * account, environment, plate and exact module set if there is one (nothing charged); otherwise
+ * charge N module queries and insert the operation. The partial unique index on active operations
+ * settles two identical requests racing: the loser's transaction rolls back (its charge with it)
+ * and it answers the winner's operation.
+ */
+import { SqlClient } from "@effect/sql"
+import { Clock, Data, Effect, Either, Option } from "effect"
+import { MODULES, type ModuleName, modulesKey } from "../../workflows/shared.js"
+import type { Principal } from "../accounts/Domain.js"
+import * as Charges from "../metering/Charges.js"
+import { type LimitReached, Metering } from "../metering/Metering.js"
+import { ulid } from "../platform/Ids.js"
+import { RequestId } from "../platform/RequestContext.js"
+import type { VehicleQueryParams } from "../vehicles/Api.js"
+import { normalizePlate } from "../vehicles/Plates.js"
+import type { ModuleResults, ModulesOperation, Operation, VehicleOperation } from "./Api.js"
+import { type NewOperation, type OperationRow, OperationsRepo } from "./Repo.js"
+import { WorkflowEngine } from "./WorkflowEngine.js"
+
+export class InvalidModulesPlate extends Data.TaggedError("InvalidModulesPlate")<{ readonly raw: string }> {}
+export class UnsupportedModule extends Data.TaggedError("UnsupportedModule")<{ readonly modules: ReadonlyArray<string> }> {}
+export class DuplicateModule extends Data.TaggedError("DuplicateModule")<{ readonly modules: ReadonlyArray<string> }> {}
+export class ModuleNotEnabled extends Data.TaggedError("ModuleNotEnabled")<{ readonly modules: ReadonlyArray<string> }> {}
+export class OperationNotFound extends Data.TaggedError("OperationNotFound")<{ readonly id: string }> {}
+
+/** An identical operation became active while ours was being created: use that one. */
+class LostRace extends Data.TaggedError("LostRace") {}
+
+export interface Created<A> {
+  readonly operation: A
+  /** False when an active identical operation was reused (nothing charged). */
+  readonly created: boolean
+}
+
+const isModule = (name: string): name is ModuleName => (MODULES as ReadonlyArray<string>).includes(name)
+
+/** The Operation resource as the spec shapes it. */
+export const toOperation = (row: OperationRow, modules: ReadonlyArray<import("./Repo.js").ModuleRow>): Operation => {
+  const common = {
+    id: row.id,
+    status: row.status,
+    plate: row.plate,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt
+  }
+  if (row.kind === "vehicle") {
+    const result = row.result === null
+      ? null
+      : row.result.ok
+      ? (row.result.response as VehicleOperation["result"])
+      : { error: row.result.error }
+    return { ...common, kind: "vehicle", result } satisfies VehicleOperation
+  }
+  const results: Record<string, unknown> = {}
+  for (const module of MODULES) {
+    const m = modules.find((r) => r.module === module)
+    if (m === undefined) continue
+    results[module] = {
+      status: m.status,
+      data: m.data ?? null,
+      error: m.error ?? null,
+      ...(m.warnings.length > 0 ? { warnings: m.warnings } : {})
+    }
+  }
+  return { ...common, kind: "modules", modules: results as ModuleResults } satisfies ModulesOperation
+}
+
+export class Operations extends Effect.Service<Operations>()("vda/Operations", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const repo = yield* OperationsRepo
+    const metering = yield* Metering
+    const engine = yield* WorkflowEngine
+
+    const read = (id: string) =>
+      Effect.gen(function*() {
+        const row = yield* repo.find(id)
+        if (Option.isNone(row)) return Option.none<Operation>()
+        return Option.some(toOperation(row.value, row.value.kind === "modules" ? yield* repo.modules(id) : []))
+      })
+
+    const requireOperation = (id: string) =>
+      Effect.flatMap(read(id), Option.match({
+        onNone: () => Effect.die(new Error(`operation ${id} vanished`)),
+        onSome: Effect.succeed
+      }))
+
+    const validateModules = (principal: Principal, requested: ReadonlyArray<string>) =>
+      Effect.gen(function*() {
+        const unknown = requested.filter((m) => !isModule(m))
+        if (unknown.length > 0) return yield* new UnsupportedModule({ modules: unknown })
+        const repeated = requested.filter((m, i) => requested.indexOf(m) !== i)
+        if (repeated.length > 0) return yield* new DuplicateModule({ modules: [...new Set(repeated)] })
+        const modules = MODULES.filter((m) => requested.includes(m))
+        const disabled = modules.filter((m) => !principal.entitlements.enabledModules.includes(m))
+        if (disabled.length > 0) return yield* new ModuleNotEnabled({ modules: disabled })
+        return modules
+      })
+
+    /** Charges and inserts in the current transaction; fails with LostRace on a concurrent twin. */
+    const chargeAndInsert = (operation: NewOperation, consumption: Parameters<typeof metering.applyBatch>[0][number]) =>
+      Effect.gen(function*() {
+        const [decision] = yield* metering.applyBatch([consumption])
+        if (decision && Either.isLeft(decision)) return yield* Effect.fail(decision.left)
+        if (!(yield* repo.insert(operation))) return yield* new LostRace()
+      })
+
+    const createModules = (principal: Principal, rawPlate: string, requested: ReadonlyArray<string>) =>
+      Effect.gen(function*() {
+        const plate = normalizePlate(rawPlate)
+        if (plate === undefined) return yield* new InvalidModulesPlate({ raw: rawPlate })
+        const modules = yield* validateModules(principal, requested)
+        const key = { accountId: principal.accountId, environment: principal.environment, plate, modulesKey: modulesKey(modules) }
+        const at = yield* Clock.currentTimeMillis
+        const id = `op_${yield* ulid}`
+        const attempt: Effect.Effect<string | undefined, LimitReached | LostRace> = Effect.gen(function*() {
+          const active = yield* repo.findActiveModules(key)
+          if (Option.isSome(active)) return active.value.id
+          yield* chargeAndInsert(
+            { id, ...key, kind: "modules", input: { kind: "modules", modules }, createdAt: new Date(at) },
+            Charges.moduleQueries(principal, modules, at)
+          )
+          return undefined
+        }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+        // a twin that lost the race finds the winner on its second look
+        const reused = yield* attempt.pipe(Effect.catchTag("LostRace", () => attempt), Effect.catchTag("LostRace", Effect.die))
+        if (reused !== undefined) {
+          return { operation: (yield* requireOperation(reused)) as ModulesOperation, created: false }
+        }
+        yield* engine.start({ kind: "modules", operationId: id, accountId: key.accountId, environment: key.environment, plate, modules })
+        return { operation: (yield* requireOperation(id)) as ModulesOperation, created: true } satisfies Created<ModulesOperation>
+      })
+
+    /** A vehicle search for `onMiss=search`: one plate query charged now, answered by the workflow. */
+    const createVehicleSearch = (principal: Principal, plate: string, params: VehicleQueryParams) =>
+      Effect.gen(function*() {
+        const at = yield* Clock.currentTimeMillis
+        const id = `op_${yield* ulid}`
+        const requestId = yield* RequestId
+        yield* chargeAndInsert(
+          {
+            id,
+            accountId: principal.accountId,
+            environment: principal.environment,
+            plate,
+            modulesKey: null,
+            kind: "vehicle",
+            input: { kind: "vehicle", params: { ...params }, requestId },
+            createdAt: new Date(at)
+          },
+          Charges.plateQuery(principal, plate, at)
+        ).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die), Effect.catchTag("LostRace", Effect.die))
+        yield* engine.start({ kind: "vehicle", operationId: id, accountId: principal.accountId, environment: principal.environment, plate })
+        return (yield* requireOperation(id)) as VehicleOperation
+      })
+
+    /** The caller's own operation; anything else is indistinguishable from a missing one. */
+    const get = (principal: Principal, id: string) =>
+      Effect.gen(function*() {
+        const row = yield* repo.find(id)
+        if (Option.isNone(row) || row.value.accountId !== principal.accountId || row.value.environment !== principal.environment) {
+          return yield* new OperationNotFound({ id })
+        }
+        return toOperation(row.value, row.value.kind === "modules" ? yield* repo.modules(id) : [])
+      })
+
+    return { createModules, createVehicleSearch, get }
+  }),
+  dependencies: [OperationsRepo.Default]
+}) {}

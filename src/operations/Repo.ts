@@ -1,0 +1,130 @@
+/**
+ * SQL for operations and their module results.
+ */
+import { SqlClient } from "@effect/sql"
+import { Effect, Option } from "effect"
+import type { FinalStatus, ModuleName, ModuleOutcome, OperationStatus, VehicleSearchResult } from "../../workflows/shared.js"
+import type { Environment } from "../platform/RequestContext.js"
+
+export interface OperationRow {
+  readonly id: string
+  readonly accountId: string
+  readonly environment: Environment
+  readonly kind: "modules" | "vehicle"
+  readonly plate: string
+  readonly modulesKey: string | null
+  readonly status: OperationStatus
+  readonly input: OperationInput
+  readonly result: VehicleSearchResult | null
+  readonly startedAt: Date | null
+  readonly createdAt: Date
+  readonly updatedAt: Date
+}
+
+/** What the workflow needs to run the operation again (after a restart, say). */
+export type OperationInput =
+  | { readonly kind: "modules"; readonly modules: ReadonlyArray<ModuleName> }
+  | { readonly kind: "vehicle"; readonly params: Record<string, unknown>; readonly requestId: string }
+
+export interface ModuleRow {
+  readonly operationId: string
+  readonly module: ModuleName
+  readonly status: OperationStatus
+  readonly data: unknown
+  readonly error: ModuleOutcome["error"]
+  readonly warnings: ModuleOutcome["warnings"]
+  readonly updatedAt: Date
+}
+
+export type NewOperation = Omit<OperationRow, "result" | "startedAt" | "updatedAt" | "status">
+
+const ACTIVE = ["queued", "processing"]
+const FINAL = ["completed", "partial", "failed"]
+
+export class OperationsRepo extends Effect.Service<OperationsRepo>()("vda/OperationsRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const columns = sql.literal(
+      "id, account_id, environment, kind, plate, modules_key, status, input, result, started_at, created_at, updated_at"
+    )
+
+    return {
+      /** Inserts unless an identical active modules operation exists; true when inserted. */
+      insert: (operation: NewOperation) =>
+        Effect.gen(function*() {
+          const rows = yield* sql`
+            insert into operations (id, account_id, environment, kind, plate, modules_key, status, input, created_at, updated_at)
+            values (${operation.id}, ${operation.accountId}, ${operation.environment}, ${operation.kind}, ${operation.plate},
+              ${operation.modulesKey}, 'queued', ${JSON.stringify(operation.input)}, ${operation.createdAt}, ${operation.createdAt})
+            on conflict (account_id, environment, plate, modules_key) where kind = 'modules' and status in ('queued', 'processing')
+            do nothing
+            returning id`
+          if (rows.length === 0) return false
+          if (operation.input.kind === "modules") {
+            yield* sql`
+              insert into operation_modules (operation_id, module, status, updated_at)
+              select ${operation.id}, module, 'queued', ${operation.createdAt}
+              from unnest(${[...operation.input.modules]}::text[]) as module`
+          }
+          return true
+        }),
+
+      findActiveModules: (key: { accountId: string; environment: Environment; plate: string; modulesKey: string }) =>
+        sql<OperationRow>`
+          select ${columns} from operations
+          where account_id = ${key.accountId} and environment = ${key.environment} and plate = ${key.plate}
+            and modules_key = ${key.modulesKey} and kind = 'modules' and status in ('queued', 'processing')`.pipe(
+          Effect.map((rows) => Option.fromNullable(rows[0]))
+        ),
+
+      find: (id: string) =>
+        sql<OperationRow>`select ${columns} from operations where id = ${id}`.pipe(
+          Effect.map((rows) => Option.fromNullable(rows[0])),
+          Effect.orDie
+        ),
+
+      modules: (id: string) =>
+        sql<ModuleRow>`
+          select operation_id, module, status, data, error, warnings, updated_at
+          from operation_modules where operation_id = ${id}`.pipe(Effect.orDie),
+
+      markStarted: (id: string, at: Date) =>
+        sql`update operations set started_at = coalesce(started_at, ${at}) where id = ${id}`.pipe(Effect.asVoid, Effect.orDie),
+
+      markProcessing: (id: string, at: Date) =>
+        Effect.gen(function*() {
+          yield* sql`update operations set status = 'processing', updated_at = ${at} where id = ${id} and status = 'queued'`
+          yield* sql`update operation_modules set status = 'processing', updated_at = ${at}
+                     where operation_id = ${id} and status = 'queued'`
+        }).pipe(sql.withTransaction, Effect.orDie),
+
+      recordModule: (id: string, module: ModuleName, outcome: ModuleOutcome, at: Date) =>
+        Effect.gen(function*() {
+          yield* sql`
+            update operation_modules set status = ${outcome.status},
+              data = ${outcome.data === null ? null : JSON.stringify(outcome.data)},
+              error = ${outcome.error === null ? null : JSON.stringify(outcome.error)},
+              warnings = ${JSON.stringify(outcome.warnings)}, updated_at = ${at}
+            where operation_id = ${id} and module = ${module} and status in ${sql.in(ACTIVE)}`
+          yield* sql`update operations set updated_at = ${at} where id = ${id} and status in ${sql.in(ACTIVE)}`
+        }).pipe(sql.withTransaction, Effect.orDie),
+
+      /** Moves an operation to its final state once; false when it already was final. */
+      finalize: (id: string, status: FinalStatus, at: Date, result?: VehicleSearchResult) =>
+        sql`
+          update operations set status = ${status}, updated_at = ${at},
+            result = coalesce(${result === undefined ? null : JSON.stringify(result)}::jsonb, result)
+          where id = ${id} and status not in ${sql.in(FINAL)}
+          returning id`.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie),
+
+      /** Operations not final yet, oldest first (`unstartedFor`: only those never handed to an engine). */
+      unfinished: (options: { readonly unstartedBefore?: Date } = {}) =>
+        sql<OperationRow>`
+          select ${columns} from operations
+          where status in ('queued', 'processing')
+            ${options.unstartedBefore ? sql`and started_at is null and created_at < ${options.unstartedBefore}` : sql``}
+          order by created_at`.pipe(Effect.orDie)
+    }
+  })
+}) {}

@@ -1,0 +1,43 @@
+/**
+ * The port through which operations are run: the inline engine (in this process) or Temporal.
+ * Either way the same orchestration (`workflows/orchestration.ts`) runs the same activities.
+ */
+import { Context, type Effect } from "effect"
+import type { ModuleName } from "../../workflows/shared.js"
+import type { Environment } from "../platform/RequestContext.js"
+
+export type StartRequest =
+  | {
+    readonly kind: "modules"
+    readonly operationId: string
+    readonly accountId: string
+    readonly environment: Environment
+    readonly plate: string
+    readonly modules: ReadonlyArray<ModuleName>
+  }
+  | {
+    readonly kind: "vehicle"
+    readonly operationId: string
+    readonly accountId: string
+    readonly environment: Environment
+    readonly plate: string
+  }
+
+export class WorkflowEngine extends Context.Tag("vda/WorkflowEngine")<WorkflowEngine, {
+  /**
+   * Starts the operation's workflow; idempotent (starting one already running is a no-op).
+   * Never fails the caller: an operation that could not be started is picked up by recovery.
+   */
+  readonly start: (request: StartRequest) => Effect.Effect<void>
+}>() {}
+
+export const startRequestOf = (row: {
+  readonly id: string
+  readonly accountId: string
+  readonly environment: Environment
+  readonly plate: string
+  readonly input: { readonly kind: "modules"; readonly modules: ReadonlyArray<ModuleName> } | { readonly kind: "vehicle" }
+}): StartRequest =>
+  row.input.kind === "modules"
+    ? { kind: "modules", operationId: row.id, accountId: row.accountId, environment: row.environment, plate: row.plate, modules: row.input.modules }
+    : { kind: "vehicle", operationId: row.id, accountId: row.accountId, environment: row.environment, plate: row.plate }

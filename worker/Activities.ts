@@ -1,0 +1,58 @@
+/**
+ * The activities as the Temporal worker registers them: each runs the Effect program of
+ * `src/operations/Activities.ts` on a ManagedRuntime, with the activity's cancellation signal,
+ * and turns a typed failure into an ApplicationFailure whose type is the failure's tag and whose
+ * `nonRetryable` is explicit (never left to Temporal's default).
+ */
+import { ApplicationFailure, Context as ActivityContext } from "@temporalio/activity"
+import { Cause, Effect, Exit, type ManagedRuntime, Option } from "effect"
+import type { OperationActivities as ActivityInterface } from "../workflows/shared.js"
+import { OperationActivities } from "../src/operations/Activities.js"
+
+/** A typed failure of an activity: tagged, and retryable unless it says otherwise. */
+interface TaggedFailure {
+  readonly _tag: string
+  readonly message?: string
+  readonly reason?: string
+  readonly retryable?: boolean
+}
+
+export const toActivityResult = <A>(exit: Exit.Exit<A, TaggedFailure>): A => {
+  if (Exit.isSuccess(exit)) return exit.value
+  const failure = Cause.failureOption(exit.cause)
+  if (Option.isSome(failure)) {
+    const error = failure.value
+    throw ApplicationFailure.create({
+      type: error._tag,
+      message: error.message || error.reason || error._tag,
+      nonRetryable: error.retryable === false
+    })
+  }
+  if (Cause.isInterruptedOnly(exit.cause)) {
+    // interrupted because Temporal cancelled the activity: surface its cancellation
+    throw ActivityContext.current().cancellationSignal.reason ?? ApplicationFailure.retryable("interrupted", "Interrupted")
+  }
+  throw ApplicationFailure.create({ type: "Defect", message: Cause.pretty(exit.cause), nonRetryable: false })
+}
+
+type Runtime = ManagedRuntime.ManagedRuntime<OperationActivities, never>
+
+const activity = <I extends Array<unknown>, A>(
+  runtime: Runtime,
+  program: (activities: OperationActivities, ...input: I) => Effect.Effect<A, TaggedFailure>
+) =>
+async (...input: I): Promise<A> => {
+  const signal = ActivityContext.current().cancellationSignal
+  const exit = await runtime.runPromiseExit(Effect.flatMap(OperationActivities, (a) => program(a, ...input)), { signal })
+  return toActivityResult(exit)
+}
+
+export const createActivities = (runtime: Runtime): ActivityInterface => ({
+  markProcessing: activity(runtime, (a, id: string) => a.markProcessing(id)),
+  fetchModule: activity(runtime, (a, input: Parameters<ActivityInterface["fetchModule"]>[0]) => a.fetchModule(input)),
+  recordModule: activity(runtime, (a, input: Parameters<ActivityInterface["recordModule"]>[0]) => a.recordModule(input)),
+  finalizeOperation: activity(runtime, (a, input: Parameters<ActivityInterface["finalizeOperation"]>[0]) => a.finalizeOperation(input)),
+  searchVehicle: activity(runtime, (a, input: Parameters<ActivityInterface["searchVehicle"]>[0]) => a.searchVehicle(input)),
+  finalizeVehicleSearch: activity(runtime, (a, input: Parameters<ActivityInterface["finalizeVehicleSearch"]>[0]) =>
+    a.finalizeVehicleSearch(input))
+})
