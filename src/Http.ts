@@ -36,6 +36,7 @@ import { Catalog } from "./catalog/Catalog.js"
 import { VehiclesHttpLive } from "./vehicles/Http.js"
 import { VehicleStore } from "./vehicles/Store.js"
 import { VehicleQuery } from "./vehicles/VehicleQuery.js"
+import { ModuleRegistry } from "./modules/Registry.js"
 import { OperationActivities } from "./operations/Activities.js"
 import { OperationsHttpLive } from "./operations/Http.js"
 import { InlineEngineLive } from "./operations/InlineEngine.js"
@@ -179,6 +180,7 @@ export const ServicesLive = Layer.mergeAll(
   AccountsRepo.Default,
   VehicleStore.Default,
   Catalog.Default,
+  ModuleRegistry.Default,
   Operations.Default
 ).pipe(
   Layer.provideMerge(WorkflowEngineLive),

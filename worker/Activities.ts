@@ -35,7 +35,8 @@ export const toActivityResult = <A>(exit: Exit.Exit<A, TaggedFailure>): A => {
   throw ApplicationFailure.create({ type: "Defect", message: Cause.pretty(exit.cause), nonRetryable: false })
 }
 
-type Runtime = ManagedRuntime.ManagedRuntime<OperationActivities, never>
+/** Building its services may fail too (configuration, database): those failures are tagged as well. */
+type Runtime = ManagedRuntime.ManagedRuntime<OperationActivities, TaggedFailure>
 
 const activity = <I extends Array<unknown>, A>(
   runtime: Runtime,

@@ -16,8 +16,9 @@ import {
   type VehicleSearchResult
 } from "./shared.js"
 
+/** In Temporal's terms; `maximumAttempts: 0` (unlimited) is expressed by leaving it out. */
 const retryOf = (policy: RetryPolicy) => ({
-  maximumAttempts: policy.maximumAttempts,
+  ...(policy.maximumAttempts > 0 ? { maximumAttempts: policy.maximumAttempts } : {}),
   initialInterval: policy.initialIntervalMs,
   backoffCoefficient: policy.backoffCoefficient,
   maximumInterval: policy.maximumIntervalMs

@@ -7,6 +7,7 @@ import { Console, Data, Effect, Layer, Option } from "effect"
 import { Accounts } from "../accounts/Accounts.js"
 import { PlanId } from "../accounts/Domain.js"
 import { Catalog } from "../catalog/Catalog.js"
+import { ModuleRegistry } from "../modules/Registry.js"
 import { VehicleStore } from "../vehicles/Store.js"
 import * as Imports from "./Imports.js"
 import type { CustomPlanTerms, EntitledAccountRow, KeyRow } from "../accounts/Repo.js"
@@ -215,8 +216,8 @@ const registry = Command.make("registry").pipe(
 )
 
 /** Services the commands use, on the configured database. Built only when a command runs. */
-export const CliServicesLive = Layer.mergeAll(Accounts.Default, Catalog.Default, VehicleStore.Default).pipe(
-  Layer.provide(makeDatabaseLive("cli")),
+export const CliServicesLive = Layer.mergeAll(Accounts.Default, Catalog.Default, VehicleStore.Default, ModuleRegistry.Default).pipe(
+  Layer.provideMerge(makeDatabaseLive("cli")),
   Layer.provide(AppConfig.Default)
 )
 

@@ -2,9 +2,12 @@
  * Catalog and registry imports from JSON Lines files: every line is validated first, then
  * everything is written in one transaction, or nothing is.
  */
-import { Clock, Effect } from "effect"
+import { SqlClient } from "@effect/sql"
+import { Clock, Effect, Schema } from "effect"
 import { Catalog } from "../catalog/Catalog.js"
 import { CatalogRecord } from "../catalog/Records.js"
+import { RegistryModuleRecord } from "../modules/Records.js"
+import { ModuleRegistry } from "../modules/Registry.js"
 import { readJsonLines } from "../platform/JsonLines.js"
 import { RegistryVehicle } from "../vehicles/Records.js"
 import { VehicleStore } from "../vehicles/Store.js"
@@ -17,14 +20,27 @@ export const importCatalog = (path: string) =>
 
 export interface RegistryCounts {
   readonly vehicles: number
+  readonly moduleRecords: number
 }
 
-export const describeRegistryCounts = (counts: RegistryCounts) => `${counts.vehicles} vehicles`
+export const describeRegistryCounts = (counts: RegistryCounts) =>
+  `${counts.vehicles} vehicles and ${counts.moduleRecords} module records`
+
+/** A registry line: a vehicle, or one record of a module (a fine, an inspection…). */
+const RegistryLine = Schema.Union(RegistryVehicle, RegistryModuleRecord)
 
 export const importRegistry = (path: string) =>
   Effect.gen(function*() {
-    const rows = yield* readJsonLines(path, RegistryVehicle, { name: "plate", key: (r) => r.plate })
+    const rows = yield* readJsonLines(path, RegistryLine, {
+      name: "vehicle",
+      key: (r) => (r.kind === "vehicle" ? r.plate : undefined)
+    })
     const at = new Date(yield* Clock.currentTimeMillis)
-    const vehicles = yield* (yield* VehicleStore).importRegistry(rows.map((r) => r.value), at)
-    return { vehicles } satisfies RegistryCounts
+    const lines = rows.map((r) => r.value)
+    const sql = yield* SqlClient.SqlClient
+    return yield* Effect.gen(function*() {
+      const vehicles = yield* (yield* VehicleStore).importRegistry(lines.filter((l) => l.kind === "vehicle"), at)
+      const moduleRecords = yield* (yield* ModuleRegistry).replace(lines.filter((l) => l.kind !== "vehicle"), at)
+      return { vehicles, moduleRecords } satisfies RegistryCounts
+    }).pipe(sql.withTransaction, Effect.orDie)
   })

@@ -30,7 +30,7 @@ const MAX_PROBLEMS = 50
 export const readJsonLines = <A, I>(
   path: string,
   schema: Schema.Schema<A, I>,
-  unique?: { readonly name: string; readonly key: (a: A) => string }
+  unique?: { readonly name: string; readonly key: (a: A) => string | undefined }
 ) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
@@ -60,8 +60,8 @@ export const readJsonLines = <A, I>(
         })
         return
       }
-      if (unique) {
-        const key = unique.key(result.right)
+      const key = unique?.key(result.right)
+      if (unique && key !== undefined) {
         const first = seen.get(key)
         if (first !== undefined) {
           problems.push({ line, message: `${unique.name} ${key} already appears on line ${first}` })

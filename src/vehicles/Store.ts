@@ -65,7 +65,7 @@ export class VehicleStore extends Effect.Service<VehicleStore>()("vda/VehicleSto
           on conflict (plate) do update set found = excluded.found, facts = excluded.facts, fetched_at = excluded.fetched_at
           where vehicles.source = 'upstream'`), Effect.asVoid, Effect.orDie),
 
-      /** Adds or replaces registry vehicles in one transaction. */
+      /** Adds or replaces registry vehicles (in the caller's transaction). */
       importRegistry: (vehicles: ReadonlyArray<RegistryVehicle>, at: Date) =>
         Effect.gen(function*() {
           for (let i = 0; i < vehicles.length; i += 500) {
@@ -83,7 +83,7 @@ export class VehicleStore extends Effect.Service<VehicleStore>()("vda/VehicleSto
           }
           hot.clear()
           return vehicles.length
-        }).pipe(sql.withTransaction, Effect.orDie)
+        }).pipe(Effect.orDie)
     }
   })
 }) {}

@@ -42,7 +42,7 @@ describe("vda registry import", () => {
     const result = await runVda(["registry", "import", file], env)
     expect(result.stderr).toBe("")
     expect(result.code).toBe(0)
-    expect(result.stdout).toContain("imported 2 vehicles")
+    expect(result.stdout).toContain("imported 2 vehicles and 0 module records")
     expect(await count("vehicles")).toBe(2)
   })
 

@@ -40,7 +40,7 @@ export const testConfig = (config: Record<string, string> = {}) =>
 export const makeTestApp = async (options: TestAppOptions = {}) => {
   const databaseUrl = options.databaseUrl ?? (await freshDatabase())
   const layer = Layer.mergeAll(HttpStackLive, Accounts.Default).pipe(
-    Layer.provide(pgClientLayer(Redacted.make(databaseUrl), 10)),
+    Layer.provideMerge(pgClientLayer(Redacted.make(databaseUrl), 10)),
     Layer.provide(testConfig(options.config)),
     Layer.provide(options.clock?.layer ?? Layer.empty)
   )

@@ -1,0 +1,98 @@
+/**
+ * The worker's activity adapters in Temporal's mock activity environment: typed failures become
+ * ApplicationFailures with an explicit `nonRetryable`, defects stay retryable, the activity
+ * context (attempt, cancellation) reaches the Effect program.
+ */
+import { Context as ActivityContext } from "@temporalio/activity"
+import { ApplicationFailure, CancelledFailure } from "@temporalio/common"
+import { MockActivityEnvironment } from "@temporalio/testing"
+import { DefaultLogger } from "@temporalio/worker"
+import { Effect, Layer, ManagedRuntime } from "effect"
+import { afterAll, describe, expect, it } from "vitest"
+import { ModuleUnavailable } from "../../src/modules/Sources.js"
+import { OperationActivities } from "../../src/operations/Activities.js"
+import { SourceUnavailable } from "../../src/vehicles/Upstream.js"
+import { createActivities } from "../../worker/Activities.js"
+
+const answered = { status: "completed" as const, data: { total: 0, items: [] }, error: null, warnings: [] }
+
+/** Activities that behave as each test needs; only what the tests call is implemented. */
+const fake = OperationActivities.make({
+  markProcessing: () => Effect.sync(() => ActivityContext.current().info.attempt).pipe(Effect.asVoid),
+  fetchModule: ({ module }) => {
+    switch (module) {
+      case "fines":
+        return Effect.fail(new ModuleUnavailable({ message: "fines source down", retryable: true }))
+      case "vtv":
+        return Effect.fail(new ModuleUnavailable({ message: "plate unknown to the source", retryable: false }))
+      case "tax_debt":
+        return Effect.die(new Error("a bug"))
+      case "gnc":
+        return Effect.as(Effect.sleep("10 seconds"), answered)
+    }
+  },
+  recordModule: () => Effect.void,
+  finalizeOperation: () => Effect.void,
+  searchVehicle: () =>
+    Effect.flatMap(Effect.sync(() => ActivityContext.current().info.attempt), (attempt) =>
+      attempt < 3
+        ? Effect.fail(new SourceUnavailable({ reason: `attempt ${attempt}` }))
+        : Effect.succeed({ success: true as const, found: false, data: null })),
+  finalizeVehicleSearch: () => Effect.void
+})
+
+const runtime = ManagedRuntime.make(Layer.succeed(OperationActivities, fake))
+const activities = createActivities(runtime)
+afterAll(() => runtime.dispose())
+
+const environment = (attempt = 1) => new MockActivityEnvironment({ attempt }, { logger: new DefaultLogger("ERROR") })
+
+const rejection = async (promise: Promise<unknown>) => {
+  try {
+    await promise
+  } catch (error) {
+    return error
+  }
+  throw new Error("expected a rejection")
+}
+
+describe("activity adapters", () => {
+  it("a retryable typed failure is a retryable ApplicationFailure named by its tag", async () => {
+    const error = await rejection(environment().run(activities.fetchModule, { operationId: "op_1", module: "fines" as const }))
+    expect(error).toBeInstanceOf(ApplicationFailure)
+    expect(error).toMatchObject({ type: "ModuleUnavailable", message: "fines source down", nonRetryable: false })
+  })
+
+  it("a typed failure that says it is not retryable is nonRetryable", async () => {
+    const error = await rejection(environment().run(activities.fetchModule, { operationId: "op_1", module: "vtv" as const }))
+    expect(error).toMatchObject({ type: "ModuleUnavailable", nonRetryable: true })
+  })
+
+  it("a defect is a retryable failure of type Defect", async () => {
+    const error = await rejection(environment().run(activities.fetchModule, { operationId: "op_1", module: "tax_debt" as const }))
+    expect(error).toMatchObject({ type: "Defect", nonRetryable: false })
+    expect((error as Error).message).toContain("a bug")
+  })
+
+  it("the attempt number reaches the program: the third attempt succeeds", async () => {
+    const first = await rejection(environment(1).run(activities.searchVehicle, { operationId: "op_2" }))
+    expect(first).toMatchObject({ type: "SourceUnavailable", message: "attempt 1", nonRetryable: false })
+    await expect(environment(3).run(activities.searchVehicle, { operationId: "op_2" })).resolves.toEqual({
+      success: true,
+      found: false,
+      data: null
+    })
+  })
+
+  it("cancelling the activity interrupts the program and surfaces Temporal's cancellation", async () => {
+    const env = environment()
+    const running = env.run(activities.fetchModule, { operationId: "op_1", module: "gnc" as const })
+    setImmediate(() => env.cancel())
+    const error = await rejection(running)
+    expect(error).toBeInstanceOf(CancelledFailure)
+  })
+
+  it("success passes the value through", async () => {
+    await expect(environment().run(activities.markProcessing, "op_1")).resolves.toBeUndefined()
+  })
+})
