@@ -1,0 +1,26 @@
+# The API and the Temporal worker (same image; docker-compose.yml picks the command).
+FROM node:20.20.2-bookworm-slim
+
+WORKDIR /app
+ENV NODE_ENV=production
+
+# Dependencies only (no dev tools). Install scripts are not needed in the image: it never runs
+# the embedded PostgreSQL (DATABASE_URL is given) and esbuild's binary comes in its package.
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
+
+COPY src ./src
+COPY workflows ./workflows
+COPY worker ./worker
+COPY data ./data
+COPY tsconfig.json ./
+
+# Build the cached bundles now rather than on first start.
+RUN node --input-type=module -e "const b = await import('./src/platform/bundled.js'); \
+  await b.ensureBundle('src/main.ts'); await b.ensureBundle('src/cli/main.ts'); \
+  await b.ensureBundle('worker/main.ts', ['src', 'worker', 'workflows'])" \
+  && chown -R node:node /app/node_modules/.cache
+
+USER node
+EXPOSE 8080 8081
+CMD ["npm", "start"]
