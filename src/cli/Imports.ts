@@ -6,7 +6,7 @@ import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Schema } from "effect"
 import { Catalog } from "../catalog/Catalog.js"
 import { CatalogRecord } from "../catalog/Records.js"
-import { RegistryModuleRecord } from "../modules/Records.js"
+import { RegistryFine, RegistryGnc, RegistryTaxDebt, RegistryVtv } from "../modules/Records.js"
 import { ModuleRegistry } from "../modules/Registry.js"
 import { readJsonLines } from "../platform/JsonLines.js"
 import { RegistryVehicle } from "../vehicles/Records.js"
@@ -26,13 +26,16 @@ export interface RegistryCounts {
 export const describeRegistryCounts = (counts: RegistryCounts) =>
   `${counts.vehicles} vehicles and ${counts.moduleRecords} module records`
 
-/** A registry line: a vehicle, or one record of a module (a fine, an inspection…). */
-const RegistryLine = Schema.Union(RegistryVehicle, RegistryModuleRecord)
+/**
+ * A registry line: a vehicle, or one record of a module (a fine, an inspection…). One flat union
+ * discriminated by `kind`, so a bad line is reported against its own kind only.
+ */
+const RegistryLine = Schema.Union(RegistryVehicle, RegistryFine, RegistryVtv, RegistryTaxDebt, RegistryGnc)
 
 export const importRegistry = (path: string) =>
   Effect.gen(function*() {
     const rows = yield* readJsonLines(path, RegistryLine, {
-      name: "vehicle",
+      name: "vehicle plate",
       key: (r) => (r.kind === "vehicle" ? r.plate : undefined)
     })
     const at = new Date(yield* Clock.currentTimeMillis)

@@ -53,21 +53,26 @@ describe("vda registry import", () => {
       "{not json",
       vehicleLine("AB112CD", { totalOwners: 1, currentOwners: 3 }),
       vehicleLine("AB113CD", { sourceDate: "yesterday", color: "red" }),
-      vehicleLine("AB111CD")
+      vehicleLine("AB111CD"),
+      JSON.stringify({ kind: "fine", plate: "AB111CD", amount: -5 })
     ])
     const before = await count("vehicles")
     const result = await runVda(["registry", "import", file], env)
     expect(result.code).toBe(1)
     expect(result.stdout).toBe("")
     const lines = result.stderr.trim().split("\n")
-    expect(lines[0]).toBe(`vda: ${file}: 5 invalid lines, nothing imported`)
-    expect(lines.slice(1).map((l) => l.slice(file.length + 1, l.indexOf(":", file.length + 1)))).toEqual(["2", "3", "4", "5", "6"])
+    expect(lines[0]).toBe(`vda: ${file}: 6 invalid lines, nothing imported`)
+    expect(lines.slice(1).map((l) => l.slice(file.length + 1, l.indexOf(":", file.length + 1)))).toEqual(["2", "3", "4", "5", "6", "7"])
     expect(result.stderr).toContain(`${file}:2: plate: plate must be AAA999 or AA999AA in upper case`)
     expect(result.stderr).toContain(`${file}:3: not valid JSON`)
     expect(result.stderr).toContain("currentOwners cannot exceed totalOwners")
     expect(result.stderr).toMatch(/:5: .*sourceDate/)
     expect(result.stderr).toMatch(/:5: .*color/)
-    expect(result.stderr).toContain(`${file}:6: plate AB111CD already appears on line 1`)
+    expect(result.stderr).toContain(`${file}:6: vehicle plate AB111CD already appears on line 1`)
+    // each line is judged against its own kind only: a fine's problems, never a vehicle's
+    expect(lines[6]).toMatch(/:7: date: is missing/)
+    expect(lines[6]).not.toMatch(/make|kind/)
+    expect(result.stderr).not.toMatch(/kind: Expected/)
     expect(await count("vehicles")).toBe(before)
   })
 
