@@ -9,11 +9,13 @@ import { OperationsApi } from "./operations/Api.js"
 import * as Errors from "./platform/Errors.js"
 import { HealthApi } from "./platform/HealthApi.js"
 import { VehiclesApi } from "./vehicles/Api.js"
+import { WebhooksApi } from "./webhooks/Api.js"
 import { stripDecodeErrors } from "./platform/OpenApiDocs.js"
 
 export class Api extends HttpApi.make("vehicle-data-api")
   .add(VehiclesApi)
   .add(OperationsApi)
+  .add(WebhooksApi)
   .add(AccountsApi)
   .add(MeteringApi)
   .add(HealthApi)

@@ -48,6 +48,10 @@ import { isUnavailable } from "./platform/Database.js"
 import * as Errors from "./platform/Errors.js"
 import { HealthHttpLive } from "./platform/HealthHttp.js"
 import { ulid } from "./platform/Ids.js"
+import { WebhooksHttpLive } from "./webhooks/Http.js"
+import { WebhooksRepo } from "./webhooks/Repo.js"
+import { SystemResolverLive } from "./webhooks/UrlPolicy.js"
+import { Webhooks } from "./webhooks/Webhooks.js"
 import { CurrentEnvironment, type Environment, RequestId, saneRequestId } from "./platform/RequestContext.js"
 
 const MAX_BODY_BYTES = 64 * 1024
@@ -155,6 +159,7 @@ export const makeRequestPipeline = <Id extends string, Groups extends HttpApiGro
 const HandlersLive = Layer.mergeAll(
   VehiclesHttpLive,
   OperationsHttpLive,
+  WebhooksHttpLive,
   AccountsHttpLive,
   MeteringHttpLive,
   HealthHttpLive
@@ -169,7 +174,7 @@ const WorkflowEngineLive = Layer.unwrapEffect(
 
 /** Everything that runs operations' activities: shared by the API (inline engine) and the worker. */
 export const ActivitiesLive = OperationActivities.Default.pipe(
-  Layer.provideMerge(Layer.mergeAll(VehicleQuery.Default, OperationsRepo.Default)),
+  Layer.provideMerge(Layer.mergeAll(VehicleQuery.Default, OperationsRepo.Default, WebhooksRepo.Default)),
   Layer.provideMerge(Metering.Default),
   Layer.provide(FetchHttpClient.layer)
 )
@@ -181,8 +186,10 @@ export const ServicesLive = Layer.mergeAll(
   VehicleStore.Default,
   Catalog.Default,
   ModuleRegistry.Default,
-  Operations.Default
+  Operations.Default,
+  Webhooks.Default
 ).pipe(
+  Layer.provideMerge(SystemResolverLive),
   Layer.provideMerge(WorkflowEngineLive),
   Layer.provideMerge(ActivitiesLive)
 )

@@ -55,5 +55,9 @@ export const createActivities = (runtime: Runtime): ActivityInterface => ({
   finalizeOperation: activity(runtime, (a, input: Parameters<ActivityInterface["finalizeOperation"]>[0]) => a.finalizeOperation(input)),
   searchVehicle: activity(runtime, (a, input: Parameters<ActivityInterface["searchVehicle"]>[0]) => a.searchVehicle(input)),
   finalizeVehicleSearch: activity(runtime, (a, input: Parameters<ActivityInterface["finalizeVehicleSearch"]>[0]) =>
-    a.finalizeVehicleSearch(input))
+    a.finalizeVehicleSearch(input)),
+  emitEvent: activity(runtime, (a, input: Parameters<ActivityInterface["emitEvent"]>[0]) => a.emitEvent(input)),
+  // the attempt number is Temporal's: the count the delivery policy's five attempts are made of
+  attemptDelivery: activity(runtime, (a, input: Parameters<ActivityInterface["attemptDelivery"]>[0]) =>
+    a.attemptDelivery({ ...input, attempt: ActivityContext.current().info.attempt }))
 })

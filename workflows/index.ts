@@ -4,16 +4,28 @@
  * with the input (the API's configured policy), and a lookup that fails through its retries
  * becomes the orchestration's failed attempt instead of failing the workflow.
  */
-import { ActivityFailure, ApplicationFailure, proxyActivities, TimeoutFailure } from "@temporalio/workflow"
-import { type Attempted, runModulesOperation, runVehicleSearch } from "./orchestration.js"
+import { WorkflowExecutionAlreadyStartedError } from "@temporalio/common"
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  ParentClosePolicy,
+  proxyActivities,
+  startChild,
+  TimeoutFailure,
+  WorkflowIdReusePolicy
+} from "@temporalio/workflow"
+import { type Attempted, type EventActivities, runDelivery, runModulesOperation, runVehicleSearch } from "./orchestration.js"
 import {
   BOOKKEEPING_RETRY,
+  type DeliveryInput,
+  type DeliveryStatus,
   type FinalStatus,
   type ModulesOperationInput,
   type OperationActivities,
   type RetryPolicy,
   type VehicleSearchInput,
-  type VehicleSearchResult
+  type VehicleSearchResult,
+  workflowIds
 } from "./shared.js"
 
 /** In Temporal's terms; `maximumAttempts: 0` (unlimited) is expressed by leaving it out. */
@@ -45,13 +57,35 @@ const attempt = async <A>(call: Promise<A>): Promise<Attempted<A>> => {
   }
 }
 
+/**
+ * The event step: record the event, then start its delivery as a workflow of its own that
+ * outlives this one (retries may take hours). A delivery the API's reconciler started first is
+ * already running, which is fine.
+ */
+const events = (deliveryRetry: RetryPolicy): EventActivities => ({
+  emitEvent: bookkeeping.emitEvent,
+  startDelivery: async (deliveryId) => {
+    try {
+      await startChild(webhookDelivery, {
+        workflowId: workflowIds.delivery(deliveryId),
+        args: [{ deliveryId, retry: deliveryRetry }],
+        parentClosePolicy: ParentClosePolicy.ABANDON,
+        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE
+      })
+    } catch (error) {
+      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error
+    }
+  }
+})
+
 export async function modulesOperation(input: ModulesOperationInput): Promise<FinalStatus> {
   const lookups = sources(input.retry)
   return runModulesOperation({
     markProcessing: bookkeeping.markProcessing,
     fetchModule: (args) => attempt(lookups.fetchModule(args)),
     recordModule: bookkeeping.recordModule,
-    finalizeOperation: bookkeeping.finalizeOperation
+    finalizeOperation: bookkeeping.finalizeOperation,
+    ...events(input.deliveryRetry)
   }, input)
 }
 
@@ -60,6 +94,20 @@ export async function vehicleSearch(input: VehicleSearchInput): Promise<VehicleS
   return runVehicleSearch({
     markProcessing: bookkeeping.markProcessing,
     searchVehicle: (args) => attempt(lookups.searchVehicle(args)),
-    finalizeVehicleSearch: bookkeeping.finalizeVehicleSearch
+    finalizeVehicleSearch: bookkeeping.finalizeVehicleSearch,
+    ...events(input.deliveryRetry)
   }, input)
+}
+
+/**
+ * One webhook delivery: a single activity under the delivery policy (five attempts in all). The
+ * activity records each attempt; its attempt number is Temporal's.
+ */
+export async function webhookDelivery(input: DeliveryInput): Promise<DeliveryStatus> {
+  const { attemptDelivery } = proxyActivities<OperationActivities>({
+    // above the sender's 10 s timeout, with room for the bookkeeping around it
+    startToCloseTimeout: "30 seconds",
+    retry: retryOf(input.retry)
+  })
+  return runDelivery({ attemptDelivery: (args) => attempt(attemptDelivery({ ...args, policy: input.retry })) }, input)
 }

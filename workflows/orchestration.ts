@@ -4,6 +4,8 @@
  * the inline engine runs them in the API process with the same activities. Sandbox-safe.
  */
 import {
+  type DeliveryInput,
+  type DeliveryStatus,
   finalStatus,
   type FinalStatus,
   type ModuleName,
@@ -17,7 +19,13 @@ import {
 /** A source lookup after its retries: the value, or the failure of the last attempt. */
 export type Attempted<A> = { readonly ok: true; readonly value: A } | ({ readonly ok: false } & SourceFailure)
 
-export interface ModulesActivities {
+/** Publishing the final state: the webhook event (recorded once) and the start of its delivery. */
+export interface EventActivities {
+  readonly emitEvent: (input: { operationId: string }) => Promise<string | null>
+  readonly startDelivery: (deliveryId: string) => Promise<void>
+}
+
+export interface ModulesActivities extends EventActivities {
   readonly markProcessing: (operationId: string) => Promise<void>
   /** Looks the module up (idempotent: a module already recorded answers what was recorded). */
   readonly fetchModule: (input: { operationId: string; module: ModuleName }) => Promise<Attempted<ModuleOutcome>>
@@ -25,10 +33,21 @@ export interface ModulesActivities {
   readonly finalizeOperation: (input: { operationId: string; status: FinalStatus }) => Promise<void>
 }
 
-export interface VehicleSearchActivities {
+export interface VehicleSearchActivities extends EventActivities {
   readonly markProcessing: (operationId: string) => Promise<void>
   readonly searchVehicle: (input: { operationId: string }) => Promise<Attempted<unknown>>
   readonly finalizeVehicleSearch: (input: { operationId: string; result: VehicleSearchResult }) => Promise<void>
+}
+
+export interface DeliveryActivities {
+  /** The delivery's attempts, retried by the engine's policy: ok once the endpoint answered 2xx. */
+  readonly attemptDelivery: (input: { deliveryId: string }) => Promise<Attempted<DeliveryStatus>>
+}
+
+/** Sends the event when the operation's webhook is on (a no-op otherwise). */
+const publish = async (acts: EventActivities, operationId: string) => {
+  const deliveryId = await acts.emitEvent({ operationId })
+  if (deliveryId !== null) await acts.startDelivery(deliveryId)
 }
 
 const failedModule = (failure: SourceFailure): ModuleOutcome => ({
@@ -40,7 +59,7 @@ const failedModule = (failure: SourceFailure): ModuleOutcome => ({
 
 /**
  * Mark processing; look every module up in parallel, recording each result as it lands (polling
- * shows progress); then finalize with the status the spec's rules give.
+ * shows progress); finalize with the status the spec's rules give; publish the event.
  */
 export async function runModulesOperation(acts: ModulesActivities, input: ModulesOperationInput): Promise<FinalStatus> {
   await acts.markProcessing(input.operationId)
@@ -52,10 +71,11 @@ export async function runModulesOperation(acts: ModulesActivities, input: Module
   }))
   const status = finalStatus(outcomes)
   await acts.finalizeOperation({ operationId: input.operationId, status })
+  await publish(acts, input.operationId)
   return status
 }
 
-/** Mark processing; search the vehicle; store the Vehicle response (or why there is none). */
+/** Mark processing; search the vehicle; store the Vehicle response (or why there is none); publish. */
 export async function runVehicleSearch(acts: VehicleSearchActivities, input: VehicleSearchInput): Promise<VehicleSearchResult> {
   await acts.markProcessing(input.operationId)
   const attempted = await acts.searchVehicle({ operationId: input.operationId })
@@ -63,5 +83,12 @@ export async function runVehicleSearch(acts: VehicleSearchActivities, input: Veh
     ? { ok: true, response: attempted.value }
     : { ok: false, error: { code: "temporarily_unavailable", message: attempted.message, retryable: attempted.retryable } }
   await acts.finalizeVehicleSearch({ operationId: input.operationId, result })
+  await publish(acts, input.operationId)
   return result
+}
+
+/** A webhook delivery: attempts until the endpoint confirms or the policy's attempts run out. */
+export async function runDelivery(acts: DeliveryActivities, input: DeliveryInput): Promise<DeliveryStatus> {
+  const attempted = await acts.attemptDelivery({ deliveryId: input.deliveryId })
+  return attempted.ok ? attempted.value : "failed"
 }

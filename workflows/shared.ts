@@ -72,14 +72,33 @@ export const BOOKKEEPING_RETRY: RetryPolicy = {
 export const retryDelayMs = (policy: RetryPolicy, attempt: number) =>
   Math.min(policy.initialIntervalMs * Math.pow(policy.backoffCoefficient, attempt - 1), policy.maximumIntervalMs)
 
+/**
+ * Webhook deliveries: 5 attempts in all (the first included), 1 min, 5 min, 25 min and 2 h apart
+ * (overridable for tests through WEBHOOK_RETRY_*).
+ */
+export const DELIVERY_RETRY: RetryPolicy = {
+  maximumAttempts: 5,
+  initialIntervalMs: 60_000,
+  backoffCoefficient: 5,
+  maximumIntervalMs: 7_200_000
+}
+
 export interface ModulesOperationInput {
   readonly operationId: string
   readonly modules: ReadonlyArray<ModuleName>
   readonly retry: RetryPolicy
+  /** The policy of the webhook delivery the operation's event starts. */
+  readonly deliveryRetry: RetryPolicy
 }
 
 export interface VehicleSearchInput {
   readonly operationId: string
+  readonly retry: RetryPolicy
+  readonly deliveryRetry: RetryPolicy
+}
+
+export interface DeliveryInput {
+  readonly deliveryId: string
   readonly retry: RetryPolicy
 }
 
@@ -104,7 +123,8 @@ export const workflowIds = {
   modules: (o: { environment: string; accountId: string; plate: string; modules: ReadonlyArray<ModuleName>; operationId: string }) =>
     `modules/${o.environment}/${o.accountId}/${o.plate}/${modulesKey(o.modules)}/${o.operationId}`,
   vehicle: (o: { environment: string; accountId: string; plate: string; operationId: string }) =>
-    `vehicle/${o.environment}/${o.accountId}/${o.plate}/${o.operationId}`
+    `vehicle/${o.environment}/${o.accountId}/${o.plate}/${o.operationId}`,
+  delivery: (deliveryId: string) => `webhook-delivery/${deliveryId}`
 }
 
 /**
@@ -119,4 +139,11 @@ export interface OperationActivities {
   readonly finalizeOperation: (input: { operationId: string; status: FinalStatus }) => Promise<void>
   readonly searchVehicle: (input: { operationId: string }) => Promise<unknown>
   readonly finalizeVehicleSearch: (input: { operationId: string; result: VehicleSearchResult }) => Promise<void>
+  /** Records the final operation's webhook event, once; the delivery to start, if any. */
+  readonly emitEvent: (input: { operationId: string }) => Promise<string | null>
+  /** One attempt (its number comes from the engine); throws unless the endpoint answered 2xx. */
+  readonly attemptDelivery: (input: { deliveryId: string; policy: RetryPolicy }) => Promise<DeliveryStatus>
 }
+
+/** Where a delivery ended: confirmed by the endpoint, or out of attempts. */
+export type DeliveryStatus = "processed" | "failed"

@@ -4,10 +4,11 @@
  * Each is idempotent (keyed by operation id and module), because an engine may run it again.
  */
 import { Clock, Effect, Option } from "effect"
-import type { FinalStatus, ModuleName, ModuleOutcome, VehicleSearchResult } from "../../workflows/shared.js"
+import type { FinalStatus, ModuleName, ModuleOutcome, RetryPolicy, VehicleSearchResult } from "../../workflows/shared.js"
 import { ModuleSources } from "../modules/Sources.js"
 import type { VehicleQueryParams } from "../vehicles/Api.js"
 import { VehicleQuery } from "../vehicles/VehicleQuery.js"
+import { WebhookDeliveries } from "../webhooks/Deliveries.js"
 import { type ModuleRow, OperationsRepo } from "./Repo.js"
 
 const FINAL = new Set(["completed", "partial", "failed"])
@@ -22,6 +23,7 @@ export class OperationActivities extends Effect.Service<OperationActivities>()("
     const repo = yield* OperationsRepo
     const sources = yield* ModuleSources
     const vehicles = yield* VehicleQuery
+    const deliveries = yield* WebhookDeliveries
 
     const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
 
@@ -58,8 +60,15 @@ export class OperationActivities extends Effect.Service<OperationActivities>()("
         }),
 
       finalizeVehicleSearch: ({ operationId, result }: { readonly operationId: string; readonly result: VehicleSearchResult }) =>
-        Effect.flatMap(now, (at) => repo.finalize(operationId, result.ok ? "completed" : "failed", at, result)).pipe(Effect.asVoid)
+        Effect.flatMap(now, (at) => repo.finalize(operationId, result.ok ? "completed" : "failed", at, result)).pipe(Effect.asVoid),
+
+      /** The final operation's webhook event, recorded once; the delivery to start, if any. */
+      emitEvent: ({ operationId }: { readonly operationId: string }) => deliveries.emitForOperation(operationId),
+
+      /** Attempt number `attempt` of a delivery; fails with DeliveryFailed unless the endpoint took it. */
+      attemptDelivery: (input: { readonly deliveryId: string; readonly attempt: number; readonly policy: RetryPolicy }) =>
+        deliveries.attempt(input)
     }
   }),
-  dependencies: [OperationsRepo.Default, ModuleSources.Default]
+  dependencies: [OperationsRepo.Default, ModuleSources.Default, WebhookDeliveries.Default]
 }) {}

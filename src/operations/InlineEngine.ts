@@ -5,16 +5,19 @@
  * activities are idempotent, so a restart loses nothing and charges nothing twice. For one
  * process only; more than one machine means Temporal.
  */
-import { Cause, Effect, FiberMap, Layer, Option, Runtime } from "effect"
+import { Cause, Clock, Effect, Either, FiberMap, Layer, Option, Runtime } from "effect"
 import {
   type Attempted,
-  type ModulesActivities,
+  type EventActivities,
+  runDelivery,
   runModulesOperation,
   runVehicleSearch,
-  type VehicleSearchActivities
+  type VehicleSearchActivities,
+  type ModulesActivities
 } from "../../workflows/orchestration.js"
-import { BOOKKEEPING_RETRY, type RetryPolicy, retryDelayMs } from "../../workflows/shared.js"
+import { BOOKKEEPING_RETRY, type DeliveryStatus, type RetryPolicy, retryDelayMs } from "../../workflows/shared.js"
 import { AppConfig } from "../platform/Config.js"
+import { WebhooksRepo } from "../webhooks/Repo.js"
 import { OperationActivities } from "./Activities.js"
 import { OperationsRepo } from "./Repo.js"
 import { type StartRequest, startRequestOf, WorkflowEngine } from "./WorkflowEngine.js"
@@ -63,6 +66,7 @@ export const InlineEngineLive = Layer.scoped(
     const config = yield* AppConfig
     const activities = yield* OperationActivities
     const repo = yield* OperationsRepo
+    const webhooks = yield* WebhooksRepo
     const runtime = yield* Effect.runtime<never>()
     const workflows = yield* FiberMap.make<string>()
     // Aborted when the engine stops: running activities are interrupted and their operations,
@@ -73,14 +77,61 @@ export const InlineEngineLive = Layer.scoped(
     const run = <A>(effect: Effect.Effect<A>) => Runtime.runPromise(runtime)(effect, { signal: stopping.signal })
     const bookkeeping = <A, E>(effect: Effect.Effect<A, E>) => run(withRetry(BOOKKEEPING_RETRY, effect).pipe(Effect.orDie))
 
+    /**
+     * A delivery's attempts under the delivery policy. The attempt count and the planned time of
+     * the next attempt live in the delivery's row, so a restarted process carries on where the
+     * last one stopped: with the next attempt number, at its planned time.
+     */
+    const deliveryAttempts = (deliveryId: string): Effect.Effect<Attempted<DeliveryStatus>> => {
+      const policy = config.webhookRetry
+      const next: Effect.Effect<Option.Option<Attempted<DeliveryStatus>>> = Effect.gen(function*() {
+        const row = Option.getOrUndefined(yield* webhooks.findDelivery(deliveryId))
+        if (row === undefined) return Option.some({ ok: true, value: "failed" })
+        if (row.status !== "pending") return Option.some({ ok: true, value: row.status })
+        const wait = row.nextAttemptAt.getTime() - (yield* Clock.currentTimeMillis)
+        if (wait > 0) yield* Effect.sleep(wait)
+        const result = yield* Effect.either(activities.attemptDelivery({ deliveryId, attempt: row.attempts + 1, policy }))
+        if (Either.isRight(result)) return Option.some({ ok: true, value: result.right })
+        return result.left.retryable
+          ? Option.none() // recorded as pending with its planned time: read it and go again
+          : Option.some({ ok: false, message: result.left.message, retryable: false })
+      })
+      // a database hiccup is retried like any bookkeeping; a failed attempt loops to the next one
+      const loop: Effect.Effect<Attempted<DeliveryStatus>> = Effect.flatMap(
+        withRetry(BOOKKEEPING_RETRY, next),
+        Option.match({ onNone: () => loop, onSome: Effect.succeed })
+      )
+      return loop
+    }
+
+    const startDelivery = (deliveryId: string) =>
+      FiberMap.run(
+        workflows,
+        `delivery/${deliveryId}`,
+        Effect.tryPromise(() => runDelivery({ attemptDelivery: () => run(deliveryAttempts(deliveryId)) }, { deliveryId, retry: config.webhookRetry })).pipe(
+          Effect.catchAll((error) => stopping.signal.aborted ? Effect.void : Effect.logError(`delivery ${deliveryId} stopped`, error))
+        ),
+        { onlyIfMissing: true }
+      ).pipe(
+        Effect.zipRight(Effect.flatMap(Clock.currentTimeMillis, (now) => webhooks.markStarted(deliveryId, new Date(now)))),
+        Effect.catchAllCause((cause) => Effect.logError("could not start a delivery", cause))
+      )
+
+    const events: EventActivities = {
+      emitEvent: (input) => bookkeeping(activities.emitEvent(input)),
+      startDelivery: (deliveryId) => run(startDelivery(deliveryId))
+    }
+
     const modulesActivities = (policy: RetryPolicy): ModulesActivities => ({
       markProcessing: (id) => bookkeeping(activities.markProcessing(id)),
       fetchModule: (input) => run(attempted(policy, activities.fetchModule(input))),
       recordModule: (input) => bookkeeping(activities.recordModule(input)),
-      finalizeOperation: (input) => bookkeeping(activities.finalizeOperation(input))
+      finalizeOperation: (input) => bookkeeping(activities.finalizeOperation(input)),
+      ...events
     })
 
     const vehicleActivities = (policy: RetryPolicy): VehicleSearchActivities => ({
+      ...events,
       markProcessing: (id) => bookkeeping(activities.markProcessing(id)),
       searchVehicle: (input) =>
         run(attempted(policy, activities.searchVehicle(input).pipe(
@@ -95,9 +146,14 @@ export const InlineEngineLive = Layer.scoped(
           ? runModulesOperation(modulesActivities(config.sourceRetry), {
             operationId: request.operationId,
             modules: request.modules,
-            retry: config.sourceRetry
+            retry: config.sourceRetry,
+            deliveryRetry: config.webhookRetry
           })
-          : runVehicleSearch(vehicleActivities(config.sourceRetry), { operationId: request.operationId, retry: config.sourceRetry })
+          : runVehicleSearch(vehicleActivities(config.sourceRetry), {
+            operationId: request.operationId,
+            retry: config.sourceRetry,
+            deliveryRetry: config.webhookRetry
+          })
       ).pipe(
         Effect.catchAll((error) =>
           stopping.signal.aborted
@@ -112,15 +168,19 @@ export const InlineEngineLive = Layer.scoped(
         Effect.catchAllCause((cause) => Effect.logError("could not start an operation", cause))
       )
 
-    // resume what a previous run of this process left unfinished
-    yield* Effect.forkScoped(
-      Effect.flatMap(repo.unfinished(), (rows) =>
-        Effect.zipRight(
-          rows.length > 0 ? Effect.logInfo(`resuming ${rows.length} unfinished operation(s)`) : Effect.void,
-          Effect.forEach(rows, (row) => start(startRequestOf(row)), { discard: true })
-        ))
-    )
+    // resume what a previous run of this process left unfinished: operations, then deliveries
+    // (each waits for its planned attempt time)
+    yield* Effect.forkScoped(Effect.gen(function*() {
+      const rows = yield* repo.unfinished()
+      if (rows.length > 0) yield* Effect.logInfo(`resuming ${rows.length} unfinished operation(s)`)
+      yield* Effect.forEach(rows, (row) => start(startRequestOf(row)), { discard: true })
+      const pending = yield* webhooks.pending()
+      if (pending.length > 0) {
+        yield* Effect.logInfo(`resuming ${pending.length} pending webhook ${pending.length === 1 ? "delivery" : "deliveries"}`)
+      }
+      yield* Effect.forEach(pending, (row) => startDelivery(row.id), { discard: true })
+    }))
 
-    return WorkflowEngine.of({ start })
+    return WorkflowEngine.of({ start, startDelivery })
   })
 )

@@ -29,6 +29,8 @@ export class WorkflowEngine extends Context.Tag("vda/WorkflowEngine")<WorkflowEn
    * Never fails the caller: an operation that could not be started is picked up by recovery.
    */
   readonly start: (request: StartRequest) => Effect.Effect<void>
+  /** Starts a webhook delivery's workflow; idempotent, and never fails the caller, like `start`. */
+  readonly startDelivery: (deliveryId: string) => Effect.Effect<void>
 }>() {}
 
 export const startRequestOf = (row: {

@@ -2,7 +2,7 @@
  * Every setting the service reads, in one place. Documented in the README's configuration table.
  */
 import { Config, ConfigError, Effect, Either, LogLevel, Option, Redacted } from "effect"
-import { DEFAULT_TASK_QUEUE, type RetryPolicy, SOURCE_RETRY } from "../../workflows/shared.js"
+import { DEFAULT_TASK_QUEUE, DELIVERY_RETRY, type RetryPolicy, SOURCE_RETRY } from "../../workflows/shared.js"
 
 const port = (name: string, fallback: number) =>
   Config.integer(name).pipe(
@@ -14,6 +14,12 @@ const positiveInt = (name: string, fallback: number) =>
   Config.integer(name).pipe(
     Config.withDefault(fallback),
     Config.validate({ message: "expected a positive integer", validation: (n) => n > 0 })
+  )
+
+const milliseconds = (name: string, fallback: number) =>
+  Config.integer(name).pipe(
+    Config.withDefault(fallback),
+    Config.validate({ message: "expected milliseconds >= 0", validation: (n) => n >= 0 })
   )
 
 const optionalUrl = (name: string) =>
@@ -64,15 +70,21 @@ export class AppConfig extends Effect.Service<AppConfig>()("vda/AppConfig", {
       /** Module and vehicle-source lookups: 3 attempts, backing off from this first delay. */
       sourceRetry: {
         ...SOURCE_RETRY,
-        initialIntervalMs: yield* Config.integer("SOURCE_RETRY_INITIAL_MS").pipe(
-          Config.withDefault(SOURCE_RETRY.initialIntervalMs),
-          Config.validate({ message: "expected milliseconds >= 0", validation: (n) => n >= 0 })
-        )
+        initialIntervalMs: yield* milliseconds("SOURCE_RETRY_INITIAL_MS", SOURCE_RETRY.initialIntervalMs)
       } satisfies RetryPolicy,
-      sandboxLatencyMs: yield* Config.integer("SANDBOX_MODULE_LATENCY_MS").pipe(
-        Config.withDefault(1500),
-        Config.validate({ message: "expected milliseconds >= 0", validation: (n) => n >= 0 })
-      )
+      /** Development and tests only: lifts the public-address check of webhook URLs (not HTTPS). */
+      webhookAllowPrivateNetworks: yield* Config.boolean("WEBHOOK_ALLOW_PRIVATE_NETWORKS").pipe(Config.withDefault(false)),
+      /** Webhook deliveries: always 5 attempts; the delays are configurable for tests. */
+      webhookRetry: {
+        maximumAttempts: DELIVERY_RETRY.maximumAttempts,
+        initialIntervalMs: yield* milliseconds("WEBHOOK_RETRY_INITIAL_MS", DELIVERY_RETRY.initialIntervalMs),
+        backoffCoefficient: yield* Config.number("WEBHOOK_RETRY_COEFFICIENT").pipe(
+          Config.withDefault(DELIVERY_RETRY.backoffCoefficient),
+          Config.validate({ message: "expected a number >= 1", validation: (n) => n >= 1 })
+        ),
+        maximumIntervalMs: yield* milliseconds("WEBHOOK_RETRY_MAX_MS", DELIVERY_RETRY.maximumIntervalMs)
+      } satisfies RetryPolicy,
+      sandboxLatencyMs: yield* milliseconds("SANDBOX_MODULE_LATENCY_MS", 1500)
     }
   })
 }) {}

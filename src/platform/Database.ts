@@ -13,12 +13,14 @@ import migration0001 from "./migrations/0001_foundation.js"
 import migration0002 from "./migrations/0002_vehicles_catalog.js"
 import migration0003 from "./migrations/0003_metering_functions.js"
 import migration0004 from "./migrations/0004_operations.js"
+import migration0005 from "./migrations/0005_webhooks.js"
 
 export const migrations = {
   "0001_foundation": migration0001,
   "0002_vehicles_catalog": migration0002,
   "0003_metering_functions": migration0003,
-  "0004_operations": migration0004
+  "0004_operations": migration0004,
+  "0005_webhooks": migration0005
 }
 
 /** Where the database is, and whether it is the embedded one this process manages. */

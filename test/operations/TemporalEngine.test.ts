@@ -7,6 +7,7 @@ import { expect, layer } from "@effect/vitest"
 import { Effect, Layer, Option, Redacted } from "effect"
 import { Accounts } from "../../src/accounts/Accounts.js"
 import { OperationsRepo } from "../../src/operations/Repo.js"
+import { WebhooksRepo } from "../../src/webhooks/Repo.js"
 import { makeTemporalEngine, type WorkflowStarter } from "../../src/operations/TemporalEngine.js"
 import { pgClientLayer } from "../../src/platform/Database.js"
 import { freshDatabase } from "../support/Postgres.js"
@@ -15,14 +16,16 @@ import { testConfig } from "../support/TestApp.js"
 const DatabaseLive = Layer.unwrapEffect(
   Effect.promise(freshDatabase).pipe(Effect.map((url) => pgClientLayer(Redacted.make(url), 4)))
 )
-const ServicesLive = Layer.mergeAll(OperationsRepo.Default, Accounts.Default).pipe(
+const ServicesLive = Layer.mergeAll(OperationsRepo.Default, WebhooksRepo.Default, Accounts.Default).pipe(
   Layer.provideMerge(DatabaseLive),
-  Layer.provideMerge(testConfig({ TEMPORAL_TASK_QUEUE: "vda-test", SOURCE_RETRY_INITIAL_MS: "300" }))
+  Layer.provideMerge(testConfig({ TEMPORAL_TASK_QUEUE: "vda-test", SOURCE_RETRY_INITIAL_MS: "300", WEBHOOK_RETRY_INITIAL_MS: "2000" }))
 )
+
+const DELIVERY_POLICY = { maximumAttempts: 5, initialIntervalMs: 2000, backoffCoefficient: 5, maximumIntervalMs: 7_200_000 }
 
 interface Call {
   readonly workflowType: string
-  readonly options: { readonly taskQueue: string; readonly workflowId: string; readonly args: ReadonlyArray<unknown> }
+  readonly options: Parameters<WorkflowStarter["start"]>[1]
 }
 
 const recorder = (behaviour: (call: Call) => Promise<unknown>) => {
@@ -71,7 +74,8 @@ layer(ServicesLive, { excludeTestServices: true })("Temporal engine", (it) => {
           args: [{
             operationId: id,
             modules: ["fines", "gnc"],
-            retry: { maximumAttempts: 3, initialIntervalMs: 300, backoffCoefficient: 2, maximumIntervalMs: 10_000 }
+            retry: { maximumAttempts: 3, initialIntervalMs: 300, backoffCoefficient: 2, maximumIntervalMs: 10_000 },
+            deliveryRetry: DELIVERY_POLICY
           }]
         }
       }])
@@ -108,5 +112,55 @@ layer(ServicesLive, { excludeTestServices: true })("Temporal engine", (it) => {
       yield* engine.reconcile
       expect(calls.filter((c) => c.options.workflowId.endsWith(id))).toHaveLength(2)
       expect(yield* startedAt(id)).toBeInstanceOf(Date)
+    }))
+
+  const newDelivery = (createdAt: Date) =>
+    Effect.gen(function*() {
+      const account = yield* (yield* Accounts).create({ owner: "T", plan: "growth", timezone: "America/Argentina/Buenos_Aires" })
+      return yield* (yield* WebhooksRepo).insertDelivery({
+        id: crypto.randomUUID(),
+        accountId: account.id,
+        environment: "production",
+        apiVersion: "v2",
+        eventType: "webhook.test",
+        operationId: null,
+        body: "{}",
+        createdAt
+      })
+    })
+
+  const deliveryStartedAt = (id: string) =>
+    Effect.flatMap(WebhooksRepo, (repo) => repo.findDelivery(id)).pipe(Effect.map((row) => Option.getOrThrow(row).startedAt))
+
+  it.effect("starts a delivery workflow by its readable id with the delivery policy, never reusing the id", () =>
+    Effect.gen(function*() {
+      const { calls, starter } = recorder(async () => ({}))
+      const engine = yield* makeTemporalEngine(starter)
+      const id = yield* newDelivery(new Date())
+      yield* engine.startDelivery(id)
+      expect(calls).toEqual([{
+        workflowType: "webhookDelivery",
+        options: {
+          taskQueue: "vda-test",
+          workflowId: `webhook-delivery/${id}`,
+          args: [{ deliveryId: id, retry: DELIVERY_POLICY }],
+          workflowIdReusePolicy: "REJECT_DUPLICATE"
+        }
+      }])
+      expect(yield* deliveryStartedAt(id)).toBeInstanceOf(Date)
+    }))
+
+  it.effect("the reconciler starts pending deliveries nobody started, after a grace period", () =>
+    Effect.gen(function*() {
+      const { calls, starter } = recorder(async () => ({}))
+      const engine = yield* makeTemporalEngine(starter)
+      const old = yield* newDelivery(new Date(Date.now() - 60_000))
+      const fresh = yield* newDelivery(new Date())
+      yield* engine.reconcile
+      const started = calls.filter((c) => c.workflowType === "webhookDelivery").map((c) => c.options.workflowId)
+      expect(started).toContain(`webhook-delivery/${old}`)
+      expect(started).not.toContain(`webhook-delivery/${fresh}`)
+      expect(yield* deliveryStartedAt(old)).toBeInstanceOf(Date)
+      expect(yield* deliveryStartedAt(fresh)).toBeNull()
     }))
 })

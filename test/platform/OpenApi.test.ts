@@ -18,8 +18,18 @@ describe("OpenAPI document", () => {
       "GET /v2/status",
       "GET /v2/usage",
       "GET /v2/vehicles/{plate}",
-      "POST /v2/vehicles/{plate}/modules"
+      "GET /v2/webhooks/config",
+      "GET /v2/webhooks/deliveries",
+      "PATCH /v2/webhooks/config",
+      "POST /v2/vehicles/{plate}/modules",
+      "POST /v2/webhooks/test"
     ])
+  })
+
+  it("documents the test event's 202 and the deliveries' paging parameters", () => {
+    expect(Object.keys(spec.paths["/v2/webhooks/test"].post.responses)).toContain("202")
+    const parameters = spec.paths["/v2/webhooks/deliveries"].get.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`)
+    expect(parameters.sort()).toEqual(["query:limit", "query:offset"])
   })
 
   it("declares the x-api-key scheme on /v2 endpoints only", () => {

@@ -100,6 +100,44 @@ export class HistoryBuilder {
     return this
   }
 
+  /** The workflow asks for a child workflow; returns the id its outcome refers to. */
+  startChild(task: number, workflowType: string, workflowId: string, input: unknown) {
+    return this.add("EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED", "startChildWorkflowExecutionInitiatedEventAttributes", {
+      namespace: "default",
+      workflowId,
+      workflowType: { name: workflowType },
+      taskQueue: TASK_QUEUE,
+      input: payloads(input),
+      parentClosePolicy: temporal.api.enums.v1.ParentClosePolicy.PARENT_CLOSE_POLICY_ABANDON,
+      workflowIdReusePolicy: temporal.api.enums.v1.WorkflowIdReusePolicy.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+      workflowTaskCompletedEventId: task
+    })
+  }
+
+  childStarted(initiated: number, workflowType: string, workflowId: string) {
+    this.add("EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_STARTED", "childWorkflowExecutionStartedEventAttributes", {
+      namespace: "default",
+      initiatedEventId: initiated,
+      workflowExecution: { workflowId, runId: "child-run-1" },
+      workflowType: { name: workflowType }
+    })
+    return this
+  }
+
+  /** The child could not start because a workflow with its id already exists. */
+  childAlreadyExists(initiated: number, workflowType: string, workflowId: string) {
+    this.add("EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_FAILED", "startChildWorkflowExecutionFailedEventAttributes", {
+      namespace: "default",
+      workflowId,
+      workflowType: { name: workflowType },
+      cause: temporal.api.enums.v1.StartChildWorkflowExecutionFailedCause
+        .START_CHILD_WORKFLOW_EXECUTION_FAILED_CAUSE_WORKFLOW_ALREADY_EXISTS,
+      initiatedEventId: initiated,
+      workflowTaskCompletedEventId: initiated - 1
+    })
+    return this
+  }
+
   completed(task: number, result: unknown) {
     this.add("EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED", "workflowExecutionCompletedEventAttributes", {
       result: payloads(result),

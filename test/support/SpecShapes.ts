@@ -304,3 +304,43 @@ export const VehicleOperation = object({
   updatedAt: dateTime,
   result: vehicleSearchResult
 })
+
+// -- webhooks ----------------------------------------------------------------------------------
+
+export const WebhookConfig = object({ url: nullable(string), enabled: boolean, secret: string })
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+export const uuid: Shape = (v, p) => (typeof v === "string" && UUID.test(v) ? [] : fail(p, "uuid", v))
+
+const operationOrTest: Shape = (v, p) => {
+  if (typeof v === "object" && v !== null && "kind" in v) {
+    return (v as { kind: unknown }).kind === "vehicle" ? VehicleOperation(v, p) : ModulesOperation(v, p)
+  }
+  return object({ message: string })(v, p)
+}
+
+export const WebhookEvent = object({
+  id: string,
+  type: literal("modules.completed", "modules.failed", "vehicle.completed", "vehicle.failed", "webhook.test"),
+  apiVersion: literal("v2"),
+  createdAt: dateTime,
+  data: operationOrTest
+})
+
+export const DeliveriesList = object({
+  deliveries: array(object({
+    id: uuid,
+    event: string,
+    apiVersion: literal("v1", "v2"),
+    status: literal("pending", "processed", "failed"),
+    attempts: nonNegativeInt,
+    responseStatus: nullable(number),
+    nextAttemptAt: dateTime,
+    createdAt: dateTime,
+    payload: WebhookEvent
+  })),
+  limit: nonNegativeInt,
+  offset: nonNegativeInt
+})
+
+export const TestDeliveryAccepted = object({ id: uuid, status: literal("pending") })

@@ -12,6 +12,8 @@ import { afterAll, describe, expect, it } from "vitest"
 import { ModuleUnavailable } from "../../src/modules/Sources.js"
 import { OperationActivities } from "../../src/operations/Activities.js"
 import { SourceUnavailable } from "../../src/vehicles/Upstream.js"
+import { DeliveryFailed } from "../../src/webhooks/Deliveries.js"
+import { DELIVERY_RETRY } from "../../workflows/shared.js"
 import { createActivities } from "../../worker/Activities.js"
 
 const answered = { status: "completed" as const, data: { total: 0, items: [] }, error: null, warnings: [] }
@@ -38,7 +40,13 @@ const fake = OperationActivities.make({
       attempt < 3
         ? Effect.fail(new SourceUnavailable({ reason: `attempt ${attempt}` }))
         : Effect.succeed({ success: true as const, found: false, data: null })),
-  finalizeVehicleSearch: () => Effect.void
+  finalizeVehicleSearch: () => Effect.void,
+  emitEvent: ({ operationId }) => Effect.succeed(operationId === "op_hooked" ? "8f0c2d6e-5b1a-4c3e-9d7f-1a2b3c4d5e6f" : null),
+  // the attempt the adapter passes is Temporal's; the fifth and last failure is final
+  attemptDelivery: ({ attempt }) =>
+    attempt === 2
+      ? Effect.succeed("processed" as const)
+      : Effect.fail(new DeliveryFailed({ message: `attempt ${attempt}: the endpoint answered 500`, retryable: attempt < 5 }))
 })
 
 const runtime = ManagedRuntime.make(Layer.succeed(OperationActivities, fake))
@@ -90,6 +98,27 @@ describe("activity adapters", () => {
     setImmediate(() => env.cancel())
     const error = await rejection(running)
     expect(error).toBeInstanceOf(CancelledFailure)
+  })
+
+  it("a delivery attempt is numbered by Temporal's attempt; the last failure is not retryable", async () => {
+    const input = { deliveryId: "8f0c2d6e-5b1a-4c3e-9d7f-1a2b3c4d5e6f", policy: DELIVERY_RETRY }
+    expect(await rejection(environment(1).run(activities.attemptDelivery, input))).toMatchObject({
+      type: "DeliveryFailed",
+      message: "attempt 1: the endpoint answered 500",
+      nonRetryable: false
+    })
+    await expect(environment(2).run(activities.attemptDelivery, input)).resolves.toBe("processed")
+    expect(await rejection(environment(5).run(activities.attemptDelivery, input))).toMatchObject({
+      message: "attempt 5: the endpoint answered 500",
+      nonRetryable: true
+    })
+  })
+
+  it("the event step returns the delivery to start, or null without a webhook", async () => {
+    await expect(environment().run(activities.emitEvent, { operationId: "op_hooked" })).resolves.toBe(
+      "8f0c2d6e-5b1a-4c3e-9d7f-1a2b3c4d5e6f"
+    )
+    await expect(environment().run(activities.emitEvent, { operationId: "op_1" })).resolves.toBeNull()
   })
 
   it("success passes the value through", async () => {

@@ -5,8 +5,8 @@
 import * as Path from "node:path"
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker } from "@temporalio/worker"
 import { beforeAll, describe, expect, it } from "vitest"
-import type { ModuleOutcome, ModulesOperationInput, VehicleSearchInput } from "../../workflows/shared.js"
-import { SOURCE_RETRY } from "../../workflows/shared.js"
+import type { DeliveryInput, ModuleOutcome, ModulesOperationInput, VehicleSearchInput } from "../../workflows/shared.js"
+import { DELIVERY_RETRY, SOURCE_RETRY } from "../../workflows/shared.js"
 import { HistoryBuilder } from "../support/History.js"
 import { ROOT } from "../support/Processes.js"
 
@@ -23,12 +23,39 @@ beforeAll(async () => {
 const replay = (history: ReturnType<HistoryBuilder["build"]>, workflowId = "modules/sandbox/acct/AB123CD/fines+vtv/op_1") =>
   Worker.runReplayHistory({ workflowBundle, replayName: "test" }, history, workflowId)
 
-const input: ModulesOperationInput = { operationId: "op_1", modules: ["fines", "vtv"], retry: SOURCE_RETRY }
+const input: ModulesOperationInput = {
+  operationId: "op_1",
+  modules: ["fines", "vtv"],
+  retry: SOURCE_RETRY,
+  deliveryRetry: DELIVERY_RETRY
+}
 const answered: ModuleOutcome = { status: "completed", data: { total: 0, items: [] }, error: null, warnings: [] }
 const unavailable = { type: "ModuleUnavailable", message: "The fines source is unavailable", nonRetryable: false }
 
+const DELIVERY_ID = "5d1c3a86-7a0f-4b8e-9c52-0f6a1e2b3c4d"
+const DELIVERY_WORKFLOW_ID = `webhook-delivery/${DELIVERY_ID}`
+
+/**
+ * The event step, after the final state is stored: the event activity (`activityId`), then, when
+ * it returned a delivery, the delivery's child workflow (started, or already running).
+ */
+const publish = (b: HistoryBuilder, activityId: string, operationId: string, child: "none" | "started" | "exists") => {
+  const t1 = b.workflowTask()
+  b.schedule(t1, activityId, "emitEvent", { operationId }).complete(activityId, child === "none" ? null : DELIVERY_ID)
+  if (child === "none") return b.workflowTask()
+  const t2 = b.workflowTask()
+  const initiated = b.startChild(t2, "webhookDelivery", DELIVERY_WORKFLOW_ID, { deliveryId: DELIVERY_ID, retry: DELIVERY_RETRY })
+  if (child === "started") b.childStarted(initiated, "webhookDelivery", DELIVERY_WORKFLOW_ID)
+  else b.childAlreadyExists(initiated, "webhookDelivery", DELIVERY_WORKFLOW_ID)
+  return b.workflowTask()
+}
+
 /** The modules workflow for two modules, each fetch either answering or failing for good. */
-const modulesHistory = (fetches: [ModuleOutcome | "fails", ModuleOutcome | "fails"], status: string) => {
+const modulesHistory = (
+  fetches: [ModuleOutcome | "fails", ModuleOutcome | "fails"],
+  status: string,
+  child: "none" | "started" | "exists" = "none"
+) => {
   const b = new HistoryBuilder().started("modulesOperation", input)
   const t1 = b.workflowTask()
   b.schedule(t1, "1", "markProcessing", "op_1").complete("1")
@@ -42,8 +69,8 @@ const modulesHistory = (fetches: [ModuleOutcome | "fails", ModuleOutcome | "fail
   b.complete("4").complete("5")
   const t4 = b.workflowTask()
   b.schedule(t4, "6", "finalizeOperation", { operationId: "op_1", status }).complete("6")
-  const t5 = b.workflowTask()
-  return b.completed(t5, status).build()
+  const last = publish(b, "7", "op_1", child)
+  return b.completed(last, status).build()
 }
 
 describe("workflow bundle", () => {
@@ -52,6 +79,7 @@ describe("workflow bundle", () => {
     expect(workflowBundle.code.length).toBeLessThan(3_000_000)
     expect(workflowBundle.code).toContain("modulesOperation")
     expect(workflowBundle.code).toContain("vehicleSearch")
+    expect(workflowBundle.code).toContain("webhookDelivery")
     expect(workflowBundle.code).not.toMatch(/@effect\/|node_modules\/effect\//)
   })
 })
@@ -69,6 +97,32 @@ describe("modulesOperation replays", () => {
     await expect(replay(modulesHistory(["fails", "fails"], "failed"))).resolves.toBeUndefined()
   })
 
+  it("publishing the event and starting its delivery", async () => {
+    await expect(replay(modulesHistory([answered, answered], "completed", "started"))).resolves.toBeUndefined()
+  })
+
+  it("a delivery that was already running (started by the reconciler)", async () => {
+    await expect(replay(modulesHistory(["fails", "fails"], "failed", "exists"))).resolves.toBeUndefined()
+  })
+
+  it("rejects a history that skips the event step", async () => {
+    const b = new HistoryBuilder().started("modulesOperation", input)
+    const t1 = b.workflowTask()
+    b.schedule(t1, "1", "markProcessing", "op_1").complete("1")
+    const t2 = b.workflowTask()
+    b.schedule(t2, "2", "fetchModule", { operationId: "op_1", module: "fines" })
+    b.schedule(t2, "3", "fetchModule", { operationId: "op_1", module: "vtv" })
+    b.complete("2", answered).complete("3", answered)
+    const t3 = b.workflowTask()
+    b.schedule(t3, "4", "recordModule", { operationId: "op_1", module: "fines" })
+    b.schedule(t3, "5", "recordModule", { operationId: "op_1", module: "vtv" })
+    b.complete("4").complete("5")
+    const t4 = b.workflowTask()
+    b.schedule(t4, "6", "finalizeOperation", { operationId: "op_1", status: "completed" }).complete("6")
+    const t5 = b.workflowTask()
+    await expect(replay(b.completed(t5, "completed").build())).rejects.toThrow(/DeterminismViolation|does not match|Nondeterminism/i)
+  })
+
   it("rejects a history whose commands come in another order", async () => {
     const b = new HistoryBuilder().started("modulesOperation", input)
     const t1 = b.workflowTask()
@@ -79,8 +133,8 @@ describe("modulesOperation replays", () => {
 })
 
 describe("vehicleSearch replays", () => {
-  const searchInput: VehicleSearchInput = { operationId: "op_2", retry: SOURCE_RETRY }
-  const history = (search: "answers" | "fails") => {
+  const searchInput: VehicleSearchInput = { operationId: "op_2", retry: SOURCE_RETRY, deliveryRetry: DELIVERY_RETRY }
+  const history = (search: "answers" | "fails", child: "none" | "started" = "none") => {
     const b = new HistoryBuilder().started("vehicleSearch", searchInput)
     const t1 = b.workflowTask()
     b.schedule(t1, "1", "markProcessing", "op_2").complete("1")
@@ -90,8 +144,8 @@ describe("vehicleSearch replays", () => {
     else b.fail("2", { type: "SourceUnavailable", message: "down", nonRetryable: false })
     const t3 = b.workflowTask()
     b.schedule(t3, "3", "finalizeVehicleSearch", { operationId: "op_2" }).complete("3")
-    const t4 = b.workflowTask()
-    return b.completed(t4, {}).build()
+    const last = publish(b, "4", "op_2", child)
+    return b.completed(last, {}).build()
   }
 
   it("the search answering", async () => {
@@ -100,5 +154,41 @@ describe("vehicleSearch replays", () => {
 
   it("the search failing", async () => {
     await expect(replay(history("fails"), "vehicle/sandbox/acct/AB123CD/op_2")).resolves.toBeUndefined()
+  })
+
+  it("the search answering, with its event delivered", async () => {
+    await expect(replay(history("answers", "started"), "vehicle/sandbox/acct/AB123CD/op_2")).resolves.toBeUndefined()
+  })
+})
+
+describe("webhookDelivery replays", () => {
+  const deliveryInput: DeliveryInput = { deliveryId: DELIVERY_ID, retry: DELIVERY_RETRY }
+  const history = (attempts: "confirmed" | "exhausted") => {
+    const b = new HistoryBuilder().started("webhookDelivery", deliveryInput)
+    const t1 = b.workflowTask()
+    b.schedule(t1, "1", "attemptDelivery", { deliveryId: DELIVERY_ID, policy: DELIVERY_RETRY })
+    // Temporal retries the activity on its own: the history shows only the attempt that settled it
+    if (attempts === "confirmed") b.complete("1", "processed")
+    else b.fail("1", { type: "DeliveryFailed", message: "the endpoint answered 500", nonRetryable: false })
+    const t2 = b.workflowTask()
+    return b.completed(t2, attempts === "confirmed" ? "processed" : "failed").build()
+  }
+
+  it("the endpoint confirming", async () => {
+    await expect(replay(history("confirmed"), DELIVERY_WORKFLOW_ID)).resolves.toBeUndefined()
+  })
+
+  it("the attempts running out", async () => {
+    await expect(replay(history("exhausted"), DELIVERY_WORKFLOW_ID)).resolves.toBeUndefined()
+  })
+
+  it("rejects a history with another activity", async () => {
+    const b = new HistoryBuilder().started("webhookDelivery", deliveryInput)
+    const t1 = b.workflowTask()
+    b.schedule(t1, "1", "emitEvent", { operationId: "op_1" }).complete("1", "processed")
+    const t2 = b.workflowTask()
+    await expect(replay(b.completed(t2, "processed").build(), DELIVERY_WORKFLOW_ID)).rejects.toThrow(
+      /DeterminismViolation|does not match|Nondeterminism/i
+    )
   })
 })

@@ -1,0 +1,106 @@
+/**
+ * Contract of the webhook endpoints: configuration, deliveries log and test event.
+ */
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { ApiKeyAuth } from "../accounts/Security.js"
+import { DateTimeUtc, NonNegativeInt } from "../platform/Schemas.js"
+
+export const WebhookConfig = Schema.Struct({
+  url: Schema.NullOr(Schema.String),
+  enabled: Schema.Boolean,
+  secret: Schema.String
+}).annotations({ identifier: "WebhookConfig" })
+export type WebhookConfig = typeof WebhookConfig.Type
+
+export const WebhookConfigUpdate = Schema.Struct({
+  url: Schema.optional(Schema.NullOr(Schema.String)),
+  enabled: Schema.optional(Schema.Boolean),
+  rotateSecret: Schema.optional(Schema.Boolean)
+}).annotations({
+  identifier: "WebhookConfigUpdate",
+  parseOptions: { onExcessProperty: "error" },
+  description: "Every field optional; omitted ones are kept. `url: null` removes the URL and disables the webhook."
+})
+export type WebhookConfigUpdate = typeof WebhookConfigUpdate.Type
+
+export const EventType = Schema.Literal("modules.completed", "modules.failed", "vehicle.completed", "vehicle.failed", "webhook.test")
+export type EventType = typeof EventType.Type
+
+export const WebhookEvent = Schema.Struct({
+  id: Schema.String,
+  type: EventType,
+  apiVersion: Schema.Literal("v2"),
+  createdAt: DateTimeUtc,
+  data: Schema.Union(Schema.Struct({ message: Schema.String }), Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+}).annotations({ identifier: "WebhookEvent", description: "`data` is the Operation as polled, or `{message}` for webhook.test" })
+
+export const Delivery = Schema.Struct({
+  id: Schema.String,
+  event: Schema.String,
+  apiVersion: Schema.Literal("v1", "v2"),
+  status: Schema.Literal("pending", "processed", "failed"),
+  attempts: NonNegativeInt,
+  responseStatus: Schema.NullOr(Schema.Number),
+  nextAttemptAt: DateTimeUtc,
+  createdAt: DateTimeUtc,
+  payload: Schema.Unknown.annotations({ description: "The event as sent: a WebhookEvent for v2, the unchanged v1 event for v1" })
+}).annotations({ identifier: "Delivery" })
+export type Delivery = typeof Delivery.Type
+
+export const DeliveriesList = Schema.Struct({
+  deliveries: Schema.Array(Delivery),
+  limit: NonNegativeInt,
+  offset: NonNegativeInt
+}).annotations({ identifier: "DeliveriesList" })
+
+/** A query-string integer in plain decimal digits (no `1e3`, no `0x10`, no `2.0`), within bounds. */
+const boundedInt = (name: string, min: number, max: number) =>
+  Schema.compose(
+    Schema.String.pipe(Schema.pattern(/^-?\d{1,9}$/, { message: () => `${name} must be an integer` })),
+    Schema.NumberFromString
+  ).pipe(Schema.between(min, max, { message: () => `${name} must be between ${min} and ${max}` }))
+
+export const DeliveriesQuery = Schema.Struct({
+  limit: Schema.optional(boundedInt("limit", 1, 100)),
+  offset: Schema.optional(boundedInt("offset", 0, 10_000))
+})
+
+export const TestDelivery = Schema.Struct({
+  id: Schema.String,
+  status: Schema.Literal("pending")
+}).annotations({ identifier: "TestDelivery" })
+
+export class WebhooksApi extends HttpApiGroup.make("webhooks")
+  .add(
+    HttpApiEndpoint.get("getWebhookConfig", "/v2/webhooks/config")
+      .addSuccess(WebhookConfig)
+      .annotate(OpenApi.Summary, "Webhook configuration")
+      .annotate(OpenApi.Description, "URL, activation and signing secret of this environment (shared with v1).")
+  )
+  .add(
+    HttpApiEndpoint.patch("updateWebhookConfig", "/v2/webhooks/config")
+      .setPayload(WebhookConfigUpdate)
+      .addSuccess(WebhookConfig)
+      .annotate(OpenApi.Summary, "Change the webhook configuration")
+      .annotate(
+        OpenApi.Description,
+        "The URL must be HTTPS, at most 2048 characters and publicly reachable; enabling requires a URL; `rotateSecret: true` signs every later delivery, retries included, with a new secret."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("listWebhookDeliveries", "/v2/webhooks/deliveries")
+      .setUrlParams(DeliveriesQuery)
+      .addSuccess(DeliveriesList)
+      .annotate(OpenApi.Summary, "Deliveries log")
+      .annotate(OpenApi.Description, "Recent v1 and v2 deliveries of this environment, newest first (`limit` 1–100, default 25; `offset` 0–10000).")
+  )
+  .add(
+    HttpApiEndpoint.post("sendWebhookTest", "/v2/webhooks/test")
+      .addSuccess(TestDelivery, { status: 202 })
+      .annotate(OpenApi.Summary, "Send a test event")
+      .annotate(OpenApi.Description, "Sends a `webhook.test` event through the delivery path. Needs a URL and an enabled webhook (else 400).")
+  )
+  .middleware(ApiKeyAuth)
+  .annotate(OpenApi.Title, "Webhooks")
+{}

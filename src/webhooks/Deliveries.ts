@@ -1,0 +1,158 @@
+/**
+ * Webhook events and their delivery attempts (the activities of the delivery workflow, and the
+ * event step of the operation workflows).
+ *
+ * An event is recorded once: its body (the exact bytes of every attempt) is stored with its
+ * delivery, whose id is the event id without `evt_`. An operation has at most one event, so a
+ * retried event step never sends twice. Each attempt reads the configuration again (the current
+ * URL and secret: a rotation applies to retries), signs the stored body now, and records the
+ * outcome: any 2xx is `processed`; otherwise `pending` with the planned time of the next attempt,
+ * until the last attempt, which leaves it `failed`.
+ */
+import { randomUUID } from "node:crypto"
+import { Clock, Data, Effect, Option, Schema } from "effect"
+import { type DeliveryStatus, type RetryPolicy, retryDelayMs } from "../../workflows/shared.js"
+import { Operation } from "../operations/Api.js"
+import { toOperation } from "../operations/Operations.js"
+import { OperationsRepo } from "../operations/Repo.js"
+import { AppConfig } from "../platform/Config.js"
+import type { Environment } from "../platform/RequestContext.js"
+import type { EventType } from "./Api.js"
+import { WebhooksRepo } from "./Repo.js"
+import { send } from "./Sender.js"
+import { checkUrlSyntax } from "./UrlPolicy.js"
+import { signWebhook } from "./verify.js"
+
+/** The attempt failed; `retryable: false` when no further attempt should be made. */
+export class DeliveryFailed extends Data.TaggedError("DeliveryFailed")<{
+  readonly message: string
+  readonly retryable: boolean
+}> {}
+
+const encodeOperation = Schema.encodeSync(Operation)
+
+const eventTypeOf = (operation: Operation): EventType =>
+  operation.kind === "modules"
+    ? operation.status === "failed" ? "modules.failed" : "modules.completed"
+    : operation.status === "failed" ? "vehicle.failed" : "vehicle.completed"
+
+export class WebhookDeliveries extends Effect.Service<WebhookDeliveries>()("vda/WebhookDeliveries", {
+  effect: Effect.gen(function*() {
+    const repo = yield* WebhooksRepo
+    const operations = yield* OperationsRepo
+    const config = yield* AppConfig
+
+    const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
+
+    /** Records an event and its (pending) delivery; returns the delivery id. */
+    const record = (input: {
+      readonly accountId: string
+      readonly environment: Environment
+      readonly type: EventType
+      readonly data: unknown
+      readonly operationId: string | null
+    }) =>
+      Effect.gen(function*() {
+        const at = yield* now
+        const id = randomUUID()
+        const body = JSON.stringify({ id: `evt_${id}`, type: input.type, apiVersion: "v2", createdAt: at.toISOString(), data: input.data })
+        return yield* repo.insertDelivery({
+          id,
+          accountId: input.accountId,
+          environment: input.environment,
+          apiVersion: "v2",
+          eventType: input.type,
+          operationId: input.operationId,
+          body,
+          createdAt: at
+        })
+      })
+
+    /**
+     * The event step of an operation's workflow: when the operation is final and the webhook is
+     * enabled with a URL, records its event (once) and returns the delivery to start.
+     */
+    const emitForOperation = (operationId: string) =>
+      Effect.gen(function*() {
+        const row = Option.getOrUndefined(yield* operations.find(operationId))
+        if (row === undefined || row.status === "queued" || row.status === "processing") return null
+        const webhook = Option.getOrUndefined(yield* repo.findConfig(row.accountId, row.environment))
+        if (webhook === undefined || !webhook.enabled || webhook.url === null) return null
+        const operation = toOperation(row, row.kind === "modules" ? yield* operations.modules(operationId) : [])
+        return yield* record({
+          accountId: row.accountId,
+          environment: row.environment,
+          type: eventTypeOf(operation),
+          data: encodeOperation(operation),
+          operationId
+        })
+      })
+
+    const recordTest = (accountId: string, environment: Environment) =>
+      record({
+        accountId,
+        environment,
+        type: "webhook.test",
+        data: { message: "This is a test event from the Vehicle Data API" },
+        operationId: null
+      })
+
+    /**
+     * Attempt number `attempt` (1-based) of a delivery, with the engine's retry `policy`; fails
+     * with DeliveryFailed unless the endpoint answered 2xx.
+     */
+    const attempt = (input: { readonly deliveryId: string; readonly attempt: number; readonly policy: RetryPolicy }) =>
+      Effect.gen(function*() {
+        const delivery = Option.getOrUndefined(yield* repo.findDelivery(input.deliveryId))
+        if (delivery === undefined) return "failed" as DeliveryStatus
+        if (delivery.status !== "pending") return delivery.status // an attempt already settled it
+        const at = yield* now
+        const last = input.policy.maximumAttempts > 0 && input.attempt >= input.policy.maximumAttempts
+        const fail = (message: string, responseStatus: number | null, retryable: boolean) =>
+          Effect.zipRight(
+            repo.recordAttempt(input.deliveryId, {
+              attempts: input.attempt,
+              status: last || !retryable ? "failed" : "pending",
+              responseStatus,
+              lastError: message,
+              nextAttemptAt: last || !retryable ? at : new Date(at.getTime() + retryDelayMs(input.policy, input.attempt)),
+              at
+            }),
+            Effect.fail(new DeliveryFailed({ message, retryable: retryable && !last }))
+          )
+
+        const webhook = Option.getOrUndefined(yield* repo.findConfig(delivery.accountId, delivery.environment))
+        if (webhook === undefined || !webhook.enabled || webhook.url === null) {
+          return yield* fail("the webhook is disabled or has no URL", null, false)
+        }
+        const url = yield* checkUrlSyntax(webhook.url).pipe(Effect.either)
+        if (url._tag === "Left") return yield* fail(url.left.reason, null, false)
+        const timestamp = String(Math.floor(at.getTime() / 1000))
+        const answer = yield* send({
+          url: webhook.url,
+          body: delivery.body,
+          headers: {
+            "x-service-signature": signWebhook(webhook.secret, timestamp, delivery.body),
+            "x-service-timestamp": timestamp,
+            "x-service-event": `${delivery.apiVersion}.${delivery.eventType}`,
+            "x-service-delivery": delivery.id,
+            "user-agent": "vehicle-data-api-webhooks"
+          }
+        }, { allowPrivate: config.webhookAllowPrivateNetworks })
+        if (answer._tag === "NoAnswer") return yield* fail(answer.reason, null, true)
+        if (answer.status < 200 || answer.status >= 300) return yield* fail(`the endpoint answered ${answer.status}`, answer.status, true)
+        yield* repo.recordAttempt(input.deliveryId, {
+          attempts: input.attempt,
+          status: "processed",
+          responseStatus: answer.status,
+          lastError: null,
+          nextAttemptAt: at,
+          at
+        })
+        return "processed" as DeliveryStatus
+      })
+
+    return { emitForOperation, recordTest, attempt }
+  }),
+  dependencies: [WebhooksRepo.Default]
+}) {}

@@ -1,0 +1,151 @@
+/**
+ * SQL for webhook configurations and deliveries.
+ */
+import { SqlClient } from "@effect/sql"
+import { SqlError } from "@effect/sql/SqlError"
+import { Effect, Option } from "effect"
+import type { Environment } from "../platform/RequestContext.js"
+
+export interface ConfigRow {
+  readonly url: string | null
+  readonly enabled: boolean
+  readonly secret: string
+}
+
+export interface DeliveryRow {
+  readonly id: string
+  readonly accountId: string
+  readonly environment: Environment
+  readonly apiVersion: "v1" | "v2"
+  readonly eventType: string
+  readonly operationId: string | null
+  readonly body: string
+  readonly status: "pending" | "processed" | "failed"
+  readonly attempts: number
+  readonly responseStatus: number | null
+  readonly lastError: string | null
+  readonly nextAttemptAt: Date
+  readonly startedAt: Date | null
+  readonly createdAt: Date
+}
+
+export type NewDelivery = Pick<
+  DeliveryRow,
+  "id" | "accountId" | "environment" | "apiVersion" | "eventType" | "operationId" | "body" | "createdAt"
+>
+
+export interface AttemptRecord {
+  readonly attempts: number
+  readonly status: DeliveryRow["status"]
+  readonly responseStatus: number | null
+  readonly lastError: string | null
+  readonly nextAttemptAt: Date
+  readonly at: Date
+}
+
+const DELIVERY_COLUMNS =
+  "id::text as id, account_id, environment, api_version, event_type, operation_id, body, status, attempts, response_status, last_error, next_attempt_at, started_at, created_at"
+
+export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("vda/WebhooksRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const columns = sql.literal(DELIVERY_COLUMNS)
+
+    const ensureConfig = (accountId: string, environment: Environment, secret: string, at: Date) =>
+      sql`
+        insert into webhook_configs (account_id, environment, url, enabled, secret, updated_at)
+        values (${accountId}, ${environment}, null, false, ${secret}, ${at})
+        on conflict (account_id, environment) do nothing`
+
+    return {
+      /** The configuration, created (disabled, with this secret) on first use. */
+      config: (accountId: string, environment: Environment, secret: string, at: Date) =>
+        Effect.gen(function*() {
+          yield* ensureConfig(accountId, environment, secret, at)
+          const [row] = yield* sql<ConfigRow>`
+            select url, enabled, secret from webhook_configs where account_id = ${accountId} and environment = ${environment}`
+          return row!
+        }).pipe(Effect.orDie),
+
+      /**
+       * Changes the configuration (created first with `secret` if missing) under its row lock, so
+       * concurrent changes apply one after the other; `change` may refuse, and then nothing changes.
+       */
+      updateConfig: <E>(
+        accountId: string,
+        environment: Environment,
+        secret: string,
+        at: Date,
+        change: (current: ConfigRow) => Effect.Effect<ConfigRow, E>
+      ) =>
+        Effect.gen(function*() {
+          yield* ensureConfig(accountId, environment, secret, at).pipe(Effect.orDie)
+          const [current] = yield* sql<ConfigRow>`
+            select url, enabled, secret from webhook_configs
+            where account_id = ${accountId} and environment = ${environment} for update`.pipe(Effect.orDie)
+          const next = yield* change(current!)
+          yield* sql`
+            update webhook_configs set url = ${next.url}, enabled = ${next.enabled}, secret = ${next.secret}, updated_at = ${at}
+            where account_id = ${accountId} and environment = ${environment}`.pipe(Effect.orDie)
+          return next
+        }).pipe(sql.withTransaction, Effect.catchIf((error): error is SqlError => error instanceof SqlError, Effect.die)),
+
+      findConfig: (accountId: string, environment: Environment) =>
+        sql<ConfigRow>`
+          select url, enabled, secret from webhook_configs where account_id = ${accountId} and environment = ${environment}`.pipe(
+          Effect.map((rows) => Option.fromNullable(rows[0])),
+          Effect.orDie
+        ),
+
+      /** Inserts unless the operation already has its delivery; the delivery's id either way. */
+      insertDelivery: (delivery: NewDelivery) =>
+        Effect.gen(function*() {
+          const inserted = yield* sql<{ readonly id: string }>`
+            insert into webhook_deliveries (id, account_id, environment, api_version, event_type, operation_id, body, status,
+              attempts, next_attempt_at, created_at, updated_at)
+            values (${delivery.id}, ${delivery.accountId}, ${delivery.environment}, ${delivery.apiVersion}, ${delivery.eventType},
+              ${delivery.operationId}, ${delivery.body}, 'pending', 0, ${delivery.createdAt}, ${delivery.createdAt}, ${delivery.createdAt})
+            on conflict (operation_id) do nothing
+            returning id::text as id`
+          if (inserted[0]) return inserted[0].id
+          const [existing] = yield* sql<{ readonly id: string }>`
+            select id::text as id from webhook_deliveries where operation_id = ${delivery.operationId}`
+          return existing!.id
+        }).pipe(Effect.orDie),
+
+      findDelivery: (id: string) =>
+        sql<DeliveryRow>`select ${columns} from webhook_deliveries where id = ${id}::uuid`.pipe(
+          Effect.map((rows) => Option.fromNullable(rows[0])),
+          Effect.orDie
+        ),
+
+      /** Records an attempt; an attempt already recorded (a retried activity) does not count twice. */
+      recordAttempt: (id: string, attempt: AttemptRecord) =>
+        sql`
+          update webhook_deliveries set attempts = greatest(attempts, ${attempt.attempts}), status = ${attempt.status},
+            response_status = ${attempt.responseStatus}, last_error = ${attempt.lastError},
+            next_attempt_at = ${attempt.nextAttemptAt}, started_at = coalesce(started_at, ${attempt.at}), updated_at = ${attempt.at}
+          where id = ${id}::uuid and status = 'pending'`.pipe(Effect.asVoid, Effect.orDie),
+
+      markStarted: (id: string, at: Date) =>
+        sql`update webhook_deliveries set started_at = coalesce(started_at, ${at}) where id = ${id}::uuid`.pipe(
+          Effect.asVoid,
+          Effect.orDie
+        ),
+
+      list: (accountId: string, environment: Environment, limit: number, offset: number) =>
+        sql<DeliveryRow>`
+          select ${columns} from webhook_deliveries
+          where account_id = ${accountId} and environment = ${environment}
+          order by created_at desc, id desc
+          limit ${limit} offset ${offset}`.pipe(Effect.orDie),
+
+      /** Pending deliveries (`unstartedBefore`: only those never handed to an engine). */
+      pending: (options: { readonly unstartedBefore?: Date } = {}) =>
+        sql<DeliveryRow>`
+          select ${columns} from webhook_deliveries where status = 'pending'
+            ${options.unstartedBefore ? sql`and started_at is null and created_at < ${options.unstartedBefore}` : sql``}
+          order by next_attempt_at`.pipe(Effect.orDie)
+    }
+  })
+}) {}

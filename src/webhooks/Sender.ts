@@ -1,0 +1,84 @@
+/**
+ * One webhook delivery attempt over HTTPS: the stored body, signed now, POSTed with a 10 s
+ * timeout; redirects are not followed and at most 64 KiB of the answer is read. Unless private
+ * networks are allowed, the connection goes to an address checked by the URL policy at this very
+ * moment (the check is in the socket's DNS lookup), so DNS rebinding cannot reach inside.
+ */
+import * as Dns from "node:dns"
+import * as Https from "node:https"
+import type { LookupFunction } from "node:net"
+import { Effect } from "effect"
+import { hostOf, nonPublicReason } from "./UrlPolicy.js"
+
+export interface Outgoing {
+  readonly url: string
+  readonly body: string
+  readonly headers: Record<string, string>
+}
+
+export type Answer =
+  | { readonly _tag: "Answered"; readonly status: number }
+  | { readonly _tag: "NoAnswer"; readonly reason: string }
+
+export interface SendOptions {
+  /** Development and tests: connect to private addresses too. */
+  readonly allowPrivate: boolean
+  /** How long the endpoint may stay silent; 10 s unless a test says otherwise. */
+  readonly timeoutMs?: number
+}
+
+const TIMEOUT_MS = 10_000
+const MAX_RESPONSE_BYTES = 64 * 1024
+
+/** A DNS lookup that refuses non-public addresses: the socket connects only to checked ones. */
+const publicOnlyLookup: LookupFunction = (hostname, options, callback) => {
+  Dns.lookup(hostname, { ...options, all: true }, (error, addresses) => {
+    if (error) return callback(error, "", 0)
+    const list = addresses as unknown as Array<Dns.LookupAddress>
+    const refused = list.map((a) => nonPublicReason(a.address)).find((reason) => reason !== undefined)
+    if (refused !== undefined) return callback(Object.assign(new Error(`refused: ${refused}`), { code: "EADDRNOTPUBLIC" }), "", 0)
+    if (options.all) return (callback as unknown as (e: null, a: Array<Dns.LookupAddress>) => void)(null, list)
+    const first = list[0]
+    if (first === undefined) return callback(new Error(`no address for ${hostname}`), "", 0)
+    callback(null, first.address, first.family)
+  })
+}
+
+export const send = (outgoing: Outgoing, { allowPrivate, timeoutMs = TIMEOUT_MS }: SendOptions): Effect.Effect<Answer> =>
+  Effect.async<Answer>((resume, signal) => {
+    let url: URL
+    try {
+      url = new URL(outgoing.url)
+    } catch {
+      return resume(Effect.succeed({ _tag: "NoAnswer", reason: "the webhook URL is not a valid URL" }))
+    }
+    const literal = hostOf(url)
+    const literalRefusal = allowPrivate ? undefined : nonPublicReason(literal)
+    if (literalRefusal !== undefined && !literalRefusal.endsWith("is not an IP address")) {
+      return resume(Effect.succeed({ _tag: "NoAnswer", reason: `refused: ${literalRefusal}` }))
+    }
+    let settled = false
+    const done = (answer: Answer) => {
+      if (settled) return
+      settled = true
+      resume(Effect.succeed(answer))
+    }
+    const request = Https.request(url, {
+      method: "POST",
+      headers: { ...outgoing.headers, "content-type": "application/json", "content-length": Buffer.byteLength(outgoing.body) },
+      timeout: timeoutMs,
+      signal,
+      ...(allowPrivate ? {} : { lookup: publicOnlyLookup })
+    }, (response) => {
+      let read = 0
+      response.on("data", (chunk: Buffer) => {
+        read += chunk.length
+        if (read > MAX_RESPONSE_BYTES) response.destroy()
+      })
+      response.on("close", () => done({ _tag: "Answered", status: response.statusCode ?? 0 }))
+      response.on("error", () => done({ _tag: "Answered", status: response.statusCode ?? 0 }))
+    })
+    request.on("timeout", () => request.destroy(new Error(`no answer within ${timeoutMs / 1000} s`)))
+    request.on("error", (error) => done({ _tag: "NoAnswer", reason: error.message }))
+    request.end(outgoing.body)
+  })

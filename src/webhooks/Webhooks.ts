@@ -1,0 +1,96 @@
+/**
+ * The webhook endpoints' logic: the configuration (one per account and environment, created
+ * disabled with a fresh secret on first use), the deliveries log and the test event.
+ */
+import { Clock, Data, Effect } from "effect"
+import type { Principal } from "../accounts/Domain.js"
+import { WorkflowEngine } from "../operations/WorkflowEngine.js"
+import { AppConfig } from "../platform/Config.js"
+import { randomBase62 } from "../platform/Ids.js"
+import type { Delivery, WebhookConfig, WebhookConfigUpdate } from "./Api.js"
+import { WebhookDeliveries } from "./Deliveries.js"
+import { type DeliveryRow, WebhooksRepo } from "./Repo.js"
+import { checkWebhookUrl, UrlRejected } from "./UrlPolicy.js"
+
+/** The change asked for breaks a rule of the configuration. */
+export class InvalidWebhookConfig extends Data.TaggedError("InvalidWebhookConfig")<{ readonly reason: string }> {}
+
+/** A test needs somewhere to go. */
+export class WebhookNotReady extends Data.TaggedError("WebhookNotReady")<{ readonly reason: string }> {}
+
+/** `whsec_` + 32 random base62 characters. */
+export const generateSecret = () => `whsec_${randomBase62(32)}`
+
+const toDelivery = (row: DeliveryRow): Delivery => ({
+  id: row.id,
+  event: row.eventType,
+  apiVersion: row.apiVersion,
+  status: row.status,
+  attempts: row.attempts,
+  responseStatus: row.responseStatus,
+  nextAttemptAt: row.nextAttemptAt,
+  createdAt: row.createdAt,
+  payload: JSON.parse(row.body)
+})
+
+export class Webhooks extends Effect.Service<Webhooks>()("vda/Webhooks", {
+  effect: Effect.gen(function*() {
+    const repo = yield* WebhooksRepo
+    const deliveries = yield* WebhookDeliveries
+    const engine = yield* WorkflowEngine
+    const config = yield* AppConfig
+
+    const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
+
+    const getConfig = (principal: Principal): Effect.Effect<WebhookConfig> =>
+      Effect.flatMap(now, (at) => repo.config(principal.accountId, principal.environment, generateSecret(), at))
+
+    /**
+     * Omitted fields are kept; `url: null` removes the URL and disables; enabling needs a URL
+     * (the one given or the one kept); `rotateSecret` replaces the secret. All or nothing.
+     */
+    const updateConfig = (principal: Principal, update: WebhookConfigUpdate) =>
+      Effect.gen(function*() {
+        // checked before the row is locked: resolving a name may take a while
+        if (typeof update.url === "string") {
+          yield* checkWebhookUrl(update.url, config.webhookAllowPrivateNetworks).pipe(
+            Effect.mapError((rejected: UrlRejected) => new InvalidWebhookConfig({ reason: rejected.reason }))
+          )
+        }
+        const at = yield* now
+        return yield* repo.updateConfig(principal.accountId, principal.environment, generateSecret(), at, (current) => {
+          const url = update.url === undefined ? current.url : update.url
+          const enabled = url === null ? false : update.enabled ?? current.enabled
+          if (update.enabled === true && url === null) {
+            return Effect.fail(new InvalidWebhookConfig({ reason: "enabled: true requires a url" }))
+          }
+          return Effect.succeed({ url, enabled, secret: update.rotateSecret === true ? generateSecret() : current.secret })
+        })
+      })
+
+    const listDeliveries = (principal: Principal, limit: number, offset: number) =>
+      Effect.map(repo.list(principal.accountId, principal.environment, limit, offset), (rows) => ({
+        deliveries: rows.map(toDelivery),
+        limit,
+        offset
+      }))
+
+    /** Records a `webhook.test` event and starts its delivery, like any other event's. */
+    const sendTest = (principal: Principal) =>
+      Effect.gen(function*() {
+        const webhook = yield* getConfig(principal)
+        if (webhook.url === null) {
+          return yield* new WebhookNotReady({ reason: "No webhook URL is configured: set one with PATCH /v2/webhooks/config" })
+        }
+        if (!webhook.enabled) {
+          return yield* new WebhookNotReady({ reason: "The webhook is disabled: enable it with PATCH /v2/webhooks/config" })
+        }
+        const id = yield* deliveries.recordTest(principal.accountId, principal.environment)
+        yield* engine.startDelivery(id)
+        return { id, status: "pending" as const }
+      })
+
+    return { getConfig, updateConfig, listDeliveries, sendTest }
+  }),
+  dependencies: [WebhookDeliveries.Default]
+}) {}

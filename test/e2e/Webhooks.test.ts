@@ -1,0 +1,261 @@
+/**
+ * Webhooks through the real server, delivered to a real HTTPS endpoint on localhost (trusted
+ * through NODE_EXTRA_CA_CERTS, as an operator would trust a private CA). Signatures are checked
+ * by the receiver with its own HMAC code. Retries are fast here: 400 ms, then doubling up to 1 s.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { freshDatabase } from "../support/Postgres.js"
+import { runVda, type ServerProcess, startServer, waitFor } from "../support/Processes.js"
+import { DeliveriesList, expectShape, TestDeliveryAccepted, WebhookEvent } from "../support/SpecShapes.js"
+import { json } from "../support/TestApp.js"
+import {
+  makeTlsFixture,
+  type Received,
+  type Receiver,
+  signatureIsValid,
+  startReceiver,
+  type TlsFixture
+} from "../support/WebhookReceiver.js"
+
+type Env = "production" | "sandbox"
+
+const RETRY = { WEBHOOK_RETRY_INITIAL_MS: "400", WEBHOOK_RETRY_COEFFICIENT: "2", WEBHOOK_RETRY_MAX_MS: "1000" }
+
+let tls: TlsFixture
+let receiver: Receiver
+let env: Record<string, string>
+let server: ServerProcess
+const keys = {} as Record<Env, string>
+
+beforeAll(async () => {
+  tls = await makeTlsFixture()
+  receiver = await startReceiver(tls)
+  env = {
+    DATABASE_URL: await freshDatabase(),
+    NODE_EXTRA_CA_CERTS: tls.caFile,
+    WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
+    SANDBOX_MODULE_LATENCY_MS: "50",
+    SOURCE_RETRY_INITIAL_MS: "20",
+    ...RETRY
+  }
+  const account = JSON.parse((await runVda(["accounts", "create", "--owner", "Hooks", "--plan", "growth", "--json"], env)).stdout)
+  for (const environment of ["production", "sandbox"] as const) {
+    const created = await runVda(["keys", "create", "--account", account.id, "--environment", environment, "--json"], env)
+    keys[environment] = JSON.parse(created.stdout).key
+  }
+  server = await startServer(env)
+}, 60_000)
+
+afterAll(async () => {
+  if (server?.child.exitCode === null) await server.stop("SIGKILL")
+  await receiver?.close()
+  await tls?.dispose()
+})
+
+const call = (environment: Env, path: string, init: RequestInit = {}, on = server) =>
+  fetch(`${environment === "production" ? on.productionUrl : on.sandboxUrl}${path}`, {
+    ...init,
+    headers: { "x-api-key": keys[environment], "content-type": "application/json", ...init.headers }
+  })
+
+/** Points the environment's webhook at `path` on the receiver and enables it; the secret. */
+const configure = async (environment: Env, path: string, on = server): Promise<string> => {
+  const res = await call(environment, "/v2/webhooks/config", {
+    method: "PATCH",
+    body: JSON.stringify({ url: `${receiver.url}${path}`, enabled: true })
+  }, on)
+  expect(res.status).toBe(200)
+  const body = await json(res)
+  expect(body).toMatchObject({ url: `${receiver.url}${path}`, enabled: true })
+  return body.secret
+}
+
+const deliveries = async (environment: Env, on = server) => {
+  const body = await json(await call(environment, "/v2/webhooks/deliveries?limit=100", {}, on))
+  expectShape(body, DeliveriesList)
+  return body.deliveries as Array<any>
+}
+
+const delivery = async (environment: Env, id: string, on = server) => (await deliveries(environment, on)).find((d) => d.id === id)
+
+const waitForDelivery = (environment: Env, id: string, done: (d: any) => boolean, on = server) =>
+  waitFor(async () => {
+    const found = await delivery(environment, id, on)
+    return found !== undefined && done(found) ? found : undefined
+  }, `delivery ${id}`)
+
+const sendTest = async (environment: Env, on = server): Promise<string> => {
+  const res = await call(environment, "/v2/webhooks/test", { method: "POST" }, on)
+  expect(res.status).toBe(202)
+  const body = await json(res)
+  expectShape(body, TestDeliveryAccepted)
+  return body.id
+}
+
+const eventOf = (request: Received) => JSON.parse(request.rawBody.toString("utf8"))
+
+const poll = async (environment: Env, id: string) => {
+  const body = await json(await call(environment, `/v2/operations/${id}`))
+  return ["completed", "partial", "failed"].includes(body.status) ? body : undefined
+}
+
+describe("webhook events", () => {
+  it("an operation's final state arrives once, signed, with the polled Operation as data", async () => {
+    const secret = await configure("sandbox", "/operations")
+    const created = await call("sandbox", "/v2/vehicles/AB000CD/modules", { method: "POST", body: JSON.stringify({ modules: ["fines", "vtv"] }) })
+    expect(created.status).toBe(202)
+    const { id } = await json(created)
+    const [request] = await waitFor(() => (receiver.at("/operations").length > 0 ? receiver.at("/operations") : undefined), "the event")
+    const polled = await waitFor(() => poll("sandbox", id), "the final state")
+
+    const event = eventOf(request!)
+    expectShape(event, WebhookEvent)
+    expect(event).toMatchObject({ type: "modules.completed", apiVersion: "v2" })
+    expect(event.data).toEqual(polled)
+    expect(event.id).toMatch(/^evt_[0-9a-f-]{36}$/)
+    expect(request!.headers["x-service-event"]).toBe("v2.modules.completed")
+    expect(request!.headers["x-service-delivery"]).toBe(event.id.slice("evt_".length))
+    expect(request!.headers["content-type"]).toBe("application/json")
+    expect(signatureIsValid(secret, request!)).toBe(true)
+    expect(signatureIsValid(`${secret}x`, request!)).toBe(false)
+    expect(Math.abs(Number(request!.headers["x-service-timestamp"]) - Date.now() / 1000)).toBeLessThan(60)
+
+    const recorded = await waitForDelivery("sandbox", event.id.slice(4), (d) => d.status === "processed")
+    expect(recorded).toEqual({
+      id: event.id.slice(4),
+      event: "modules.completed",
+      apiVersion: "v2",
+      status: "processed",
+      attempts: 1,
+      responseStatus: 200,
+      nextAttemptAt: expect.any(String),
+      createdAt: event.createdAt,
+      payload: event
+    })
+  })
+
+  it("partial and failed operations and vehicle searches have their events; an immediate answer has none", async () => {
+    const secret = await configure("sandbox", "/kinds")
+    const start = async (path: string, init?: RequestInit) => {
+      const res = await call("sandbox", path, init)
+      expect(res.status).toBe(202)
+      return (await json(res)).id as string
+    }
+    const partial = await start("/v2/vehicles/AB222CD/modules", { method: "POST", body: JSON.stringify({ modules: ["fines", "vtv", "tax_debt"] }) })
+    const failed = await start("/v2/vehicles/AB444CD/modules", { method: "POST", body: JSON.stringify({ modules: ["fines"] }) })
+    const search = await start("/v2/vehicles/AB202CD?onMiss=search")
+    expect((await call("sandbox", "/v2/vehicles/AB123CD")).status).toBe(200)
+
+    const received = await waitFor(() => (receiver.at("/kinds").length >= 3 ? receiver.at("/kinds") : undefined), "three events")
+    const byOperation = new Map(received.map((r) => [eventOf(r).data.id as string, r]))
+    expect([...byOperation.keys()].sort()).toEqual([partial, failed, search].sort())
+    for (const r of received) expect(signatureIsValid(secret, r)).toBe(true)
+
+    const expected = { [partial]: ["modules.completed", "partial"], [failed]: ["modules.failed", "failed"], [search]: ["vehicle.completed", "completed"] }
+    for (const [id, [type, status]] of Object.entries(expected)) {
+      const event = eventOf(byOperation.get(id)!)
+      expectShape(event, WebhookEvent)
+      expect(event.type).toBe(type)
+      expect(event.data.status).toBe(status)
+      expect(event.data).toEqual(await poll("sandbox", id))
+      expect(byOperation.get(id)!.headers["x-service-event"]).toBe(`v2.${type}`)
+    }
+    // every operation is final and delivered: the immediate vehicle answer added nothing
+    expect(receiver.at("/kinds")).toHaveLength(3)
+  })
+})
+
+describe("deliveries", () => {
+  it("succeed on the third attempt after a 500 and a redirect, which is not followed", async () => {
+    const secret = await configure("production", "/third")
+    receiver.script("/third", [500, { redirect: "/moved" }, 200])
+    const id = await sendTest("production")
+    const done = await waitForDelivery("production", id, (d) => d.status !== "pending")
+    expect(done).toMatchObject({ status: "processed", attempts: 3, responseStatus: 200, event: "webhook.test", apiVersion: "v2" })
+
+    const attempts = receiver.at("/third")
+    expect(attempts).toHaveLength(3)
+    expect(receiver.at("/moved")).toHaveLength(0)
+    for (const attempt of attempts) {
+      expect(attempt.rawBody.equals(attempts[0]!.rawBody)).toBe(true)
+      expect(attempt.headers["x-service-delivery"]).toBe(id)
+      expect(attempt.headers["x-service-event"]).toBe("v2.webhook.test")
+      expect(signatureIsValid(secret, attempt)).toBe(true)
+    }
+    const event = eventOf(attempts[0]!)
+    expect(event).toMatchObject({ id: `evt_${id}`, type: "webhook.test", apiVersion: "v2", data: { message: expect.any(String) } })
+    expect(done.payload).toEqual(event)
+    // the policy's delays between attempts: 400 ms, then 800 ms
+    expect(attempts[1]!.receivedAt - attempts[0]!.receivedAt).toBeGreaterThanOrEqual(350)
+    expect(attempts[2]!.receivedAt - attempts[1]!.receivedAt).toBeGreaterThanOrEqual(750)
+  })
+
+  it("five failures end failed, with exactly five attempts and a planned time for each retry", async () => {
+    await configure("production", "/down")
+    receiver.script("/down", [503])
+    const id = await sendTest("production")
+    const waiting = await waitForDelivery("production", id, (d) => d.attempts >= 1)
+    expect(waiting).toMatchObject({ status: "pending", responseStatus: 503 })
+    expect(Date.parse(waiting.nextAttemptAt)).toBeGreaterThan(Date.parse(waiting.createdAt))
+    const failed = await waitForDelivery("production", id, (d) => d.status === "failed")
+    expect(failed).toMatchObject({ attempts: 5, responseStatus: 503 })
+    expect(receiver.at("/down")).toHaveLength(5)
+  })
+
+  it("a rotated secret signs every later attempt", async () => {
+    const before = await configure("production", "/rotate")
+    let after = ""
+    receiver.script("/rotate", [
+      async () => {
+        // rotated while the first attempt waits for its answer: the retry must use the new secret
+        const res = await call("production", "/v2/webhooks/config", { method: "PATCH", body: JSON.stringify({ rotateSecret: true }) })
+        after = (await json(res)).secret
+        return 500
+      },
+      200
+    ])
+    const id = await sendTest("production")
+    await waitForDelivery("production", id, (d) => d.status === "processed")
+    expect(after).toMatch(/^whsec_[0-9A-Za-z]{32}$/)
+    expect(after).not.toBe(before)
+    const [first, second] = receiver.at("/rotate")
+    expect(signatureIsValid(before, first!)).toBe(true)
+    expect(signatureIsValid(after, second!)).toBe(true)
+    expect(signatureIsValid(before, second!)).toBe(false)
+    expect(first!.rawBody.equals(second!.rawBody)).toBe(true)
+  })
+
+  it("event ids identify events: one per event, the same on every retry", async () => {
+    const byDelivery = new Map<string, Set<string>>()
+    for (const request of receiver.received) {
+      const delivery = String(request.headers["x-service-delivery"])
+      byDelivery.set(delivery, (byDelivery.get(delivery) ?? new Set()).add(eventOf(request).id))
+    }
+    const eventIds = [...byDelivery.values()].map((ids) => [...ids])
+    for (const ids of eventIds) expect(ids).toHaveLength(1)
+    expect(new Set(eventIds.flat()).size).toBe(byDelivery.size)
+    // the failed delivery was not attempted again
+    expect(receiver.at("/down")).toHaveLength(5)
+    const listed = [...await deliveries("production"), ...await deliveries("sandbox")]
+    expect(new Set(listed.map((d) => d.id))).toEqual(new Set(byDelivery.keys()))
+  })
+
+  it("a restart resumes a pending delivery at its planned time", async () => {
+    expect(await server.stop("SIGTERM")).toBe(0)
+    const slow = { ...env, WEBHOOK_RETRY_INITIAL_MS: "2500" }
+    const first = await startServer(slow)
+    await configure("production", "/restart", first)
+    receiver.script("/restart", [500, 200])
+    const id = await sendTest("production", first)
+    const pending = await waitForDelivery("production", id, (d) => d.attempts === 1, first)
+    expect(pending.status).toBe("pending")
+    expect(await first.stop("SIGKILL")).toBeNull()
+
+    server = await startServer(slow)
+    const done = await waitForDelivery("production", id, (d) => d.status === "processed")
+    expect(server.output()).toContain("resuming 1 pending webhook delivery")
+    expect(done.attempts).toBe(2)
+    const [, retry] = receiver.at("/restart")
+    expect(retry!.receivedAt).toBeGreaterThanOrEqual(Date.parse(pending.nextAttemptAt) - 50)
+  })
+})
