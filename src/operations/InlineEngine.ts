@@ -104,15 +104,20 @@ export const InlineEngineLive = Layer.scoped(
       return loop
     }
 
-    const startDelivery = (deliveryId: string) =>
-      FiberMap.run(
-        workflows,
-        `delivery/${deliveryId}`,
-        Effect.tryPromise(() => runDelivery({ attemptDelivery: () => run(deliveryAttempts(deliveryId)) }, { deliveryId, retry: config.webhookRetry })).pipe(
-          Effect.catchAll((error) => stopping.signal.aborted ? Effect.void : Effect.logError(`delivery ${deliveryId} stopped`, error))
-        ),
-        { onlyIfMissing: true }
+    const delivery = (deliveryId: string) =>
+      Effect.tryPromise(() =>
+        runDelivery(
+          { attemptDelivery: () => run(deliveryAttempts(deliveryId)) },
+          { deliveryId, retry: config.webhookRetry }
+        )
       ).pipe(
+        Effect.catchAll((error) =>
+          stopping.signal.aborted ? Effect.void : Effect.logError(`delivery ${deliveryId} stopped`, error)
+        )
+      )
+
+    const startDelivery = (deliveryId: string) =>
+      FiberMap.run(workflows, `delivery/${deliveryId}`, delivery(deliveryId), { onlyIfMissing: true }).pipe(
         Effect.zipRight(Effect.flatMap(Clock.currentTimeMillis, (now) => webhooks.markStarted(deliveryId, new Date(now)))),
         Effect.catchAllCause((cause) => Effect.logError("could not start a delivery", cause))
       )

@@ -34,6 +34,7 @@ export const WebhookEvent = Schema.Struct({
   createdAt: DateTimeUtc,
   data: Schema.Union(Schema.Struct({ message: Schema.String }), Schema.Record({ key: Schema.String, value: Schema.Unknown }))
 }).annotations({ identifier: "WebhookEvent", description: "`data` is the Operation as polled, or `{message}` for webhook.test" })
+export type WebhookEvent = typeof WebhookEvent.Type
 
 export const Delivery = Schema.Struct({
   id: Schema.String,

@@ -17,7 +17,7 @@ import { toOperation } from "../operations/Operations.js"
 import { OperationsRepo } from "../operations/Repo.js"
 import { AppConfig } from "../platform/Config.js"
 import type { Environment } from "../platform/RequestContext.js"
-import type { EventType } from "./Api.js"
+import { type EventType, WebhookEvent } from "./Api.js"
 import { WebhooksRepo } from "./Repo.js"
 import { send } from "./Sender.js"
 import { checkUrlSyntax } from "./UrlPolicy.js"
@@ -30,6 +30,7 @@ export class DeliveryFailed extends Data.TaggedError("DeliveryFailed")<{
 }> {}
 
 const encodeOperation = Schema.encodeSync(Operation)
+const encodeEvent = Schema.encodeSync(WebhookEvent)
 
 const eventTypeOf = (operation: Operation): EventType =>
   operation.kind === "modules"
@@ -49,13 +50,13 @@ export class WebhookDeliveries extends Effect.Service<WebhookDeliveries>()("vda/
       readonly accountId: string
       readonly environment: Environment
       readonly type: EventType
-      readonly data: unknown
+      readonly data: WebhookEvent["data"]
       readonly operationId: string | null
     }) =>
       Effect.gen(function*() {
         const at = yield* now
         const id = randomUUID()
-        const body = JSON.stringify({ id: `evt_${id}`, type: input.type, apiVersion: "v2", createdAt: at.toISOString(), data: input.data })
+        const body = JSON.stringify(encodeEvent({ id: `evt_${id}`, type: input.type, apiVersion: "v2", createdAt: at, data: input.data }))
         return yield* repo.insertDelivery({
           id,
           accountId: input.accountId,
