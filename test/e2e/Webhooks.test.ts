@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freshDatabase } from "../support/Postgres.js"
 import { runVda, type ServerProcess, startServer, waitFor } from "../support/Processes.js"
-import { DeliveriesList, expectShape, TestDeliveryAccepted, WebhookEvent } from "../support/SpecShapes.js"
+import { DeliveriesList, ErrorResponse, expectShape, TestDeliveryAccepted, WebhookConfig, WebhookEvent } from "../support/SpecShapes.js"
 import { json } from "../support/TestApp.js"
 import {
   makeTlsFixture,
@@ -38,7 +38,9 @@ beforeAll(async () => {
     SOURCE_RETRY_INITIAL_MS: "20",
     ...RETRY
   }
-  const account = JSON.parse((await runVda(["accounts", "create", "--owner", "Hooks", "--plan", "growth", "--json"], env)).stdout)
+  const account = JSON.parse((await runVda(["accounts", "create", "--owner", "Hooks", "--plan", "custom", "--json"], env)).stdout)
+  // the tests poll the deliveries log often: no per-minute limit to trip over
+  await runVda(["accounts", "set-custom", account.id, "--rpm", "unlimited"], env)
   for (const environment of ["production", "sandbox"] as const) {
     const created = await runVda(["keys", "create", "--account", account.id, "--environment", environment, "--json"], env)
     keys[environment] = JSON.parse(created.stdout).key
@@ -98,6 +100,57 @@ const poll = async (environment: Env, id: string) => {
   const body = await json(await call(environment, `/v2/operations/${id}`))
   return ["completed", "partial", "failed"].includes(body.status) ? body : undefined
 }
+
+describe("configuration on a server with the default URL policy", () => {
+  // runs first, while no delivery is pending: this server's engine would pick pending ones up
+  it("refuses every non-public or non-HTTPS URL with the rule broken, and changes nothing", async () => {
+    const { WEBHOOK_ALLOW_PRIVATE_NETWORKS: _allowed, ...defaults } = env
+    const strict = await startServer(defaults)
+    try {
+      const before = await json(await call("production", "/v2/webhooks/config", {}, strict))
+      expectShape(before, WebhookConfig)
+      const cases: Array<[string, RegExp]> = [
+        [`${receiver.url}/hook`, /publicly reachable: 127\.0\.0\.1/],
+        ["https://localhost/hook", /localhost/],
+        ["https://10.0.0.1/hook", /publicly reachable/],
+        ["https://192.168.1.20/hook", /publicly reachable/],
+        ["https://172.16.0.5/hook", /publicly reachable/],
+        ["https://169.254.169.254/latest/meta-data/", /publicly reachable/],
+        ["https://100.64.0.1/hook", /publicly reachable/],
+        ["https://0.0.0.0/hook", /publicly reachable/],
+        ["https://224.0.0.1/hook", /publicly reachable/],
+        ["https://198.51.100.7/hook", /publicly reachable/],
+        ["https://2130706433/hook", /publicly reachable: 127\.0\.0\.1/],
+        ["https://0x7f.1/hook", /publicly reachable: 127\.0\.0\.1/],
+        ["https://0177.0.0.1/hook", /publicly reachable: 127\.0\.0\.1/],
+        ["https://[::1]/hook", /publicly reachable/],
+        ["https://[fd00::1]/hook", /publicly reachable/],
+        ["https://[fe80::1]/hook", /publicly reachable/],
+        ["https://[::ffff:127.0.0.1]/hook", /publicly reachable: 127\.0\.0\.1/],
+        ["https://[::ffff:a9fe:a9fe]/hook", /publicly reachable: 169\.254\.169\.254/],
+        ["http://93.184.216.34/hook", /https/],
+        [`https://93.184.216.34/${"x".repeat(2048)}`, /2048/]
+      ]
+      for (const [url, rule] of cases) {
+        const res = await call("production", "/v2/webhooks/config", { method: "PATCH", body: JSON.stringify({ url, enabled: true }) }, strict)
+        expect(res.status, url).toBe(400)
+        const body = await json(res)
+        expectShape(body, ErrorResponse("invalid_request"))
+        expect(body.error.message, url).toMatch(rule)
+      }
+      expect(await json(await call("production", "/v2/webhooks/config", {}, strict))).toEqual(before)
+      const enableWithout = await call("production", "/v2/webhooks/config", { method: "PATCH", body: JSON.stringify({ enabled: true }) }, strict)
+      expect(enableWithout.status).toBe(400)
+      expect((await json(enableWithout)).error.message).toMatch(/requires a url/)
+      const test = await call("production", "/v2/webhooks/test", { method: "POST" }, strict)
+      expect(test.status).toBe(400)
+      expect((await json(test)).error.code).toBe("invalid_request")
+      expect(await deliveries("production", strict)).toEqual([])
+    } finally {
+      expect(await strict.stop("SIGTERM")).toBe(0)
+    }
+  })
+})
 
 describe("webhook events", () => {
   it("an operation's final state arrives once, signed, with the polled Operation as data", async () => {
@@ -166,16 +219,15 @@ describe("webhook events", () => {
 })
 
 describe("deliveries", () => {
-  it("succeed on the third attempt after a 500 and a redirect, which is not followed", async () => {
+  it("succeed on the third attempt after two 500s, the same body signed on every attempt", async () => {
     const secret = await configure("production", "/third")
-    receiver.script("/third", [500, { redirect: "/moved" }, 200])
+    receiver.script("/third", [500, 500, 200])
     const id = await sendTest("production")
     const done = await waitForDelivery("production", id, (d) => d.status !== "pending")
     expect(done).toMatchObject({ status: "processed", attempts: 3, responseStatus: 200, event: "webhook.test", apiVersion: "v2" })
 
     const attempts = receiver.at("/third")
     expect(attempts).toHaveLength(3)
-    expect(receiver.at("/moved")).toHaveLength(0)
     for (const attempt of attempts) {
       expect(attempt.rawBody.equals(attempts[0]!.rawBody)).toBe(true)
       expect(attempt.headers["x-service-delivery"]).toBe(id)
@@ -183,11 +235,27 @@ describe("deliveries", () => {
       expect(signatureIsValid(secret, attempt)).toBe(true)
     }
     const event = eventOf(attempts[0]!)
+    expectShape(event, WebhookEvent)
     expect(event).toMatchObject({ id: `evt_${id}`, type: "webhook.test", apiVersion: "v2", data: { message: expect.any(String) } })
     expect(done.payload).toEqual(event)
     // the policy's delays between attempts: 400 ms, then 800 ms
     expect(attempts[1]!.receivedAt - attempts[0]!.receivedAt).toBeGreaterThanOrEqual(350)
     expect(attempts[2]!.receivedAt - attempts[1]!.receivedAt).toBeGreaterThanOrEqual(750)
+  })
+
+  it("a redirect is an answer that does not confirm, and is not followed", async () => {
+    await configure("production", "/redirects")
+    receiver.script("/redirects", [{ redirect: "/moved" }, 200])
+    const id = await sendTest("production")
+    const pending = await waitForDelivery("production", id, (d) => d.attempts >= 1)
+    expect(pending).toMatchObject({ status: "pending", attempts: 1, responseStatus: 302 })
+    expect(await waitForDelivery("production", id, (d) => d.status !== "pending")).toMatchObject({
+      status: "processed",
+      attempts: 2,
+      responseStatus: 200
+    })
+    expect(receiver.at("/redirects")).toHaveLength(2)
+    expect(receiver.at("/moved")).toHaveLength(0)
   })
 
   it("five failures end failed, with exactly five attempts and a planned time for each retry", async () => {
@@ -236,8 +304,22 @@ describe("deliveries", () => {
     expect(new Set(eventIds.flat()).size).toBe(byDelivery.size)
     // the failed delivery was not attempted again
     expect(receiver.at("/down")).toHaveLength(5)
-    const listed = [...await deliveries("production"), ...await deliveries("sandbox")]
+    const production = await deliveries("production")
+    const listed = [...production, ...await deliveries("sandbox")]
     expect(new Set(listed.map((d) => d.id))).toEqual(new Set(byDelivery.keys()))
+
+    // the log pages newest first, within its bounds
+    const page = await json(await call("production", "/v2/webhooks/deliveries?limit=2&offset=1"))
+    expectShape(page, DeliveriesList)
+    expect(page).toMatchObject({ limit: 2, offset: 1 })
+    expect(page.deliveries.map((d: any) => d.id)).toEqual(production.slice(1, 3).map((d) => d.id))
+    const created = production.map((d) => Date.parse(d.createdAt))
+    expect(created).toEqual([...created].sort((a, b) => b - a))
+    for (const query of ["limit=0", "limit=101", "offset=-1", "offset=10001", "limit=ten"]) {
+      const res = await call("production", `/v2/webhooks/deliveries?${query}`)
+      expect(res.status, query).toBe(400)
+      expectShape(await json(res), ErrorResponse("invalid_request"))
+    }
   })
 
   it("a restart resumes a pending delivery at its planned time", async () => {
