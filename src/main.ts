@@ -6,7 +6,7 @@
 import { createServer, type Server } from "node:http"
 import { HttpApiBuilder, HttpMiddleware, HttpServer, HttpServerRequest } from "@effect/platform"
 import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
-import { Clock, Console, Effect, Layer, Logger } from "effect"
+import { Clock, Console, Effect, Layer, Logger, LogLevel } from "effect"
 import { Accounts } from "./accounts/Accounts.js"
 import { createDemoAccount, describeDemoAccount } from "./accounts/DemoAccount.js"
 import { HttpStackLive, withEnvironment } from "./Http.js"
@@ -65,7 +65,9 @@ const ListenersLive = Layer.scopedDiscard(Effect.gen(function*() {
   const urls: Array<string> = []
   for (const [environment, port] of listeners) {
     const server = yield* NodeHttpServer.make(() => drainOnClose(createServer()), { port, host: config.host })
-    yield* server.serve(withEnvironment(environment)(app), accessLog)
+    const served = withEnvironment(environment)(app)
+    // the access log costs two clock reads and a step per request: only when it is printed
+    yield* (LogLevel.lessThanEqual(config.logLevel, LogLevel.Debug) ? server.serve(served, accessLog) : server.serve(served))
     urls.push(addressOf(server.address))
     yield* Effect.logInfo(`${environment} API listening on ${addressOf(server.address)}`)
   }

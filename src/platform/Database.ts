@@ -3,7 +3,6 @@
  * migrations applied before anything else is built.
  */
 import { NodeContext } from "@effect/platform-node"
-import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { PgClient, PgMigrator } from "@effect/sql-pg"
 import { Context, Duration, Effect, Layer, Option, Redacted, Runtime, String as Str } from "effect"
@@ -115,5 +114,3 @@ export const isUnavailable = (error: SqlError): boolean => {
     code === "53300" || // too many connections
     /terminated|timeout|not queryable|connection/i.test(message)
 }
-
-export const ping = Effect.flatMap(SqlClient.SqlClient, (sql) => sql`select 1`)
