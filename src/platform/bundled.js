@@ -1,7 +1,11 @@
 // Runs a TypeScript entry point from one bundled file cached under node_modules/.cache/vda,
-// rebuilt from src/ whenever a source file (or the lockfile) is newer than the bundle, which takes
-// about a second. Loading one bundled file starts several times faster than loading every module
-// through a TypeScript loader: it matters for `npm start`, the worker and every `vda` command.
+// rebuilt from its sources whenever a source file (or the lockfile) is newer than the bundle, which
+// takes about a second. Loading one bundled file starts several times faster than loading every
+// module through a TypeScript loader: it matters for `npm start`, the worker and every `vda` command.
+//
+// Packages with native code or files read at run time stay outside the bundle and load from
+// node_modules: the Temporal SDK (its core bridge is a `.node` addon, and the worker bundles
+// workflows with webpack and swc at run time) and pg's optional native driver.
 import { build } from "esbuild"
 import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
@@ -9,6 +13,8 @@ import { fileURLToPath, pathToFileURL } from "node:url"
 
 const root = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "../..")
 const cacheDir = Path.join(root, "node_modules", ".cache", "vda")
+
+export const EXTERNAL_PACKAGES = ["pg-native", "@temporalio/*", "@swc/*"]
 
 const newestSource = async (dir) => {
   let newest = 0
@@ -22,31 +28,49 @@ const newestSource = async (dir) => {
 
 const mtime = async (file) => (await Fs.stat(file).catch(() => undefined))?.mtimeMs ?? -1
 
-/** Bundles `entry` (relative to the repository root) unless the cached bundle is fresh; returns its path. */
-export const ensureBundle = async (entry, sourceDirs = ["src"]) => {
-  const bundle = Path.join(cacheDir, `${entry.replace(/[\\/]/g, "_").replace(/\.ts$/, "")}.mjs`)
+/** Rebuilds `output` with `make(scratchPath)` unless it is newer than every source; returns its path. */
+const cached = async (output, sourceDirs, make) => {
   const sources = await Promise.all(sourceDirs.map((dir) => newestSource(Path.join(root, dir))))
   const newest = Math.max(...sources, await mtime(Path.join(root, "package-lock.json")))
-  if ((await mtime(bundle)) < newest) {
+  if ((await mtime(output)) < newest) {
     await Fs.mkdir(cacheDir, { recursive: true })
-    const scratch = `${bundle}.${process.pid}.${Date.now()}.tmp.mjs`
-    await build({
+    const scratch = `${output}.${process.pid}.${Date.now()}.tmp${Path.extname(output)}`
+    await make(scratch)
+    await Fs.rename(scratch, output) // atomic: concurrent starts never load half a bundle
+  }
+  return output
+}
+
+/** Bundles `entry` (relative to the repository root) unless the cached bundle is fresh; returns its path. */
+export const ensureBundle = (entry, sourceDirs = ["src"]) =>
+  cached(Path.join(cacheDir, `${entry.replace(/[\\/]/g, "_").replace(/\.ts$/, "")}.mjs`), sourceDirs, (outfile) =>
+    build({
       entryPoints: [Path.join(root, entry)],
-      outfile: scratch,
+      outfile,
       bundle: true,
       platform: "node",
       format: "esm",
       target: "node20",
       sourcemap: "inline",
-      external: ["pg-native"],
+      external: EXTERNAL_PACKAGES,
       logLevel: "warning",
       // bundled CommonJS dependencies still call require()
       banner: { js: "import { createRequire as __vdaRequire } from 'node:module'; const require = __vdaRequire(import.meta.url);" }
+    }))
+
+/**
+ * The workflows of `workflows/index.ts`, bundled for Temporal's sandbox once (the worker would
+ * otherwise run webpack on every start); returns the bundle's path.
+ */
+export const ensureWorkflowBundle = () =>
+  cached(Path.join(cacheDir, "workflows.js"), ["workflows"], async (outfile) => {
+    const { bundleWorkflowCode } = await import("@temporalio/worker")
+    const { code } = await bundleWorkflowCode({
+      workflowsPath: Path.join(root, "workflows", "index.ts"),
+      logger: { log() {}, trace() {}, debug() {}, info() {}, warn: console.warn, error: console.error }
     })
-    await Fs.rename(scratch, bundle) // atomic: concurrent starts never load half a bundle
-  }
-  return bundle
-}
+    await Fs.writeFile(outfile, code)
+  })
 
 /** Runs `entry` from its bundle. */
 export const runBundled = async (entry, sourceDirs) => {

@@ -6,7 +6,7 @@ import * as Fs from "node:fs/promises"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import type { TestProject } from "vitest/node"
-import { ensureBundle } from "../../src/platform/bundled.js"
+import { ensureBundle, ensureWorkflowBundle } from "../../src/platform/bundled.js"
 import { type Cluster, startCluster, stopCluster } from "../../src/platform/EmbeddedPostgres.js"
 import { adminQuery, migrate, TEMPLATE_DATABASE } from "./Admin.js"
 
@@ -41,8 +41,13 @@ const removeAbandonedClusters = async () => {
 
 export default async function setup(project: TestProject) {
   await removeAbandonedClusters()
-  // build the server and CLI bundles once, before test files start processes in parallel
-  await Promise.all([ensureBundle("src/main.ts"), ensureBundle("src/cli/main.ts")])
+  // build the server, CLI and worker bundles once, before test files start processes in parallel
+  await Promise.all([
+    ensureBundle("src/main.ts"),
+    ensureBundle("src/cli/main.ts"),
+    ensureBundle("worker/main.ts", ["src", "worker", "workflows"]),
+    ensureWorkflowBundle()
+  ])
   const dataDir = await Fs.mkdtemp(Path.join(Os.tmpdir(), PREFIX))
   await Fs.chmod(dataDir, 0o755)
   await Fs.writeFile(Path.join(dataDir, "owner.pid"), String(process.pid))
