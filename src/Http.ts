@@ -43,12 +43,14 @@ import { InlineEngineLive } from "./operations/InlineEngine.js"
 import { Operations } from "./operations/Operations.js"
 import { OperationsRepo } from "./operations/Repo.js"
 import { TemporalEngineLive } from "./operations/TemporalEngine.js"
+import { Leases } from "./platform/Leases.js"
 import { AppConfig } from "./platform/Config.js"
 import { isUnavailable } from "./platform/Database.js"
 import * as Errors from "./platform/Errors.js"
 import { HealthHttpLive } from "./platform/HealthHttp.js"
 import { ulid } from "./platform/Ids.js"
 import { WebhooksHttpLive } from "./webhooks/Http.js"
+import { WebhookDeliveries } from "./webhooks/Deliveries.js"
 import { WebhooksRepo } from "./webhooks/Repo.js"
 import { SystemResolverLive } from "./webhooks/UrlPolicy.js"
 import { Webhooks } from "./webhooks/Webhooks.js"
@@ -169,12 +171,15 @@ const HandlersLive = Layer.mergeAll(
 
 /** The engine `WORKFLOW_ENGINE` selects. */
 const WorkflowEngineLive = Layer.unwrapEffect(
-  Effect.map(AppConfig, (config) => (config.workflowEngine === "temporal" ? TemporalEngineLive : InlineEngineLive))
+  Effect.map(AppConfig, (config) =>
+    config.workflowEngine === "temporal" ? TemporalEngineLive.pipe(Layer.provide(Leases.Default)) : InlineEngineLive
+  )
 )
 
 /** Everything that runs operations' activities: shared by the API (inline engine) and the worker. */
 export const ActivitiesLive = OperationActivities.Default.pipe(
-  Layer.provideMerge(Layer.mergeAll(VehicleQuery.Default, OperationsRepo.Default, WebhooksRepo.Default)),
+  Layer.provideMerge(Layer.mergeAll(VehicleQuery.Default, WebhookDeliveries.Default)),
+  Layer.provideMerge(Layer.mergeAll(OperationsRepo.Default, WebhooksRepo.Default)),
   Layer.provideMerge(Metering.Default),
   Layer.provide(FetchHttpClient.layer)
 )

@@ -1,12 +1,14 @@
 /**
  * The activities as the Temporal worker registers them: each runs the Effect program of
  * `src/operations/Activities.ts` on a ManagedRuntime, with the activity's cancellation signal,
- * and turns a typed failure into an ApplicationFailure whose type is the failure's tag and whose
- * `nonRetryable` is explicit (never left to Temporal's default).
+ * heartbeating while it runs (a worker that dies is noticed within the heartbeat timeout), and
+ * turns a typed failure into an ApplicationFailure whose type is the failure's tag and whose
+ * `nonRetryable` is explicit (never left to Temporal's default). A defect is logged here, in
+ * full, and leaves the activity with a fixed message: nothing internal travels further.
  */
 import { ApplicationFailure, Context as ActivityContext } from "@temporalio/activity"
 import { Cause, Effect, Exit, type ManagedRuntime, Option } from "effect"
-import type { OperationActivities as ActivityInterface } from "../workflows/shared.js"
+import { ACTIVITY_TIMEOUTS, type OperationActivities as ActivityInterface } from "../workflows/shared.js"
 import { OperationActivities } from "../src/operations/Activities.js"
 
 /** A typed failure of an activity: tagged, and retryable unless it says otherwise. */
@@ -16,6 +18,8 @@ interface TaggedFailure {
   readonly reason?: string
   readonly retryable?: boolean
 }
+
+export const DEFECT_MESSAGE = "The activity failed unexpectedly (details in the worker's log)"
 
 export const toActivityResult = <A>(exit: Exit.Exit<A, TaggedFailure>): A => {
   if (Exit.isSuccess(exit)) return exit.value
@@ -32,20 +36,33 @@ export const toActivityResult = <A>(exit: Exit.Exit<A, TaggedFailure>): A => {
     // interrupted because Temporal cancelled the activity: surface its cancellation
     throw ActivityContext.current().cancellationSignal.reason ?? ApplicationFailure.retryable("interrupted", "Interrupted")
   }
-  throw ApplicationFailure.create({ type: "Defect", message: Cause.pretty(exit.cause), nonRetryable: false })
+  throw ApplicationFailure.create({ type: "Defect", message: DEFECT_MESSAGE, nonRetryable: false })
 }
 
 /** Building its services may fail too (configuration, database): those failures are tagged as well. */
 type Runtime = ManagedRuntime.ManagedRuntime<OperationActivities, TaggedFailure>
+
+/** Heartbeats often enough for the heartbeat timeout (the SDK throttles them further). */
+const HEARTBEAT_EVERY_MS = Math.floor(ACTIVITY_TIMEOUTS.heartbeatMs / 3)
 
 const activity = <I extends Array<unknown>, A>(
   runtime: Runtime,
   program: (activities: OperationActivities, ...input: I) => Effect.Effect<A, TaggedFailure>
 ) =>
 async (...input: I): Promise<A> => {
-  const signal = ActivityContext.current().cancellationSignal
-  const exit = await runtime.runPromiseExit(Effect.flatMap(OperationActivities, (a) => program(a, ...input)), { signal })
-  return toActivityResult(exit)
+  const context = ActivityContext.current()
+  const heartbeat = setInterval(() => context.heartbeat(), HEARTBEAT_EVERY_MS)
+  try {
+    const exit = await runtime.runPromiseExit(
+      Effect.flatMap(OperationActivities, (a) => program(a, ...input)).pipe(
+        Effect.tapDefect((defect) => Effect.logError(`activity ${context.info.activityType} failed unexpectedly`, defect))
+      ),
+      { signal: context.cancellationSignal }
+    )
+    return toActivityResult(exit)
+  } finally {
+    clearInterval(heartbeat)
+  }
 }
 
 export const createActivities = (runtime: Runtime): ActivityInterface => ({
@@ -59,5 +76,6 @@ export const createActivities = (runtime: Runtime): ActivityInterface => ({
   emitEvent: activity(runtime, (a, input: Parameters<ActivityInterface["emitEvent"]>[0]) => a.emitEvent(input)),
   // the attempt number is Temporal's: the count the delivery policy's five attempts are made of
   attemptDelivery: activity(runtime, (a, input: Parameters<ActivityInterface["attemptDelivery"]>[0]) =>
-    a.attemptDelivery({ ...input, attempt: ActivityContext.current().info.attempt }))
+    a.attemptDelivery({ ...input, attempt: ActivityContext.current().info.attempt })),
+  settleDelivery: activity(runtime, (a, input: Parameters<ActivityInterface["settleDelivery"]>[0]) => a.settleDelivery(input))
 })

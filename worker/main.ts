@@ -1,17 +1,19 @@
 /**
  * The Temporal worker (`npm run worker`): runs the workflows of `workflows/` and the activities
- * of `src/operations/Activities.ts` on the configured task queue. Activities run on one
- * ManagedRuntime (database pool, HTTP client, configuration), disposed after the worker stops.
- * SIGINT/SIGTERM drain the worker (in-flight activities get 30 s) before it exits.
+ * of `src/operations/Activities.ts` on the operations and deliveries task queues. Activities run
+ * on one ManagedRuntime (database pool, HTTP client, configuration), disposed after the workers
+ * stop. SIGINT/SIGTERM drain the workers (in-flight activities get TEMPORAL_WORKER_SHUTDOWN_GRACE_MS)
+ * before it exits. Optionally serves its health (WORKER_ADMIN_PORT) and the codec endpoint the
+ * Temporal UI uses to show encrypted payloads to operators (CODEC_SERVER_PORT).
  */
-import * as Path from "node:path"
-import { NativeConnection, Worker } from "@temporalio/worker"
-import { Effect, Layer, ManagedRuntime } from "effect"
+import { Effect, Layer, ManagedRuntime, Option, Redacted } from "effect"
 import { ActivitiesLive } from "../src/Http.js"
-import { AppConfig } from "../src/platform/Config.js"
+import { AppConfig, DEVELOPMENT_PLATE_HASH_SALT } from "../src/platform/Config.js"
+import { startCodecServer } from "../src/platform/CodecServer.js"
 import { makeDatabaseLive } from "../src/platform/Database.js"
-import { projectRoot } from "../src/platform/Paths.js"
-import { createActivities } from "./Activities.js"
+import { payloadCodecOf } from "../src/platform/Temporal.js"
+import { startWorkerAdmin } from "./Admin.js"
+import { createWorkers, workflowCode } from "./Workers.js"
 
 const WorkerServicesLive = ActivitiesLive.pipe(
   Layer.provide(makeDatabaseLive("cli")),
@@ -20,26 +22,43 @@ const WorkerServicesLive = ActivitiesLive.pipe(
 
 const main = async () => {
   const runtime = ManagedRuntime.make(WorkerServicesLive)
+  const log = (effect: Effect.Effect<void>) => runtime.runPromise(effect)
+  const closers: Array<() => Promise<void>> = []
   try {
     const config = await runtime.runPromise(AppConfig)
-    const connection = await NativeConnection.connect({ address: config.temporal.address })
-    try {
-      const worker = await Worker.create({
-        connection,
-        namespace: config.temporal.namespace,
-        taskQueue: config.temporal.taskQueue,
-        workflowsPath: Path.join(projectRoot(), "workflows", "index.ts"),
-        activities: createActivities(runtime),
-        shutdownGraceTime: "30 seconds"
-      })
-      await runtime.runPromise(Effect.logInfo(
-        `worker polling task queue ${config.temporal.taskQueue} on ${config.temporal.address} (${config.temporal.namespace})`
-      ))
-      await worker.run()
-    } finally {
-      await connection.close()
+    const temporal = config.temporal
+    const workers = await createWorkers({ config, runtime, workflowBundle: await workflowCode(process.env.VDA_WORKFLOW_BUNDLE) })
+    if (workers.unregistered.length > 0) {
+      await log(Effect.logWarning(`search attributes not registered (register them as an operator): ${workers.unregistered.join("; ")}`))
     }
+    if (Option.isSome(temporal.worker.adminPort)) {
+      const admin = await startWorkerAdmin({ host: temporal.worker.adminHost, port: temporal.worker.adminPort.value, states: workers.states })
+      closers.push(admin.close)
+    }
+    const codec = payloadCodecOf(temporal)
+    if (Option.isSome(temporal.codecServer.port) && Option.isSome(codec)) {
+      const server = await startCodecServer({
+        codec: codec.value,
+        host: temporal.codecServer.host,
+        port: temporal.codecServer.port.value,
+        corsOrigins: temporal.codecServer.corsOrigins,
+        token: Option.getOrUndefined(Option.map(temporal.codecServer.token, Redacted.value))
+      })
+      closers.push(server.close)
+    }
+    await log(Effect.logInfo([
+      `worker polling ${temporal.taskQueues.operations} and ${temporal.taskQueues.deliveries} on ${temporal.address} (namespace ${temporal.namespace})`,
+      `payload encryption ${Option.isSome(codec) ? "on" : "off"}`,
+      `TLS ${temporal.connection.tls || Option.isSome(temporal.connection.apiKey) ? "on" : "off"}`,
+      `health ${Option.match(temporal.worker.adminPort, { onNone: () => "off", onSome: (p) => `${temporal.worker.adminHost}:${p}` })}`,
+      `codec endpoint ${Option.isSome(codec) ? Option.match(temporal.codecServer.port, { onNone: () => "off", onSome: (p) => `${temporal.codecServer.host}:${p}` }) : "off"}`
+    ].join(", ")))
+    if (Redacted.value(config.plateHashSalt) === DEVELOPMENT_PLATE_HASH_SALT) {
+      await log(Effect.logWarning("PLATE_HASH_SALT is not set: plate hashes use the development salt"))
+    }
+    await workers.run()
   } finally {
+    for (const close of closers) await close()
     await runtime.dispose()
   }
 }

@@ -1,27 +1,33 @@
 /**
  * Temporal workflows. Every export is a workflow type. Each binds the shared orchestration to
- * activities proxied with explicit timeouts and retry policies; the source lookups' policy comes
- * with the input (the API's configured policy), and a lookup that fails through its retries
- * becomes the orchestration's failed attempt instead of failing the workflow.
+ * activities proxied with explicit timeouts, heartbeats and retry policies; the source lookups'
+ * policy comes with the input (the API's configured policy), and a lookup that fails through its
+ * retries becomes the orchestration's failed attempt instead of failing the workflow.
  */
 import { WorkflowExecutionAlreadyStartedError } from "@temporalio/common"
 import {
   ActivityFailure,
   ApplicationFailure,
   ParentClosePolicy,
+  patched,
   proxyActivities,
   startChild,
-  TimeoutFailure,
-  WorkflowIdReusePolicy
+  upsertSearchAttributes,
+  WorkflowIdReusePolicy,
+  workflowInfo
 } from "@temporalio/workflow"
 import { type Attempted, type EventActivities, runDelivery, runModulesOperation, runVehicleSearch } from "./orchestration.js"
+import { searchAttributeKeys, searchAttributesOf, workflowMetadataOf } from "./searchAttributes.js"
 import {
+  ACTIVITY_TIMEOUTS,
   BOOKKEEPING_RETRY,
   type DeliveryInput,
+  type DeliverySettings,
   type DeliveryStatus,
   type FinalStatus,
   type ModulesOperationInput,
   type OperationActivities,
+  PATCHES,
   type RetryPolicy,
   type VehicleSearchInput,
   type VehicleSearchResult,
@@ -36,41 +42,55 @@ const retryOf = (policy: RetryPolicy) => ({
   maximumInterval: policy.maximumIntervalMs
 })
 
-const bookkeeping = proxyActivities<OperationActivities>({
-  startToCloseTimeout: "30 seconds",
-  retry: retryOf(BOOKKEEPING_RETRY)
-})
+const activities = (startToCloseMs: number, policy: RetryPolicy) =>
+  proxyActivities<OperationActivities>({
+    startToCloseTimeout: startToCloseMs,
+    heartbeatTimeout: ACTIVITY_TIMEOUTS.heartbeatMs,
+    retry: retryOf(policy)
+  })
 
-const sources = (policy: RetryPolicy) =>
-  proxyActivities<OperationActivities>({ startToCloseTimeout: "1 minute", retry: retryOf(policy) })
+const bookkeeping = activities(ACTIVITY_TIMEOUTS.bookkeepingMs, BOOKKEEPING_RETRY)
 
-/** What an activity that failed for good says, for the module's or the search's error. */
+/** A lookup that failed for good: only whether it may be retried later (the message is ours). */
 const attempt = async <A>(call: Promise<A>): Promise<Attempted<A>> => {
   try {
     return { ok: true, value: await call }
   } catch (error) {
     if (!(error instanceof ActivityFailure)) throw error
-    const cause = error.cause
-    if (cause instanceof ApplicationFailure) return { ok: false, message: cause.message, retryable: !cause.nonRetryable }
-    if (cause instanceof TimeoutFailure) return { ok: false, message: "The source did not answer in time", retryable: true }
-    return { ok: false, message: error.message, retryable: true }
+    return { ok: false, retryable: !(error.cause instanceof ApplicationFailure && error.cause.nonRetryable) }
   }
+}
+
+/** The final status, searchable as `VdaStatus` (runs started before this change replay without it). */
+const recordStatus = (status: string) => {
+  if (patched(PATCHES.statusSearchAttribute)) upsertSearchAttributes([{ key: searchAttributeKeys.status, value: status }])
 }
 
 /**
  * The event step: record the event, then start its delivery as a workflow of its own that
- * outlives this one (retries may take hours). A delivery the API's reconciler started first is
- * already running, which is fine.
+ * outlives this one (retries may take hours), labelled with this workflow's account and
+ * environment. A delivery the API's reconciler started first is already running, which is fine.
  */
-const events = (deliveryRetry: RetryPolicy): EventActivities => ({
+const events = ({ deliveryRetry, deliveryTaskQueue }: DeliverySettings): EventActivities => ({
   emitEvent: bookkeeping.emitEvent,
   startDelivery: async (deliveryId) => {
+    const parent = workflowInfo().typedSearchAttributes
+    const labels = {
+      accountId: parent.get(searchAttributeKeys.accountId) ?? "",
+      environment: parent.get(searchAttributeKeys.environment) ?? "",
+      kind: "delivery",
+      modules: "",
+      plateHash: ""
+    } as const
     try {
       await startChild(webhookDelivery, {
         workflowId: workflowIds.delivery(deliveryId),
+        ...(deliveryTaskQueue === undefined ? {} : { taskQueue: deliveryTaskQueue }),
         args: [{ deliveryId, retry: deliveryRetry }],
         parentClosePolicy: ParentClosePolicy.ABANDON,
-        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE
+        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+        ...(labels.accountId === "" ? {} : { typedSearchAttributes: searchAttributesOf(labels) }),
+        memo: workflowMetadataOf(labels, deliveryId).memo
       })
     } catch (error) {
       if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error
@@ -79,35 +99,43 @@ const events = (deliveryRetry: RetryPolicy): EventActivities => ({
 })
 
 export async function modulesOperation(input: ModulesOperationInput): Promise<FinalStatus> {
-  const lookups = sources(input.retry)
-  return runModulesOperation({
+  const lookups = activities(ACTIVITY_TIMEOUTS.sourceMs, input.retry)
+  const status = await runModulesOperation({
     markProcessing: bookkeeping.markProcessing,
     fetchModule: (args) => attempt(lookups.fetchModule(args)),
     recordModule: bookkeeping.recordModule,
     finalizeOperation: bookkeeping.finalizeOperation,
-    ...events(input.deliveryRetry)
+    ...events(input)
   }, input)
+  recordStatus(status)
+  return status
 }
 
 export async function vehicleSearch(input: VehicleSearchInput): Promise<VehicleSearchResult> {
-  const lookups = sources(input.retry)
-  return runVehicleSearch({
+  const lookups = activities(ACTIVITY_TIMEOUTS.sourceMs, input.retry)
+  const result = await runVehicleSearch({
     markProcessing: bookkeeping.markProcessing,
     searchVehicle: (args) => attempt(lookups.searchVehicle(args)),
     finalizeVehicleSearch: bookkeeping.finalizeVehicleSearch,
-    ...events(input.deliveryRetry)
+    ...events(input)
   }, input)
+  recordStatus(result.ok ? "completed" : "failed")
+  return result
 }
 
 /**
  * One webhook delivery: a single activity under the delivery policy (five attempts in all). The
- * activity records each attempt; its attempt number is Temporal's.
+ * activity records each attempt; its attempt number is Temporal's. If every attempt failed inside
+ * the activity (not at the endpoint), the delivery is settled `failed` all the same.
  */
 export async function webhookDelivery(input: DeliveryInput): Promise<DeliveryStatus> {
-  const { attemptDelivery } = proxyActivities<OperationActivities>({
-    // above the sender's 10 s timeout, with room for the bookkeeping around it
-    startToCloseTimeout: "30 seconds",
-    retry: retryOf(input.retry)
-  })
-  return runDelivery({ attemptDelivery: (args) => attempt(attemptDelivery({ ...args, policy: input.retry })) }, input)
+  const { attemptDelivery } = activities(ACTIVITY_TIMEOUTS.deliveryMs, input.retry)
+  const status = await runDelivery({
+    attemptDelivery: (args) => attempt(attemptDelivery({ ...args, policy: input.retry })),
+    settleDelivery: async (args) => {
+      if (patched(PATCHES.settleExhaustedDelivery)) await bookkeeping.settleDelivery(args)
+    }
+  }, input)
+  recordStatus(status)
+  return status
 }

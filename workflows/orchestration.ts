@@ -12,6 +12,7 @@ import {
   type ModuleOutcome,
   type ModulesOperationInput,
   type SourceFailure,
+  sourceUnavailableMessage,
   type VehicleSearchInput,
   type VehicleSearchResult
 } from "./shared.js"
@@ -42,6 +43,8 @@ export interface VehicleSearchActivities extends EventActivities {
 export interface DeliveryActivities {
   /** The delivery's attempts, retried by the engine's policy: ok once the endpoint answered 2xx. */
   readonly attemptDelivery: (input: { deliveryId: string }) => Promise<Attempted<DeliveryStatus>>
+  /** Settles the delivery `failed` if it is still pending (its attempts failed inside the activity). */
+  readonly settleDelivery: (input: { deliveryId: string }) => Promise<void>
 }
 
 /** Sends the event when the operation's webhook is on (a no-op otherwise). */
@@ -50,11 +53,18 @@ const publish = async (acts: EventActivities, operationId: string) => {
   if (deliveryId !== null) await acts.startDelivery(deliveryId)
 }
 
-const failedModule = (failure: SourceFailure): ModuleOutcome => ({
+/** A module whose source could not answer, with the stable message clients and webhooks read. */
+export const failedModule = (module: ModuleName, failure: SourceFailure): ModuleOutcome => ({
   status: "failed",
   data: null,
-  error: { code: "module_unavailable", message: failure.message, retryable: failure.retryable },
+  error: { code: "module_unavailable", message: sourceUnavailableMessage(module), retryable: failure.retryable },
   warnings: []
+})
+
+/** A vehicle search whose source could not answer. */
+export const failedVehicleSearch = (failure: SourceFailure): VehicleSearchResult => ({
+  ok: false,
+  error: { code: "temporarily_unavailable", message: sourceUnavailableMessage("vehicle"), retryable: failure.retryable }
 })
 
 /**
@@ -65,7 +75,7 @@ export async function runModulesOperation(acts: ModulesActivities, input: Module
   await acts.markProcessing(input.operationId)
   const outcomes = await Promise.all(input.modules.map(async (module) => {
     const attempted = await acts.fetchModule({ operationId: input.operationId, module })
-    const outcome = attempted.ok ? attempted.value : failedModule(attempted)
+    const outcome = attempted.ok ? attempted.value : failedModule(module, attempted)
     await acts.recordModule({ operationId: input.operationId, module, outcome })
     return outcome
   }))
@@ -79,16 +89,19 @@ export async function runModulesOperation(acts: ModulesActivities, input: Module
 export async function runVehicleSearch(acts: VehicleSearchActivities, input: VehicleSearchInput): Promise<VehicleSearchResult> {
   await acts.markProcessing(input.operationId)
   const attempted = await acts.searchVehicle({ operationId: input.operationId })
-  const result: VehicleSearchResult = attempted.ok
-    ? { ok: true, response: attempted.value }
-    : { ok: false, error: { code: "temporarily_unavailable", message: attempted.message, retryable: attempted.retryable } }
+  const result: VehicleSearchResult = attempted.ok ? { ok: true, response: attempted.value } : failedVehicleSearch(attempted)
   await acts.finalizeVehicleSearch({ operationId: input.operationId, result })
   await publish(acts, input.operationId)
   return result
 }
 
-/** A webhook delivery: attempts until the endpoint confirms or the policy's attempts run out. */
+/**
+ * A webhook delivery: attempts until the endpoint confirms or the policy's attempts run out.
+ * Whatever failed (the endpoint, or the attempt itself), it ends `processed` or `failed`.
+ */
 export async function runDelivery(acts: DeliveryActivities, input: DeliveryInput): Promise<DeliveryStatus> {
   const attempted = await acts.attemptDelivery({ deliveryId: input.deliveryId })
-  return attempted.ok ? attempted.value : "failed"
+  if (attempted.ok) return attempted.value
+  await acts.settleDelivery({ deliveryId: input.deliveryId })
+  return "failed"
 }

@@ -83,18 +83,22 @@ export const DELIVERY_RETRY: RetryPolicy = {
   maximumIntervalMs: 7_200_000
 }
 
-export interface ModulesOperationInput {
+/** Where and how an operation's webhook delivery runs, once the operation's event is recorded. */
+export interface DeliverySettings {
+  readonly deliveryRetry: RetryPolicy
+  /** Temporal only: the task queue of delivery workflows (absent in older histories: the parent's). */
+  readonly deliveryTaskQueue?: string
+}
+
+export interface ModulesOperationInput extends DeliverySettings {
   readonly operationId: string
   readonly modules: ReadonlyArray<ModuleName>
   readonly retry: RetryPolicy
-  /** The policy of the webhook delivery the operation's event starts. */
-  readonly deliveryRetry: RetryPolicy
 }
 
-export interface VehicleSearchInput {
+export interface VehicleSearchInput extends DeliverySettings {
   readonly operationId: string
   readonly retry: RetryPolicy
-  readonly deliveryRetry: RetryPolicy
 }
 
 export interface DeliveryInput {
@@ -107,25 +111,96 @@ export type VehicleSearchResult =
   | { readonly ok: true; readonly response: unknown }
   | { readonly ok: false; readonly error: { readonly code: string; readonly message: string; readonly retryable: boolean } }
 
-/** A failed source lookup as the orchestration sees it, whichever engine ran the retries. */
+/**
+ * A failed source lookup as the orchestration sees it, whichever engine ran the retries. Only
+ * whether trying later may help: what clients read is `sourceUnavailableMessage`.
+ */
 export interface SourceFailure {
-  readonly message: string
   readonly retryable: boolean
 }
 
+/** The base task queue name; operations and deliveries each get their own queue derived from it. */
 export const DEFAULT_TASK_QUEUE = "vehicle-data"
+
+export const taskQueuesOf = (base: string) => ({ operations: `${base}-operations`, deliveries: `${base}-deliveries` })
 
 /** Canonical module-set key: the requested modules in the spec's order, joined by `+`. */
 export const modulesKey = (modules: ReadonlyArray<ModuleName>) => MODULES.filter((m) => modules.includes(m)).join("+")
 
-/** Workflow ids readable in the Temporal UI: the reuse key, then the operation id. */
+/**
+ * Workflow ids readable in the Temporal UI: the reuse key, then the operation id. The plate
+ * appears only as its salted hash (`plateHash`), never in clear.
+ */
 export const workflowIds = {
-  modules: (o: { environment: string; accountId: string; plate: string; modules: ReadonlyArray<ModuleName>; operationId: string }) =>
-    `modules/${o.environment}/${o.accountId}/${o.plate}/${modulesKey(o.modules)}/${o.operationId}`,
-  vehicle: (o: { environment: string; accountId: string; plate: string; operationId: string }) =>
-    `vehicle/${o.environment}/${o.accountId}/${o.plate}/${o.operationId}`,
+  modules: (o: { environment: string; accountId: string; plateHash: string; modules: ReadonlyArray<ModuleName>; operationId: string }) =>
+    `modules/${o.environment}/${o.accountId}/${o.plateHash}/${modulesKey(o.modules)}/${o.operationId}`,
+  vehicle: (o: { environment: string; accountId: string; plateHash: string; operationId: string }) =>
+    `vehicle/${o.environment}/${o.accountId}/${o.plateHash}/${o.operationId}`,
   delivery: (deliveryId: string) => `webhook-delivery/${deliveryId}`
 }
+
+/**
+ * The custom search attributes every workflow carries (registered by the worker at start and by
+ * the compose stack): who it belongs to, what it is, and how it ended.
+ */
+export const SEARCH_ATTRIBUTES = [
+  { name: "VdaAccountId", type: "Keyword" },
+  { name: "VdaEnvironment", type: "Keyword" },
+  { name: "VdaKind", type: "Keyword" },
+  { name: "VdaModules", type: "Keyword" },
+  { name: "VdaPlateHash", type: "Keyword" },
+  { name: "VdaStatus", type: "Keyword" }
+] as const
+
+export type WorkflowKind = "modules" | "vehicle" | "delivery"
+
+/** What operators see of a workflow: its search attributes' values (status is added at the end). */
+export interface WorkflowLabels {
+  readonly accountId: string
+  readonly environment: string
+  readonly kind: WorkflowKind
+  /** The module-set key (`fines+vtv`); empty for other kinds. */
+  readonly modules: string
+  /** Empty for deliveries. */
+  readonly plateHash: string
+}
+
+/** Workflow changes rolled out with `patched()`, so histories of runs started before them replay. */
+export const PATCHES = {
+  /** The final status is written to the `VdaStatus` search attribute. */
+  statusSearchAttribute: "status-search-attribute",
+  /** A delivery whose attempts all failed inside the activity is settled `failed`. */
+  settleExhaustedDelivery: "settle-exhausted-delivery"
+} as const
+
+/**
+ * Activity timeouts. Source lookups get the upstream's total deadline (8 s) plus room for the
+ * bookkeeping around it; deliveries the sender's 10 s deadline plus room. Every activity
+ * heartbeats, so a worker that dies is noticed within the heartbeat timeout, not the whole
+ * start-to-close timeout.
+ */
+export const ACTIVITY_TIMEOUTS = {
+  heartbeatMs: 5_000,
+  bookkeepingMs: 15_000,
+  sourceMs: 15_000,
+  deliveryMs: 20_000
+} as const
+
+export type SourceName = ModuleName | "vehicle"
+
+const SOURCE_LABELS: Record<SourceName, string> = {
+  fines: "fines",
+  vtv: "VTV",
+  tax_debt: "tax debt",
+  gnc: "GNC",
+  vehicle: "vehicle"
+}
+
+/**
+ * The only message a client or a webhook ever reads for a source that could not answer: chosen
+ * here, never taken from a failure (which may hold stack traces, SQL or upstream details).
+ */
+export const sourceUnavailableMessage = (source: SourceName) => `${SOURCE_LABELS[source]} source unavailable`
 
 /**
  * The activities, as the worker registers them and the workflows call them. Failures are thrown
@@ -143,6 +218,8 @@ export interface OperationActivities {
   readonly emitEvent: (input: { operationId: string }) => Promise<string | null>
   /** One attempt (its number comes from the engine); throws unless the endpoint answered 2xx. */
   readonly attemptDelivery: (input: { deliveryId: string; policy: RetryPolicy }) => Promise<DeliveryStatus>
+  /** Settles a delivery still pending after its last attempt failed `failed`; no-op otherwise. */
+  readonly settleDelivery: (input: { deliveryId: string }) => Promise<void>
 }
 
 /** Where a delivery ended: confirmed by the endpoint, or out of attempts. */

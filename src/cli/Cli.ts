@@ -14,7 +14,9 @@ import type { CustomPlanTerms, EntitledAccountRow, KeyRow } from "../accounts/Re
 import { DEFAULT_TIMEZONE, isValidTimezone } from "../metering/Periods.js"
 import { AppConfig } from "../platform/Config.js"
 import { makeDatabaseLive } from "../platform/Database.js"
+import { plateHash } from "../platform/PlateHash.js"
 import { ALL_MODULES, type Module } from "../platform/Schemas.js"
+import { normalizePlate } from "../vehicles/Plates.js"
 
 const invalid = (message: string) => ValidationError.invalidValue(HelpDoc.p(message))
 
@@ -215,15 +217,30 @@ const registry = Command.make("registry").pipe(
   Command.withSubcommands([registryImport])
 )
 
+// plates ---------------------------------------------------------------------------------------
+
+const platesHash = Command.make("hash", { plate: Args.text({ name: "PLATE" }), json }, ({ json, plate }) =>
+  Effect.gen(function*() {
+    const normalized = normalizePlate(plate)
+    if (normalized === undefined) return yield* new UsageError({ message: `"${plate}" is not a plate (AAA999 or AA999AA)` })
+    const hash = plateHash((yield* AppConfig).plateHashSalt, normalized)
+    yield* print(json, { plateHash: hash }, hash)
+  })).pipe(Command.withDescription("The plate's hash (PLATE_HASH_SALT), as Temporal workflow ids and the VdaPlateHash search attribute show it"))
+
+const plates = Command.make("plates").pipe(
+  Command.withDescription("Plates as operators' tools see them"),
+  Command.withSubcommands([platesHash])
+)
+
 /** Services the commands use, on the configured database. Built only when a command runs. */
 export const CliServicesLive = Layer.mergeAll(Accounts.Default, Catalog.Default, VehicleStore.Default, ModuleRegistry.Default).pipe(
   Layer.provideMerge(makeDatabaseLive("cli")),
-  Layer.provide(AppConfig.Default)
+  Layer.provideMerge(AppConfig.Default)
 )
 
 export const vda = Command.make("vda").pipe(
   Command.withDescription("Vehicle Data API administration"),
-  Command.withSubcommands([accounts, keys, catalog, registry]),
+  Command.withSubcommands([accounts, keys, catalog, registry, plates]),
   Command.provide(CliServicesLive)
 )
 

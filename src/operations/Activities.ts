@@ -4,7 +4,8 @@
  * Each is idempotent (keyed by operation id and module), because an engine may run it again.
  */
 import { Clock, Effect, Option } from "effect"
-import type { FinalStatus, ModuleName, ModuleOutcome, RetryPolicy, VehicleSearchResult } from "../../workflows/shared.js"
+import { failedModule, failedVehicleSearch } from "../../workflows/orchestration.js"
+import { type FinalStatus, finalStatus, type ModuleName, type ModuleOutcome, type RetryPolicy, type VehicleSearchResult } from "../../workflows/shared.js"
 import { ModuleSources } from "../modules/Sources.js"
 import type { VehicleQueryParams } from "../vehicles/Api.js"
 import { VehicleQuery } from "../vehicles/VehicleQuery.js"
@@ -67,7 +68,35 @@ export class OperationActivities extends Effect.Service<OperationActivities>()("
 
       /** Attempt number `attempt` of a delivery; fails with DeliveryFailed unless the endpoint took it. */
       attemptDelivery: (input: { readonly deliveryId: string; readonly attempt: number; readonly policy: RetryPolicy }) =>
-        deliveries.attempt(input)
+        deliveries.attempt(input),
+
+      /** A delivery whose last attempt failed inside the activity: settled `failed` (no-op once settled). */
+      settleDelivery: ({ deliveryId }: { readonly deliveryId: string }) =>
+        deliveries.settle(deliveryId, "the delivery's attempts ran out").pipe(Effect.asVoid),
+
+      /**
+       * An operation whose workflow is gone (terminated, timed out, reset): every module not
+       * answered yet fails as its source being unavailable (retryable), and the operation takes
+       * the status the spec's rules give. True when this finalised it.
+       */
+      finalizeLost: (operationId: string) =>
+        Effect.gen(function*() {
+          const op = yield* operation(operationId)
+          if (FINAL.has(op.status)) return false
+          const at = yield* now
+          if (op.input.kind === "vehicle") return yield* repo.finalize(operationId, "failed", at, failedVehicleSearch({ retryable: true }))
+          const outcomes: Array<ModuleOutcome> = []
+          for (const row of yield* repo.modules(operationId)) {
+            if (FINAL.has(row.status)) {
+              outcomes.push(storedOutcome(row))
+              continue
+            }
+            const outcome = failedModule(row.module, { retryable: true })
+            yield* repo.recordModule(operationId, row.module, outcome, at)
+            outcomes.push(outcome)
+          }
+          return yield* repo.finalize(operationId, finalStatus(outcomes), at)
+        })
     }
   }),
   dependencies: [OperationsRepo.Default, ModuleSources.Default, WebhookDeliveries.Default]

@@ -20,7 +20,12 @@ import { AppConfig } from "../platform/Config.js"
 import { WebhooksRepo } from "../webhooks/Repo.js"
 import { OperationActivities } from "./Activities.js"
 import { OperationsRepo } from "./Repo.js"
-import { type StartRequest, startRequestOf, WorkflowEngine } from "./WorkflowEngine.js"
+import {
+  type DeliveryStartRequest,
+  type StartRequest,
+  startRequestOf,
+  WorkflowEngine
+} from "./WorkflowEngine.js"
 
 /** A failure an engine may retry unless it says otherwise (`retryable: false`). */
 const isRetryable = (cause: Cause.Cause<unknown>) => {
@@ -43,7 +48,7 @@ export const withRetry = <A, E>(policy: RetryPolicy, effect: Effect.Effect<A, E>
 }
 
 /** A source lookup after its retries, as the orchestration expects it. */
-const attempted = <A, E extends { readonly message: string; readonly retryable: boolean }>(
+const attempted = <A, E extends { readonly retryable: boolean }>(
   policy: RetryPolicy,
   effect: Effect.Effect<A, E>
 ): Effect.Effect<Attempted<A>> =>
@@ -52,11 +57,7 @@ const attempted = <A, E extends { readonly message: string; readonly retryable: 
     Effect.catchAllCause((cause) => {
       if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
       const failure = Cause.failureOption(cause)
-      return Effect.succeed<Attempted<A>>(
-        Option.isSome(failure)
-          ? { ok: false, message: failure.value.message, retryable: failure.value.retryable }
-          : { ok: false, message: "The source failed unexpectedly", retryable: true }
-      )
+      return Effect.succeed<Attempted<A>>({ ok: false, retryable: Option.isSome(failure) ? failure.value.retryable : true })
     })
   )
 
@@ -94,7 +95,7 @@ export const InlineEngineLive = Layer.scoped(
         if (Either.isRight(result)) return Option.some({ ok: true, value: result.right })
         return result.left.retryable
           ? Option.none() // recorded as pending with its planned time: read it and go again
-          : Option.some({ ok: false, message: result.left.message, retryable: false })
+          : Option.some({ ok: false, retryable: false })
       })
       // a database hiccup is retried like any bookkeeping; a failed attempt loops to the next one
       const loop: Effect.Effect<Attempted<DeliveryStatus>> = Effect.flatMap(
@@ -107,7 +108,10 @@ export const InlineEngineLive = Layer.scoped(
     const delivery = (deliveryId: string) =>
       Effect.tryPromise(() =>
         runDelivery(
-          { attemptDelivery: () => run(deliveryAttempts(deliveryId)) },
+          {
+            attemptDelivery: () => run(deliveryAttempts(deliveryId)),
+            settleDelivery: (input) => bookkeeping(activities.settleDelivery(input))
+          },
           { deliveryId, retry: config.webhookRetry }
         )
       ).pipe(
@@ -139,9 +143,7 @@ export const InlineEngineLive = Layer.scoped(
       ...events,
       markProcessing: (id) => bookkeeping(activities.markProcessing(id)),
       searchVehicle: (input) =>
-        run(attempted(policy, activities.searchVehicle(input).pipe(
-          Effect.mapError((e) => ({ message: `The vehicle source is unavailable (${e.reason})`, retryable: true }))
-        ))),
+        run(attempted(policy, activities.searchVehicle(input).pipe(Effect.mapError(() => ({ retryable: true }))))),
       finalizeVehicleSearch: (input) => bookkeeping(activities.finalizeVehicleSearch(input))
     })
 
@@ -186,6 +188,6 @@ export const InlineEngineLive = Layer.scoped(
       yield* Effect.forEach(pending, (row) => startDelivery(row.id), { discard: true })
     }))
 
-    return WorkflowEngine.of({ start, startDelivery })
+    return WorkflowEngine.of({ start, startDelivery: (request: DeliveryStartRequest) => startDelivery(request.deliveryId) })
   })
 )

@@ -118,6 +118,13 @@ export class OperationsRepo extends Effect.Service<OperationsRepo>()("vda/Operat
           where id = ${id} and status not in ${sql.in(FINAL)}
           returning id`.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie),
 
+      /** Started operations not final yet that have not moved since `before` (oldest first). */
+      stale: (before: Date, limit: number) =>
+        sql<OperationRow>`
+          select ${columns} from operations
+          where status in ('queued', 'processing') and started_at is not null and updated_at < ${before}
+          order by updated_at limit ${limit}`.pipe(Effect.orDie),
+
       /** Operations not final yet, oldest first (`unstartedFor`: only those never handed to an engine). */
       unfinished: (options: { readonly unstartedBefore?: Date } = {}) =>
         sql<OperationRow>`

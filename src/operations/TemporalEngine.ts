@@ -1,131 +1,277 @@
 /**
- * The Temporal engine, API side: starts each operation's workflow on the task queue the worker
- * (`npm run worker`) serves. Workflow ids carry the reuse key and the operation id, readable in
- * the Temporal UI. Starting is idempotent (an id already started is fine); an operation committed
- * but not started (a crash in between, Temporal unreachable) is started by a reconciler that
- * looks for such operations every 15 seconds. Webhook deliveries are started the same way: by the
- * operation's workflow (a child that outlives it), by the test endpoint through this engine, and
- * by the reconciler when neither got to it.
+ * The Temporal engine, API side: starts each operation's workflow on the operations task queue
+ * and each webhook delivery's on the deliveries queue, which the worker (`npm run worker`) serves.
+ *
+ * PostgreSQL is the outbox. A request waits on a start at most TEMPORAL_START_TIMEOUT_MS (2 s):
+ * the operation is already committed, so if Temporal is slow or down the client still gets its
+ * answer and the reconciler starts the workflow. The reconciler (one process at a time, under a
+ * lease) also finds operations and deliveries whose workflow is gone: a workflow the server no
+ * longer knows (namespace wiped, never arrived) is started again under the same id; one that
+ * closed without settling its operation (terminated, timed out) has its operation finalised with
+ * `module_unavailable` (retryable), and its event sent.
+ *
+ * Workflow ids, search attributes, memo and summary carry the plate only as its salted hash.
  */
-import { Client, Connection, WorkflowExecutionAlreadyStartedError } from "@temporalio/client"
-import { Clock, Effect, Layer, Schedule } from "effect"
-import { type RetryPolicy, workflowIds } from "../../workflows/shared.js"
-import { AppConfig } from "../platform/Config.js"
+import { Client, Connection, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from "@temporalio/client"
+import type { SearchAttributePair } from "@temporalio/common"
+import { Clock, Duration, Effect, Layer, Redacted, Schedule } from "effect"
+import { searchAttributesOf, workflowMetadataOf } from "../../workflows/searchAttributes.js"
+import { modulesKey, type WorkflowLabels, workflowIds } from "../../workflows/shared.js"
+import { AppConfig, DEVELOPMENT_PLATE_HASH_SALT } from "../platform/Config.js"
+import { Leases } from "../platform/Leases.js"
+import { plateHash } from "../platform/PlateHash.js"
+import { connectionOptionsOf, dataConverterOf } from "../platform/Temporal.js"
+import { WebhookDeliveries } from "../webhooks/Deliveries.js"
 import { WebhooksRepo } from "../webhooks/Repo.js"
+import { OperationActivities } from "./Activities.js"
 import { OperationsRepo } from "./Repo.js"
-import { type StartRequest, startRequestOf, WorkflowEngine } from "./WorkflowEngine.js"
+import {
+  type DeliveryStartRequest,
+  deliveryStartRequestOf,
+  type StartRequest,
+  startRequestOf,
+  WorkflowEngine
+} from "./WorkflowEngine.js"
 
-/** The part of the Temporal client the engine uses (a fake in tests). */
-export interface WorkflowStarter {
-  readonly start: (
-    workflowType: string,
-    options: {
-      readonly taskQueue: string
-      readonly workflowId: string
-      readonly args: ReadonlyArray<unknown>
-      /** Set for deliveries: an id is never run twice, even after its workflow closed. */
-      readonly workflowIdReusePolicy?: "REJECT_DUPLICATE"
-    }
-  ) => Promise<unknown>
+/** A workflow start, in the Temporal client's terms. */
+export interface WorkflowStart {
+  readonly workflowType: string
+  readonly taskQueue: string
+  readonly workflowId: string
+  readonly args: ReadonlyArray<unknown>
+  /** Set for deliveries: an id is never run twice, even after its workflow closed. */
+  readonly workflowIdReusePolicy?: "REJECT_DUPLICATE"
+  readonly typedSearchAttributes: ReadonlyArray<SearchAttributePair>
+  readonly memo: Record<string, unknown>
+  readonly staticSummary: string
 }
 
-interface Policies {
-  readonly retry: RetryPolicy
-  readonly deliveryRetry: RetryPolicy
+/** Where a workflow stands on the server: still running, closed (however it ended), or unknown. */
+export type WorkflowState = "running" | "closed" | "missing"
+
+/** The part of the Temporal client the engine uses (a fake in tests). Calls give up on `signal`. */
+export interface TemporalGateway {
+  /** Throws WorkflowExecutionAlreadyStartedError when the id is taken. */
+  readonly start: (start: WorkflowStart, signal: AbortSignal) => Promise<unknown>
+  readonly describe: (workflowId: string, signal: AbortSignal) => Promise<WorkflowState>
 }
 
-export const workflowStart = (request: StartRequest, taskQueue: string, { deliveryRetry, retry }: Policies) =>
-  request.kind === "modules"
+export interface EngineSettings {
+  readonly taskQueues: { readonly operations: string; readonly deliveries: string }
+  readonly retry: import("../../workflows/shared.js").RetryPolicy
+  readonly deliveryRetry: import("../../workflows/shared.js").RetryPolicy
+  readonly plateHash: (plate: string) => string
+}
+
+const operationLabels = (request: StartRequest, hash: string): WorkflowLabels => ({
+  accountId: request.accountId,
+  environment: request.environment,
+  kind: request.kind,
+  modules: request.kind === "modules" ? modulesKey(request.modules) : "",
+  plateHash: hash
+})
+
+const labelled = (labels: WorkflowLabels, subject: string) => ({
+  typedSearchAttributes: searchAttributesOf(labels),
+  ...workflowMetadataOf(labels, subject)
+})
+
+export const workflowStart = (request: StartRequest, settings: EngineSettings): WorkflowStart => {
+  const hash = settings.plateHash(request.plate)
+  const delivery = { deliveryRetry: settings.deliveryRetry, deliveryTaskQueue: settings.taskQueues.deliveries }
+  const common = { taskQueue: settings.taskQueues.operations, ...labelled(operationLabels(request, hash), request.operationId) }
+  return request.kind === "modules"
     ? {
       workflowType: "modulesOperation",
-      options: {
-        taskQueue,
-        workflowId: workflowIds.modules(request),
-        args: [{ operationId: request.operationId, modules: request.modules, retry, deliveryRetry }]
-      }
+      workflowId: workflowIds.modules({ ...request, plateHash: hash }),
+      args: [{ operationId: request.operationId, modules: request.modules, retry: settings.retry, ...delivery }],
+      ...common
     }
     : {
       workflowType: "vehicleSearch",
-      options: {
-        taskQueue,
-        workflowId: workflowIds.vehicle(request),
-        args: [{ operationId: request.operationId, retry, deliveryRetry }]
-      }
+      workflowId: workflowIds.vehicle({ ...request, plateHash: hash }),
+      args: [{ operationId: request.operationId, retry: settings.retry, ...delivery }],
+      ...common
     }
+}
 
-export const deliveryStart = (deliveryId: string, taskQueue: string, retry: RetryPolicy) => ({
+export const deliveryStart = (request: DeliveryStartRequest, settings: EngineSettings): WorkflowStart => ({
   workflowType: "webhookDelivery",
-  options: {
-    taskQueue,
-    workflowId: workflowIds.delivery(deliveryId),
-    args: [{ deliveryId, retry }],
-    workflowIdReusePolicy: "REJECT_DUPLICATE" as const
-  }
+  taskQueue: settings.taskQueues.deliveries,
+  workflowId: workflowIds.delivery(request.deliveryId),
+  args: [{ deliveryId: request.deliveryId, retry: settings.deliveryRetry }],
+  workflowIdReusePolicy: "REJECT_DUPLICATE",
+  ...labelled(
+    { accountId: request.accountId, environment: request.environment, kind: "delivery", modules: "", plateHash: "" },
+    request.deliveryId
+  )
 })
 
-const RECONCILE_EVERY = "15 seconds"
-const UNSTARTED_GRACE_MS = 10_000
+/** What one reconciler pass did. */
+export interface Reconciled {
+  /** Operations and deliveries committed but never started, now started. */
+  readonly started: number
+  /** Workflows the server no longer knew, started again under the same id. */
+  readonly restarted: number
+  /** Operations and deliveries whose workflow closed without settling them, now final. */
+  readonly finalized: number
+  /** False when Temporal could not be reached: the pass stopped there. */
+  readonly reachable: boolean
+}
 
-export const makeTemporalEngine = (starter: WorkflowStarter) =>
+/** How many stale rows one pass looks at (the rest wait for the next pass). */
+const RECONCILE_BATCH = 100
+
+export const makeTemporalEngine = (gateway: TemporalGateway) =>
   Effect.gen(function*() {
     const config = yield* AppConfig
     const repo = yield* OperationsRepo
     const webhooks = yield* WebhooksRepo
-    const policies = { retry: config.sourceRetry, deliveryRetry: config.webhookRetry }
+    const activities = yield* OperationActivities
+    const deliveries = yield* WebhookDeliveries
+    const settings: EngineSettings = {
+      taskQueues: config.temporal.taskQueues,
+      retry: config.sourceRetry,
+      deliveryRetry: config.webhookRetry,
+      plateHash: (plate) => plateHash(config.plateHashSalt, plate)
+    }
+    const deadline = Duration.millis(config.temporal.startTimeoutMs)
 
-    /** Starts (an id already started counts as started), then marks it started. */
-    const startWorkflow = (
-      what: string,
-      { options, workflowType }: { workflowType: string; options: Parameters<WorkflowStarter["start"]>[1] },
-      markStarted: (at: Date) => Effect.Effect<void>
-    ) =>
-      Effect.tryPromise({
-        try: () => starter.start(workflowType, options),
-        catch: (error) => error
-      }).pipe(
+    /** One call to Temporal, abandoned (and its RPC cancelled) after the start deadline. */
+    const call = <A>(what: string, f: (signal: AbortSignal) => Promise<A>) =>
+      Effect.tryPromise({ try: f, catch: (error) => error }).pipe(
+        Effect.timeoutFail({ duration: deadline, onTimeout: () => new Error(`Temporal did not answer within ${Duration.format(deadline)} (${what})`) })
+      )
+
+    /** Starts (an id already started counts as started); false when it must be tried again later. */
+    const startWorkflow = (start: WorkflowStart, markStarted: (at: Date) => Effect.Effect<void>) =>
+      call(start.workflowId, (signal) => gateway.start(start, signal)).pipe(
         Effect.catchIf((error) => error instanceof WorkflowExecutionAlreadyStartedError, () => Effect.void),
         Effect.zipRight(Effect.flatMap(Clock.currentTimeMillis, (now) => markStarted(new Date(now)))),
-        Effect.catchAll((error) => Effect.logWarning(`${what} not started yet (will retry)`, error))
+        Effect.as(true),
+        Effect.catchAll((error) =>
+          Effect.as(Effect.logWarning(`workflow ${start.workflowId} not started yet; the reconciler will start it`, error), false)
+        )
       )
 
     const start = (request: StartRequest) =>
-      startWorkflow(
-        `operation ${request.operationId}`,
-        workflowStart(request, config.temporal.taskQueue, policies),
-        (at) => repo.markStarted(request.operationId, at)
-      )
+      startWorkflow(workflowStart(request, settings), (at) => repo.markStarted(request.operationId, at))
 
-    const startDelivery = (deliveryId: string) =>
-      startWorkflow(
-        `delivery ${deliveryId}`,
-        deliveryStart(deliveryId, config.temporal.taskQueue, config.webhookRetry),
-        (at) => webhooks.markStarted(deliveryId, at)
-      )
+    const startDelivery = (request: DeliveryStartRequest) =>
+      startWorkflow(deliveryStart(request, settings), (at) => webhooks.markStarted(request.deliveryId, at))
 
-    const reconcile = Effect.gen(function*() {
+    const describe = (workflowId: string) => call(workflowId, (signal) => gateway.describe(workflowId, signal))
+
+    /** Finalises an operation whose workflow closed without doing so, and sends its event. */
+    const finalizeLost = (operationId: string) =>
+      Effect.gen(function*() {
+        if (!(yield* activities.finalizeLost(operationId))) return false
+        const deliveryId = yield* deliveries.emitForOperation(operationId)
+        const row = yield* repo.find(operationId)
+        if (deliveryId !== null && row._tag === "Some") yield* startDelivery(deliveryStartRequestOf({ ...row.value, id: deliveryId }))
+        return true
+      })
+
+    const reconcile: Effect.Effect<Reconciled> = Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
-      const unstartedBefore = new Date(now - UNSTARTED_GRACE_MS)
-      const rows = yield* repo.unfinished({ unstartedBefore })
-      yield* Effect.forEach(rows, (row) => start(startRequestOf(row)), { discard: true })
-      const deliveries = yield* webhooks.pending({ unstartedBefore })
-      yield* Effect.forEach(deliveries, (row) => startDelivery(row.id), { discard: true })
-    })
+      const found = { started: 0, restarted: 0, finalized: 0, reachable: true }
+      const count = (key: keyof typeof found) => (done: boolean) => Effect.sync(() => done && found[key]++)
 
-    return { start, startDelivery, reconcile }
+      // committed but never started (the request's start failed or timed out, or the process died)
+      const unstartedBefore = new Date(now - config.temporal.startTimeoutMs - 1_000)
+      // (a failed start means Temporal is unreachable: the rest waits for the next pass)
+      for (const row of yield* repo.unfinished({ unstartedBefore })) {
+        if (!(yield* start(startRequestOf(row)))) return { ...found, reachable: false }
+        found.started++
+      }
+      for (const row of yield* webhooks.pending({ unstartedBefore })) {
+        if (!(yield* startDelivery(deliveryStartRequestOf(row)))) return { ...found, reachable: false }
+        found.started++
+      }
+
+      // started, but not moving: is the workflow still there?
+      const staleBefore = new Date(now - config.temporal.staleAfterMs)
+      for (const row of yield* repo.stale(staleBefore, RECONCILE_BATCH)) {
+        const request = startRequestOf(row)
+        const state = yield* describe(workflowStart(request, settings).workflowId)
+        if (state === "missing") yield* Effect.flatMap(start(request), count("restarted"))
+        if (state === "closed") yield* Effect.flatMap(finalizeLost(row.id), count("finalized"))
+      }
+      for (const row of yield* webhooks.overdue(staleBefore, RECONCILE_BATCH)) {
+        const state = yield* describe(workflowIds.delivery(row.id))
+        if (state === "missing") yield* Effect.flatMap(startDelivery(deliveryStartRequestOf(row)), count("restarted"))
+        if (state === "closed") {
+          yield* Effect.flatMap(deliveries.settle(row.id, "the delivery's workflow ended without settling it"), count("finalized"))
+        }
+      }
+      if (found.started + found.restarted + found.finalized > 0) {
+        yield* Effect.logInfo(
+          `reconciler: ${found.started} started, ${found.restarted} restarted, ${found.finalized} finalized`
+        )
+      }
+      return found
+    }).pipe(
+      Effect.catchAllCause((cause) =>
+        Effect.as(Effect.logWarning("reconciler pass failed; trying again next pass", cause), {
+          started: 0,
+          restarted: 0,
+          finalized: 0,
+          reachable: false
+        })
+      )
+    )
+
+    return { start: (r: StartRequest) => Effect.asVoid(start(r)), startDelivery: (r: DeliveryStartRequest) => Effect.asVoid(startDelivery(r)), reconcile }
   })
+
+const RECONCILER_LEASE = "temporal-reconciler"
+
+/** The Temporal client as the engine's gateway. */
+const clientGateway = (connection: Connection, client: Client): TemporalGateway => ({
+  start: (s, signal) =>
+    connection.withAbortSignal(signal, () =>
+      client.workflow.start(s.workflowType, {
+        taskQueue: s.taskQueue,
+        workflowId: s.workflowId,
+        args: [...s.args],
+        ...(s.workflowIdReusePolicy ? { workflowIdReusePolicy: s.workflowIdReusePolicy } : {}),
+        typedSearchAttributes: [...s.typedSearchAttributes],
+        memo: s.memo,
+        staticSummary: s.staticSummary
+      })),
+  describe: (workflowId, signal) =>
+    connection.withAbortSignal(signal, () => client.workflow.getHandle(workflowId).describe()).then(
+      (description): WorkflowState => (description.status.name === "RUNNING" ? "running" : "closed"),
+      (error) => {
+        if (error instanceof WorkflowNotFoundError) return "missing"
+        throw error
+      }
+    )
+})
 
 export const TemporalEngineLive = Layer.scoped(
   WorkflowEngine,
   Effect.gen(function*() {
     const config = yield* AppConfig
+    const leases = yield* Leases
+    if (Redacted.value(config.plateHashSalt) === DEVELOPMENT_PLATE_HASH_SALT) {
+      yield* Effect.logWarning("PLATE_HASH_SALT is not set: plate hashes in Temporal use the development salt")
+    }
     // connects on first use, so the API starts even while Temporal is down
-    const connection = Connection.lazy({ address: config.temporal.address })
+    const connection = Connection.lazy(connectionOptionsOf(config.temporal))
     yield* Effect.addFinalizer(() => Effect.promise(() => connection.close()).pipe(Effect.ignore))
-    const client = new Client({ connection, namespace: config.temporal.namespace })
-    const engine = yield* makeTemporalEngine({
-      start: (workflowType, options) => client.workflow.start(workflowType, { ...options, args: [...options.args] })
-    })
-    yield* Effect.forkScoped(engine.reconcile.pipe(Effect.ignoreLogged, Effect.repeat(Schedule.spaced(RECONCILE_EVERY))))
+    const client = new Client({ connection, namespace: config.temporal.namespace, dataConverter: dataConverterOf(config.temporal) })
+    const engine = yield* makeTemporalEngine(clientGateway(connection, client))
+
+    const interval = config.temporal.reconcileIntervalMs
+    // a process that cannot reach Temporal lets go of the lease, so one that can takes over
+    const pass = leases.acquire(RECONCILER_LEASE, interval * 3).pipe(
+      Effect.flatMap((held) => (held ? engine.reconcile : Effect.succeed({ reachable: true }))),
+      Effect.flatMap(({ reachable }) => (reachable ? Effect.void : leases.release(RECONCILER_LEASE))),
+      Effect.catchAllCause((cause) => Effect.logWarning("reconciler could not take its lease", cause))
+    )
+    yield* Effect.addFinalizer(() => leases.release(RECONCILER_LEASE).pipe(Effect.ignore))
+    yield* Effect.forkScoped(pass.pipe(Effect.repeat(Schedule.spaced(Duration.millis(interval)))))
     return WorkflowEngine.of({ start: engine.start, startDelivery: engine.startDelivery })
   })
 )

@@ -23,6 +23,19 @@ export type StartRequest =
     readonly plate: string
   }
 
+/** A webhook delivery to run, with whose it is (operators find deliveries by account). */
+export interface DeliveryStartRequest {
+  readonly deliveryId: string
+  readonly accountId: string
+  readonly environment: Environment
+}
+
+export const deliveryStartRequestOf = (row: { readonly id: string; readonly accountId: string; readonly environment: Environment }): DeliveryStartRequest => ({
+  deliveryId: row.id,
+  accountId: row.accountId,
+  environment: row.environment
+})
+
 export class WorkflowEngine extends Context.Tag("vda/WorkflowEngine")<WorkflowEngine, {
   /**
    * Starts the operation's workflow; idempotent (starting one already running is a no-op).
@@ -30,7 +43,7 @@ export class WorkflowEngine extends Context.Tag("vda/WorkflowEngine")<WorkflowEn
    */
   readonly start: (request: StartRequest) => Effect.Effect<void>
   /** Starts a webhook delivery's workflow; idempotent, and never fails the caller, like `start`. */
-  readonly startDelivery: (deliveryId: string) => Effect.Effect<void>
+  readonly startDelivery: (request: DeliveryStartRequest) => Effect.Effect<void>
 }>() {}
 
 export const startRequestOf = (row: {

@@ -2,13 +2,18 @@
  * Every setting the service reads, in one place. Documented in the README's configuration table.
  */
 import { Config, ConfigError, Effect, Either, LogLevel, Option, Redacted } from "effect"
-import { DEFAULT_TASK_QUEUE, DELIVERY_RETRY, type RetryPolicy, SOURCE_RETRY } from "../../workflows/shared.js"
+import { DEFAULT_TASK_QUEUE, DELIVERY_RETRY, type RetryPolicy, SOURCE_RETRY, taskQueuesOf } from "../../workflows/shared.js"
 
 const port = (name: string, fallback: number) =>
   Config.integer(name).pipe(
     Config.withDefault(fallback),
     Config.validate({ message: "expected a port number between 0 and 65535", validation: (n) => n >= 0 && n <= 65535 })
   )
+
+const optionalPort = (name: string) =>
+  Config.option(Config.integer(name).pipe(
+    Config.validate({ message: "expected a port number between 0 and 65535", validation: (n) => n >= 0 && n <= 65535 })
+  ))
 
 const positiveInt = (name: string, fallback: number) =>
   Config.integer(name).pipe(
@@ -30,6 +35,60 @@ const optionalUrl = (name: string) =>
       validation: Option.match({ onNone: () => true, onSome: (url) => /^https?:\/\/\S+$/.test(url) })
     })
   )
+
+const optionalString = (name: string) =>
+  Config.option(Config.string(name)).pipe(Config.map(Option.filter((value) => value.length > 0)))
+
+const optionalSecret = (name: string) =>
+  Config.option(Config.redacted(name)).pipe(Config.map(Option.filter((value) => Redacted.value(value).length > 0)))
+
+/** Used when PLATE_HASH_SALT is not set: fine for development, announced at start-up. */
+export const DEVELOPMENT_PLATE_HASH_SALT = "vda-development-plate-hash-salt"
+
+const temporal = Effect.gen(function*() {
+  const taskQueue = yield* Config.string("TEMPORAL_TASK_QUEUE").pipe(Config.withDefault(DEFAULT_TASK_QUEUE))
+  const derived = taskQueuesOf(taskQueue)
+  return {
+    address: yield* Config.string("TEMPORAL_ADDRESS").pipe(Config.withDefault("localhost:7233")),
+    namespace: yield* Config.string("TEMPORAL_NAMESPACE").pipe(Config.withDefault("default")),
+    taskQueues: {
+      operations: yield* Config.string("TEMPORAL_OPERATIONS_TASK_QUEUE").pipe(Config.withDefault(derived.operations)),
+      deliveries: yield* Config.string("TEMPORAL_DELIVERIES_TASK_QUEUE").pipe(Config.withDefault(derived.deliveries))
+    },
+    /** How long a request may wait on a workflow start before leaving it to the reconciler. */
+    startTimeoutMs: yield* positiveInt("TEMPORAL_START_TIMEOUT_MS", 2_000),
+    reconcileIntervalMs: yield* positiveInt("TEMPORAL_RECONCILE_INTERVAL_MS", 5_000),
+    /** A workflow whose operation or delivery has not moved for this long is checked on the server. */
+    staleAfterMs: yield* positiveInt("TEMPORAL_STALE_AFTER_MS", 30_000),
+    connection: {
+      tls: yield* Config.boolean("TEMPORAL_TLS").pipe(Config.withDefault(false)),
+      serverName: yield* optionalString("TEMPORAL_TLS_SERVER_NAME"),
+      caFile: yield* optionalString("TEMPORAL_TLS_CA_FILE"),
+      certFile: yield* optionalString("TEMPORAL_TLS_CERT_FILE"),
+      keyFile: yield* optionalString("TEMPORAL_TLS_KEY_FILE"),
+      apiKey: yield* optionalSecret("TEMPORAL_API_KEY")
+    },
+    /** `keyId:base64key,…`: payloads are encrypted with the first key; every key decrypts. */
+    codecKeys: yield* optionalSecret("TEMPORAL_CODEC_KEYS"),
+    worker: {
+      maxConcurrentActivities: yield* positiveInt("TEMPORAL_WORKER_MAX_CONCURRENT_ACTIVITIES", 100),
+      maxConcurrentWorkflowTasks: yield* positiveInt("TEMPORAL_WORKER_MAX_CONCURRENT_WORKFLOW_TASKS", 40),
+      shutdownGraceMs: yield* milliseconds("TEMPORAL_WORKER_SHUTDOWN_GRACE_MS", 30_000),
+      registerSearchAttributes: yield* Config.boolean("TEMPORAL_REGISTER_SEARCH_ATTRIBUTES").pipe(Config.withDefault(true)),
+      adminHost: yield* Config.string("WORKER_ADMIN_HOST").pipe(Config.withDefault("127.0.0.1")),
+      adminPort: yield* optionalPort("WORKER_ADMIN_PORT")
+    },
+    codecServer: {
+      host: yield* Config.string("CODEC_SERVER_HOST").pipe(Config.withDefault("127.0.0.1")),
+      port: yield* optionalPort("CODEC_SERVER_PORT"),
+      corsOrigins: yield* Config.string("CODEC_SERVER_CORS_ORIGINS").pipe(
+        Config.withDefault("http://localhost:8233"),
+        Config.map((list) => list.split(",").map((o) => o.trim()).filter((o) => o.length > 0))
+      ),
+      token: yield* optionalSecret("CODEC_SERVER_TOKEN")
+    }
+  }
+})
 
 const logLevel = Config.string("LOG_LEVEL").pipe(
   Config.withDefault("info"),
@@ -62,11 +121,9 @@ export class AppConfig extends Effect.Service<AppConfig>()("vda/AppConfig", {
         gnc: yield* optionalUrl("GNC_UPSTREAM_URL")
       },
       workflowEngine: yield* Config.literal("inline", "temporal")("WORKFLOW_ENGINE").pipe(Config.withDefault("inline" as const)),
-      temporal: {
-        address: yield* Config.string("TEMPORAL_ADDRESS").pipe(Config.withDefault("localhost:7233")),
-        namespace: yield* Config.string("TEMPORAL_NAMESPACE").pipe(Config.withDefault("default")),
-        taskQueue: yield* Config.string("TEMPORAL_TASK_QUEUE").pipe(Config.withDefault(DEFAULT_TASK_QUEUE))
-      },
+      temporal: yield* temporal,
+      /** Keys the plate's hash in workflow ids and search attributes (the plate never leaves in clear). */
+      plateHashSalt: yield* Config.redacted("PLATE_HASH_SALT").pipe(Config.withDefault(Redacted.make(DEVELOPMENT_PLATE_HASH_SALT))),
       /** Module and vehicle-source lookups: 3 attempts, backing off from this first delay. */
       sourceRetry: {
         ...SOURCE_RETRY,

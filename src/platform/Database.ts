@@ -13,13 +13,15 @@ import migration0002 from "./migrations/0002_vehicles_catalog.js"
 import migration0003 from "./migrations/0003_metering_functions.js"
 import migration0004 from "./migrations/0004_operations.js"
 import migration0005 from "./migrations/0005_webhooks.js"
+import migration0006 from "./migrations/0006_leases.js"
 
 export const migrations = {
   "0001_foundation": migration0001,
   "0002_vehicles_catalog": migration0002,
   "0003_metering_functions": migration0003,
   "0004_operations": migration0004,
-  "0005_webhooks": migration0005
+  "0005_webhooks": migration0005,
+  "0006_leases": migration0006
 }
 
 /** Where the database is, and whether it is the embedded one this process manages. */

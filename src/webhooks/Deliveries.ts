@@ -153,7 +153,10 @@ export class WebhookDeliveries extends Effect.Service<WebhookDeliveries>()("vda/
         return "processed" as DeliveryStatus
       })
 
-    return { emitForOperation, recordTest, attempt }
+    /** Ends a delivery still pending `failed` (its workflow is gone, or its attempts ran out). */
+    const settle = (deliveryId: string, reason: string) => Effect.flatMap(now, (at) => repo.settle(deliveryId, reason, at))
+
+    return { emitForOperation, recordTest, attempt, settle }
   }),
   dependencies: [WebhooksRepo.Default]
 }) {}

@@ -140,6 +140,20 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("vda/WebhooksRe
           order by created_at desc, id desc
           limit ${limit} offset ${offset}`.pipe(Effect.orDie),
 
+      /** Ends a delivery still pending `failed`, with the reason kept for operators; false if it was settled. */
+      settle: (id: string, reason: string, at: Date) =>
+        sql`
+          update webhook_deliveries set status = 'failed', last_error = ${reason}, next_attempt_at = ${at}, updated_at = ${at}
+          where id = ${id}::uuid and status = 'pending'
+          returning id`.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie),
+
+      /** Started deliveries still pending whose next attempt was due before `dueBefore` (oldest first). */
+      overdue: (dueBefore: Date, limit: number) =>
+        sql<DeliveryRow>`
+          select ${columns} from webhook_deliveries
+          where status = 'pending' and started_at is not null and next_attempt_at < ${dueBefore}
+          order by next_attempt_at limit ${limit}`.pipe(Effect.orDie),
+
       /** Pending deliveries (`unstartedBefore`: only those never handed to an engine). */
       pending: (options: { readonly unstartedBefore?: Date } = {}) =>
         sql<DeliveryRow>`

@@ -86,7 +86,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("vda/Webhooks", {
           return yield* new WebhookNotReady({ reason: "The webhook is disabled: enable it with PATCH /v2/webhooks/config" })
         }
         const id = yield* deliveries.recordTest(principal.accountId, principal.environment)
-        yield* engine.startDelivery(id)
+        yield* engine.startDelivery({ deliveryId: id, accountId: principal.accountId, environment: principal.environment })
         return { id, status: "pending" as const }
       })
 

@@ -116,3 +116,25 @@ describe("vda keys", () => {
     expect(human.stdout).not.toContain(live.key)
   })
 })
+
+describe("vda plates hash", () => {
+  it("prints the plate's hash under PLATE_HASH_SALT, the same for any case, and another under another salt", async () => {
+    const { plateHash } = await import("../../src/platform/PlateHash.js")
+    const { Redacted } = await import("effect")
+    const salted = { ...env, PLATE_HASH_SALT: "cli-test-salt" }
+    const upper = await runVda(["plates", "hash", "AB123CD", "--json"], salted)
+    const lower = await runVda(["plates", "hash", "ab123cd", "--json"], salted)
+    expect(upper.code).toBe(0)
+    expect(JSON.parse(upper.stdout)).toEqual({ plateHash: plateHash(Redacted.make("cli-test-salt"), "AB123CD") })
+    expect(JSON.parse(upper.stdout)).toEqual(JSON.parse(lower.stdout))
+    expect(JSON.parse(upper.stdout).plateHash).toMatch(/^[0-9a-f]{20}$/)
+    const other = await runVda(["plates", "hash", "AB123CD", "--json"], { ...env, PLATE_HASH_SALT: "another-salt" })
+    expect(JSON.parse(other.stdout).plateHash).not.toBe(JSON.parse(upper.stdout).plateHash)
+  })
+
+  it("refuses what is not a plate with exit code 2", async () => {
+    const result = await vda("plates", "hash", "AB-123")
+    expect(result.code).toBe(2)
+    expect(result.stderr).toContain("is not a plate")
+  })
+})

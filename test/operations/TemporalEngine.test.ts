@@ -1,54 +1,78 @@
 /**
- * The Temporal engine's client side with a fake client: workflow types, ids, task queue and
- * input; an id already started counts as started; a failed start is left to the reconciler.
+ * The Temporal engine's client side with a fake gateway: what each start asks of Temporal (type,
+ * id without the plate, task queues, input, search attributes, memo, summary); the start deadline;
+ * and the reconciler: unstarted work started, vanished workflows restarted, closed ones finalised
+ * with a stable retryable error and their event sent, overdue deliveries settled or restarted.
  */
 import { WorkflowExecutionAlreadyStartedError } from "@temporalio/client"
 import { expect, layer } from "@effect/vitest"
 import { Effect, Layer, Option, Redacted } from "effect"
 import { Accounts } from "../../src/accounts/Accounts.js"
+import { ActivitiesLive } from "../../src/Http.js"
 import { OperationsRepo } from "../../src/operations/Repo.js"
-import { WebhooksRepo } from "../../src/webhooks/Repo.js"
-import { makeTemporalEngine, type WorkflowStarter } from "../../src/operations/TemporalEngine.js"
+import { makeTemporalEngine, type TemporalGateway, type WorkflowStart, type WorkflowState } from "../../src/operations/TemporalEngine.js"
 import { pgClientLayer } from "../../src/platform/Database.js"
+import { plateHash } from "../../src/platform/PlateHash.js"
+import { WebhooksRepo } from "../../src/webhooks/Repo.js"
 import { freshDatabase } from "../support/Postgres.js"
 import { testConfig } from "../support/TestApp.js"
+
+const SALT = "engine-test-salt"
+const PLATE = "AB123CD"
+const HASH = plateHash(Redacted.make(SALT), PLATE)
 
 const DatabaseLive = Layer.unwrapEffect(
   Effect.promise(freshDatabase).pipe(Effect.map((url) => pgClientLayer(Redacted.make(url), 4)))
 )
-const ServicesLive = Layer.mergeAll(OperationsRepo.Default, WebhooksRepo.Default, Accounts.Default).pipe(
+const ServicesLive = Layer.mergeAll(ActivitiesLive, Accounts.Default).pipe(
   Layer.provideMerge(DatabaseLive),
-  Layer.provideMerge(testConfig({ TEMPORAL_TASK_QUEUE: "vda-test", SOURCE_RETRY_INITIAL_MS: "300", WEBHOOK_RETRY_INITIAL_MS: "2000" }))
+  Layer.provideMerge(testConfig({
+    TEMPORAL_TASK_QUEUE: "vda-test",
+    TEMPORAL_START_TIMEOUT_MS: "300",
+    TEMPORAL_STALE_AFTER_MS: "1000",
+    PLATE_HASH_SALT: SALT,
+    SOURCE_RETRY_INITIAL_MS: "300",
+    WEBHOOK_RETRY_INITIAL_MS: "2000",
+    WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true"
+  }))
 )
 
 const DELIVERY_POLICY = { maximumAttempts: 5, initialIntervalMs: 2000, backoffCoefficient: 5, maximumIntervalMs: 7_200_000 }
+const SOURCE_POLICY = { maximumAttempts: 3, initialIntervalMs: 300, backoffCoefficient: 2, maximumIntervalMs: 10_000 }
 
-interface Call {
-  readonly workflowType: string
-  readonly options: Parameters<WorkflowStarter["start"]>[1]
-}
-
-const recorder = (behaviour: (call: Call) => Promise<unknown>) => {
-  const calls: Array<Call> = []
-  const starter: WorkflowStarter = {
-    start: (workflowType, options) => {
-      calls.push({ workflowType, options })
-      return behaviour({ workflowType, options })
+/** A fake Temporal: records starts, answers describes from `states`, behaves as `onStart` says. */
+const fakeTemporal = (onStart: (start: WorkflowStart, signal: AbortSignal) => Promise<unknown> = async () => ({})) => {
+  const starts: Array<WorkflowStart> = []
+  const described: Array<string> = []
+  const states = new Map<string, WorkflowState>()
+  const gateway: TemporalGateway = {
+    start: (start, signal) => {
+      starts.push(start)
+      return onStart(start, signal)
+    },
+    describe: async (workflowId) => {
+      described.push(workflowId)
+      return states.get(workflowId) ?? "running"
     }
   }
-  return { calls, starter }
+  return { gateway, starts, described, states }
 }
+
+const attributes = (start: WorkflowStart) => Object.fromEntries(start.typedSearchAttributes.map((p) => [p.key.name, p.value]))
+
+const newAccount = Effect.flatMap(Accounts, (accounts) =>
+  accounts.create({ owner: "T", plan: "growth", timezone: "America/Argentina/Buenos_Aires" }))
 
 const newOperation = (kind: "modules" | "vehicle", createdAt = new Date()) =>
   Effect.gen(function*() {
-    const account = yield* (yield* Accounts).create({ owner: "T", plan: "growth", timezone: "America/Argentina/Buenos_Aires" })
+    const account = yield* newAccount
     const id = `op_${kind}_${Math.random().toString(36).slice(2, 10)}`
     yield* (yield* OperationsRepo).insert({
       id,
       accountId: account.id,
       environment: "sandbox",
       kind,
-      plate: "AB123CD",
+      plate: PLATE,
       modulesKey: kind === "modules" ? "fines+gnc" : null,
       input: kind === "modules" ? { kind, modules: ["fines", "gnc"] } : { kind, params: {}, requestId: "req_1" },
       createdAt
@@ -56,111 +80,251 @@ const newOperation = (kind: "modules" | "vehicle", createdAt = new Date()) =>
     return { id, accountId: account.id }
   })
 
-const startedAt = (id: string) =>
-  Effect.flatMap(OperationsRepo, (repo) => repo.find(id)).pipe(Effect.map((row) => Option.getOrThrow(row).startedAt))
+/** An operation started a while ago that has not moved since (its workflow may be gone). */
+const staleOperation = (kind: "modules" | "vehicle") =>
+  Effect.gen(function*() {
+    const longAgo = new Date(Date.now() - 60_000)
+    const created = yield* newOperation(kind, longAgo)
+    yield* (yield* OperationsRepo).markStarted(created.id, longAgo)
+    return created
+  })
+
+const operation = (id: string) => Effect.flatMap(OperationsRepo, (repo) => repo.find(id)).pipe(Effect.map(Option.getOrThrow))
+const moduleRows = (id: string) => Effect.flatMap(OperationsRepo, (repo) => repo.modules(id))
+
+const newDelivery = (createdAt: Date, accountId?: string) =>
+  Effect.gen(function*() {
+    const account = accountId ?? (yield* newAccount).id
+    return yield* (yield* WebhooksRepo).insertDelivery({
+      id: crypto.randomUUID(),
+      accountId: account,
+      environment: "production",
+      apiVersion: "v2",
+      eventType: "webhook.test",
+      operationId: null,
+      body: "{}",
+      createdAt
+    })
+  })
+
+const delivery = (id: string) => Effect.flatMap(WebhooksRepo, (repo) => repo.findDelivery(id)).pipe(Effect.map(Option.getOrThrow))
+
+const enableWebhook = (accountId: string) =>
+  Effect.flatMap(WebhooksRepo, (repo) =>
+    repo.updateConfig(accountId, "sandbox", "whsec_test", new Date(), (current) =>
+      Effect.succeed({ ...current, url: "https://127.0.0.1:9/hook", enabled: true })))
 
 layer(ServicesLive, { excludeTestServices: true })("Temporal engine", (it) => {
-  it.effect("starts a modules workflow with a readable id, the task queue and the configured retry policy", () =>
+  it.effect("starts a modules workflow on the operations queue, labelled for operators, without the plate", () =>
     Effect.gen(function*() {
-      const { calls, starter } = recorder(async () => ({}))
-      const engine = yield* makeTemporalEngine(starter)
+      const temporal = fakeTemporal()
+      const engine = yield* makeTemporalEngine(temporal.gateway)
       const { accountId, id } = yield* newOperation("modules")
-      yield* engine.start({ kind: "modules", operationId: id, accountId, environment: "sandbox", plate: "AB123CD", modules: ["fines", "gnc"] })
-      expect(calls).toEqual([{
+      yield* engine.start({ kind: "modules", operationId: id, accountId, environment: "sandbox", plate: PLATE, modules: ["fines", "gnc"] })
+      expect(temporal.starts).toHaveLength(1)
+      const start = temporal.starts[0]!
+      expect(start).toMatchObject({
         workflowType: "modulesOperation",
-        options: {
-          taskQueue: "vda-test",
-          workflowId: `modules/sandbox/${accountId}/AB123CD/fines+gnc/${id}`,
-          args: [{
-            operationId: id,
-            modules: ["fines", "gnc"],
-            retry: { maximumAttempts: 3, initialIntervalMs: 300, backoffCoefficient: 2, maximumIntervalMs: 10_000 },
-            deliveryRetry: DELIVERY_POLICY
-          }]
-        }
-      }])
-      expect(yield* startedAt(id)).toBeInstanceOf(Date)
+        taskQueue: "vda-test-operations",
+        workflowId: `modules/sandbox/${accountId}/${HASH}/fines+gnc/${id}`,
+        args: [{
+          operationId: id,
+          modules: ["fines", "gnc"],
+          retry: SOURCE_POLICY,
+          deliveryRetry: DELIVERY_POLICY,
+          deliveryTaskQueue: "vda-test-deliveries"
+        }],
+        memo: { subject: id, accountId, environment: "sandbox", kind: "modules", modules: "fines+gnc", plateHash: HASH },
+        staticSummary: `modules · fines+gnc · sandbox · ${accountId} · ${id}`
+      })
+      expect(attributes(start)).toEqual({
+        VdaAccountId: accountId,
+        VdaEnvironment: "sandbox",
+        VdaKind: "modules",
+        VdaModules: "fines+gnc",
+        VdaPlateHash: HASH
+      })
+      expect(JSON.stringify(start)).not.toContain(PLATE)
+      expect((yield* operation(id)).startedAt).toBeInstanceOf(Date)
     }))
 
   it.effect("a vehicle search; an id already started counts as started", () =>
     Effect.gen(function*() {
-      const { calls, starter } = recorder(async (call) => {
-        throw new WorkflowExecutionAlreadyStartedError("already", call.options.workflowId, call.workflowType)
+      const temporal = fakeTemporal(async (start) => {
+        throw new WorkflowExecutionAlreadyStartedError("already", start.workflowId, start.workflowType)
       })
-      const engine = yield* makeTemporalEngine(starter)
+      const engine = yield* makeTemporalEngine(temporal.gateway)
       const { accountId, id } = yield* newOperation("vehicle")
-      yield* engine.start({ kind: "vehicle", operationId: id, accountId, environment: "sandbox", plate: "AB123CD" })
-      expect(calls[0]).toMatchObject({
+      yield* engine.start({ kind: "vehicle", operationId: id, accountId, environment: "sandbox", plate: PLATE })
+      expect(temporal.starts[0]).toMatchObject({
         workflowType: "vehicleSearch",
-        options: { workflowId: `vehicle/sandbox/${accountId}/AB123CD/${id}` }
+        taskQueue: "vda-test-operations",
+        workflowId: `vehicle/sandbox/${accountId}/${HASH}/${id}`
       })
-      expect(yield* startedAt(id)).toBeInstanceOf(Date)
+      expect(attributes(temporal.starts[0]!)).toMatchObject({ VdaKind: "vehicle", VdaPlateHash: HASH })
+      expect(attributes(temporal.starts[0]!)).not.toHaveProperty("VdaModules")
+      expect((yield* operation(id)).startedAt).toBeInstanceOf(Date)
     }))
 
-  it.effect("a start that fails leaves the operation to the reconciler, which starts it later", () =>
+  it.effect("a start that never answers is given up after the deadline (its call aborted); the reconciler starts it later", () =>
     Effect.gen(function*() {
       let reachable = false
-      const { calls, starter } = recorder(async () => {
-        if (!reachable) throw new Error("connection refused")
-        return {}
+      const signals: Array<AbortSignal> = []
+      const temporal = fakeTemporal((_, signal) => {
+        signals.push(signal)
+        return reachable ? Promise.resolve({}) : new Promise(() => {}) // hangs for ever
       })
-      const engine = yield* makeTemporalEngine(starter)
+      const engine = yield* makeTemporalEngine(temporal.gateway)
       const { accountId, id } = yield* newOperation("modules", new Date(Date.now() - 60_000))
-      yield* engine.start({ kind: "modules", operationId: id, accountId, environment: "sandbox", plate: "AB123CD", modules: ["fines", "gnc"] })
-      expect(yield* startedAt(id)).toBeNull()
+      yield* engine.start({ kind: "modules", operationId: id, accountId, environment: "sandbox", plate: PLATE, modules: ["fines", "gnc"] })
+      expect(signals[0]!.aborted).toBe(true)
+      expect((yield* operation(id)).startedAt).toBeNull()
       reachable = true
-      yield* engine.reconcile
-      expect(calls.filter((c) => c.options.workflowId.endsWith(id))).toHaveLength(2)
-      expect(yield* startedAt(id)).toBeInstanceOf(Date)
+      const found = yield* engine.reconcile
+      expect(found.started).toBeGreaterThanOrEqual(1)
+      expect(temporal.starts.filter((s) => s.workflowId.endsWith(id))).toHaveLength(2)
+      expect((yield* operation(id)).startedAt).toBeInstanceOf(Date)
     }))
 
-  const newDelivery = (createdAt: Date) =>
+  it.effect("starts a delivery on the deliveries queue by its id, never reusing the id, labelled with its account", () =>
     Effect.gen(function*() {
-      const account = yield* (yield* Accounts).create({ owner: "T", plan: "growth", timezone: "America/Argentina/Buenos_Aires" })
-      return yield* (yield* WebhooksRepo).insertDelivery({
-        id: crypto.randomUUID(),
-        accountId: account.id,
-        environment: "production",
-        apiVersion: "v2",
-        eventType: "webhook.test",
-        operationId: null,
-        body: "{}",
-        createdAt
-      })
-    })
-
-  const deliveryStartedAt = (id: string) =>
-    Effect.flatMap(WebhooksRepo, (repo) => repo.findDelivery(id)).pipe(Effect.map((row) => Option.getOrThrow(row).startedAt))
-
-  it.effect("starts a delivery workflow by its readable id with the delivery policy, never reusing the id", () =>
-    Effect.gen(function*() {
-      const { calls, starter } = recorder(async () => ({}))
-      const engine = yield* makeTemporalEngine(starter)
-      const id = yield* newDelivery(new Date())
-      yield* engine.startDelivery(id)
-      expect(calls).toEqual([{
+      const temporal = fakeTemporal()
+      const engine = yield* makeTemporalEngine(temporal.gateway)
+      const account = yield* newAccount
+      const id = yield* newDelivery(new Date(), account.id)
+      yield* engine.startDelivery({ deliveryId: id, accountId: account.id, environment: "production" })
+      expect(temporal.starts[0]).toMatchObject({
         workflowType: "webhookDelivery",
-        options: {
-          taskQueue: "vda-test",
-          workflowId: `webhook-delivery/${id}`,
-          args: [{ deliveryId: id, retry: DELIVERY_POLICY }],
-          workflowIdReusePolicy: "REJECT_DUPLICATE"
-        }
-      }])
-      expect(yield* deliveryStartedAt(id)).toBeInstanceOf(Date)
+        taskQueue: "vda-test-deliveries",
+        workflowId: `webhook-delivery/${id}`,
+        args: [{ deliveryId: id, retry: DELIVERY_POLICY }],
+        workflowIdReusePolicy: "REJECT_DUPLICATE"
+      })
+      expect(attributes(temporal.starts[0]!)).toEqual({ VdaAccountId: account.id, VdaEnvironment: "production", VdaKind: "delivery" })
+      expect((yield* delivery(id)).startedAt).toBeInstanceOf(Date)
     }))
 
   it.effect("the reconciler starts pending deliveries nobody started, after a grace period", () =>
     Effect.gen(function*() {
-      const { calls, starter } = recorder(async () => ({}))
-      const engine = yield* makeTemporalEngine(starter)
+      const temporal = fakeTemporal()
+      const engine = yield* makeTemporalEngine(temporal.gateway)
       const old = yield* newDelivery(new Date(Date.now() - 60_000))
       const fresh = yield* newDelivery(new Date())
       yield* engine.reconcile
-      const started = calls.filter((c) => c.workflowType === "webhookDelivery").map((c) => c.options.workflowId)
+      const started = temporal.starts.filter((s) => s.workflowType === "webhookDelivery").map((s) => s.workflowId)
       expect(started).toContain(`webhook-delivery/${old}`)
       expect(started).not.toContain(`webhook-delivery/${fresh}`)
-      expect(yield* deliveryStartedAt(old)).toBeInstanceOf(Date)
-      expect(yield* deliveryStartedAt(fresh)).toBeNull()
+      expect((yield* delivery(old)).startedAt).toBeInstanceOf(Date)
+      expect((yield* delivery(fresh)).startedAt).toBeNull()
+    }))
+
+  it.effect("a stale operation whose workflow still runs is left alone", () =>
+    Effect.gen(function*() {
+      const temporal = fakeTemporal()
+      const engine = yield* makeTemporalEngine(temporal.gateway)
+      const { id } = yield* staleOperation("modules")
+      yield* engine.reconcile
+      expect(temporal.described.some((w) => w.endsWith(id))).toBe(true)
+      expect(temporal.starts.filter((s) => s.workflowId.endsWith(id))).toHaveLength(0)
+      expect((yield* operation(id)).status).toBe("queued")
+    }))
+
+  it.effect("a workflow the server no longer knows is started again under the same id", () =>
+    Effect.gen(function*() {
+      const temporal = fakeTemporal()
+      const engine = yield* makeTemporalEngine(temporal.gateway)
+      const { accountId, id } = yield* staleOperation("modules")
+      const workflowId = `modules/sandbox/${accountId}/${HASH}/fines+gnc/${id}`
+      temporal.states.set(workflowId, "missing")
+      const found = yield* engine.reconcile
+      expect(found.restarted).toBeGreaterThanOrEqual(1)
+      expect(temporal.starts.map((s) => s.workflowId)).toContain(workflowId)
+    }))
+
+  it.effect("a workflow that closed without finishing its operation: modules fail retryably with our message, the event goes out", () =>
+    Effect.gen(function*() {
+      const temporal = fakeTemporal()
+      const engine = yield* makeTemporalEngine(temporal.gateway)
+      const { accountId, id } = yield* staleOperation("modules")
+      yield* enableWebhook(accountId)
+      temporal.states.set(`modules/sandbox/${accountId}/${HASH}/fines+gnc/${id}`, "closed")
+      const found = yield* engine.reconcile
+      expect(found.finalized).toBeGreaterThanOrEqual(1)
+      expect((yield* operation(id)).status).toBe("failed")
+      const modules = yield* moduleRows(id)
+      expect(modules.map((m) => [m.module, m.status, m.error]).sort()).toEqual([
+        ["fines", "failed", { code: "module_unavailable", message: "fines source unavailable", retryable: true }],
+        ["gnc", "failed", { code: "module_unavailable", message: "GNC source unavailable", retryable: true }]
+      ])
+      const deliveryStart = temporal.starts.find((s) => s.workflowType === "webhookDelivery")
+      expect(deliveryStart).toBeDefined()
+      expect(attributes(deliveryStart!)).toMatchObject({ VdaAccountId: accountId, VdaEnvironment: "sandbox" })
+      const deliveryId = deliveryStart!.workflowId.replace("webhook-delivery/", "")
+      const sent = JSON.parse((yield* delivery(deliveryId)).body)
+      expect(sent).toMatchObject({ type: "modules.failed", data: { id, status: "failed" } })
+      // a second pass finds nothing more to do
+      const again = yield* engine.reconcile
+      expect(again.finalized).toBe(0)
+    }))
+
+  it.effect("a module already answered keeps its answer: the lost operation ends partial", () =>
+    Effect.gen(function*() {
+      const temporal = fakeTemporal()
+      const engine = yield* makeTemporalEngine(temporal.gateway)
+      const { accountId, id } = yield* staleOperation("modules")
+      const repo = yield* OperationsRepo
+      const longAgo = new Date(Date.now() - 60_000)
+      yield* repo.recordModule(id, "fines", { status: "completed", data: { total: 0, items: [] }, error: null, warnings: [] }, longAgo)
+      temporal.states.set(`modules/sandbox/${accountId}/${HASH}/fines+gnc/${id}`, "closed")
+      yield* engine.reconcile
+      expect((yield* operation(id)).status).toBe("partial")
+      const fines = (yield* moduleRows(id)).find((m) => m.module === "fines")!
+      expect(fines).toMatchObject({ status: "completed", data: { total: 0, items: [] } })
+    }))
+
+  it.effect("a lost vehicle search ends failed with the vehicle source's stable message", () =>
+    Effect.gen(function*() {
+      const temporal = fakeTemporal()
+      const engine = yield* makeTemporalEngine(temporal.gateway)
+      const { accountId, id } = yield* staleOperation("vehicle")
+      temporal.states.set(`vehicle/sandbox/${accountId}/${HASH}/${id}`, "closed")
+      yield* engine.reconcile
+      const row = yield* operation(id)
+      expect(row.status).toBe("failed")
+      expect(row.result).toEqual({
+        ok: false,
+        error: { code: "temporarily_unavailable", message: "vehicle source unavailable", retryable: true }
+      })
+    }))
+
+  it.effect("an overdue delivery: closed without settling → failed; unknown to the server → started again", () =>
+    Effect.gen(function*() {
+      const temporal = fakeTemporal()
+      const engine = yield* makeTemporalEngine(temporal.gateway)
+      const repo = yield* WebhooksRepo
+      const longAgo = new Date(Date.now() - 60_000)
+      const closed = yield* newDelivery(longAgo)
+      const missing = yield* newDelivery(longAgo)
+      yield* repo.markStarted(closed, longAgo)
+      yield* repo.markStarted(missing, longAgo)
+      temporal.states.set(`webhook-delivery/${closed}`, "closed")
+      temporal.states.set(`webhook-delivery/${missing}`, "missing")
+      yield* engine.reconcile
+      expect((yield* delivery(closed)).status).toBe("failed")
+      expect((yield* delivery(missing)).status).toBe("pending")
+      expect(temporal.starts.map((s) => s.workflowId)).toContain(`webhook-delivery/${missing}`)
+      expect(temporal.starts.map((s) => s.workflowId)).not.toContain(`webhook-delivery/${closed}`)
+    }))
+
+  it.effect("a pass while Temporal is unreachable changes nothing and does not fail", () =>
+    Effect.gen(function*() {
+      const engine = yield* makeTemporalEngine({
+        start: () => Promise.reject(new Error("UNAVAILABLE: connection refused")),
+        describe: () => Promise.reject(new Error("UNAVAILABLE: connection refused"))
+      })
+      const { id } = yield* staleOperation("modules")
+      const found = yield* engine.reconcile
+      expect(found).toEqual({ started: 0, restarted: 0, finalized: 0, reachable: false })
+      expect((yield* operation(id)).status).toBe("queued")
     }))
 })

@@ -45,6 +45,7 @@ export interface ServerProcess {
   exited: Promise<number | null>
 }
 
+/** Spawns `npm start`'s entry (`node src/start.js`) and resolves once both listeners are open. */
 export const startServer = async (env: Record<string, string>): Promise<ServerProcess> => {
   const child = spawn(process.execPath, ["src/start.js"], {
     cwd: ROOT,
@@ -68,6 +69,38 @@ export const startServer = async (env: Record<string, string>): Promise<ServerPr
     child,
     productionUrl: urls.production,
     sandboxUrl: urls.sandbox,
+    output: () => output,
+    exited,
+    stop: (signal = "SIGTERM") => {
+      child.kill(signal)
+      return exited
+    }
+  }
+}
+
+export interface WorkerProcess {
+  readonly child: ChildProcess
+  output(): string
+  stop(signal?: NodeJS.Signals): Promise<number | null>
+  exited: Promise<number | null>
+}
+
+/** Spawns `npm run worker`'s entry (`node worker/start.js`); resolves once it polls, or fails if it exits. */
+export const startWorker = async (env: Record<string, string>): Promise<WorkerProcess> => {
+  const child = spawn(process.execPath, ["worker/start.js"], { cwd: ROOT, env: childEnv(env), stdio: ["ignore", "pipe", "pipe"] })
+  children.add(child)
+  let output = ""
+  child.stdout!.on("data", (chunk) => (output += chunk))
+  child.stderr!.on("data", (chunk) => (output += chunk))
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
+  let exitCode: number | null | undefined
+  void exited.then((code) => (exitCode = code))
+  await waitFor(() => {
+    if (exitCode !== undefined) throw new Error(`worker exited (${exitCode}):\n${output}`)
+    return output.includes("worker polling") ? true : undefined
+  }, "the worker to poll", 90_000)
+  return {
+    child,
     output: () => output,
     exited,
     stop: (signal = "SIGTERM") => {

@@ -1,68 +1,271 @@
 /**
- * Against a real Temporal server, only when one is given (`TEMPORAL_ADDRESS`, e.g. the
- * docker-compose stack): the API with the Temporal engine and an in-process worker run a module
- * operation to the end. Without a server this file does nothing (a server cannot be obtained in CI).
+ * Against a real Temporal server, only when one is given (`TEMPORAL_ADDRESS`; see the README's
+ * "Live Temporal tests"): the API (`node src/start.js`) and the worker (`node worker/start.js`)
+ * run as the operators run them, with encrypted payloads, on their own task queues, delivering to
+ * a real HTTPS receiver. Without a server this file does nothing (CI has none).
+ *
+ * With EXPORT_HISTORIES=DIR it also writes the histories of the runs it made to DIR, as the
+ * replay fixtures of `test/workflows/fixtures/` were made.
  */
+import * as Fs from "node:fs/promises"
+import * as Http from "node:http"
+import * as Net from "node:net"
 import * as Path from "node:path"
-import { NativeConnection, Worker } from "@temporalio/worker"
-import { Layer, ManagedRuntime, Redacted } from "effect"
+import { Client, Connection, type WorkflowExecutionDescription } from "@temporalio/client"
+import { historyToJSON } from "@temporalio/common/lib/proto-utils.js"
+import { Redacted } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { ActivitiesLive } from "../../src/Http.js"
-import { pgClientLayer } from "../../src/platform/Database.js"
-import { createActivities } from "../../worker/Activities.js"
+import { plateHash } from "../../src/platform/PlateHash.js"
+import { makeAesGcmCodec, parseKeyRing } from "../../src/platform/TemporalCodec.js"
+import { LIVE_CODEC_KEYS } from "../support/LiveCodec.js"
 import { freshDatabase } from "../support/Postgres.js"
-import { ROOT, waitFor } from "../support/Processes.js"
-import { json, makeTestApp, type TestApp, testConfig, withKey } from "../support/TestApp.js"
+import { json } from "../support/TestApp.js"
+import { runVda, type ServerProcess, startServer, startWorker, waitFor, type WorkerProcess } from "../support/Processes.js"
+import { makeTlsFixture, type Receiver, signatureIsValid, startReceiver, type TlsFixture } from "../support/WebhookReceiver.js"
 
 const address = process.env.TEMPORAL_ADDRESS
+const exportDir = process.env.EXPORT_HISTORIES
+
+
+type Env = "production" | "sandbox"
+const FINAL = ["completed", "partial", "failed"]
 
 describe.skipIf(address === undefined)("with a live Temporal server", () => {
-  const taskQueue = `vda-live-test-${Date.now()}`
-  const config = { WORKFLOW_ENGINE: "temporal", TEMPORAL_ADDRESS: address ?? "", TEMPORAL_TASK_QUEUE: taskQueue, SANDBOX_MODULE_LATENCY_MS: "100" }
-  let app: TestApp
-  let worker: Worker
-  let running: Promise<void>
-  let runtime: ManagedRuntime.ManagedRuntime<any, any>
-  let connection: NativeConnection
+  const taskQueue = `vda-live-${Date.now()}`
+  let tls: TlsFixture
+  let receiver: Receiver
+  let hangingUpstream: Http.Server
+  let env: Record<string, string>
+  let server: ServerProcess
+  let worker: WorkerProcess
+  let connection: Connection
+  let client: Client
+  const keys = {} as Record<Env, string>
+  let secret: Record<Env, string>
+  let accountId: string
+
+  const call = (environment: Env, path: string, init: RequestInit = {}, on = server) =>
+    fetch(`${environment === "production" ? on.productionUrl : on.sandboxUrl}${path}`, {
+      ...init,
+      headers: { "x-api-key": keys[environment], "content-type": "application/json", ...init.headers }
+    })
+
+  const poll = (environment: Env, id: string, deadlineMs = 60_000) =>
+    waitFor(async () => {
+      const body = await json(await call(environment, `/v2/operations/${id}`))
+      return FINAL.includes(body.status) ? body : undefined
+    }, `operation ${id} to end`, deadlineMs)
+
+  const deliveries = async (environment: Env) => (await json(await call(environment, "/v2/webhooks/deliveries?limit=100"))).deliveries
+
+  const hookTo = async (environment: Env, path: string) => {
+    const res = await call(environment, "/v2/webhooks/config", {
+      method: "PATCH",
+      body: JSON.stringify({ url: `${receiver.url}${path}`, enabled: true })
+    })
+    expect(res.status).toBe(200)
+  }
+
+  const exportHistory = async (name: string, workflowId: string) => {
+    if (exportDir === undefined) return
+    const history = await client.workflow.getHandle(workflowId).fetchHistory()
+    await Fs.mkdir(exportDir, { recursive: true })
+    await Fs.writeFile(Path.join(exportDir, `${name}.json`), historyToJSON(history))
+  }
 
   beforeAll(async () => {
-    const databaseUrl = await freshDatabase()
-    app = await makeTestApp({ databaseUrl, config })
-    runtime = ManagedRuntime.make(ActivitiesLive.pipe(
-      Layer.provide(pgClientLayer(Redacted.make(databaseUrl), 4)),
-      Layer.provide(testConfig(config))
-    ))
-    connection = await NativeConnection.connect({ address: address! })
-    worker = await Worker.create({
-      connection,
-      taskQueue,
-      workflowsPath: Path.join(ROOT, "workflows", "index.ts"),
-      activities: createActivities(runtime)
-    })
-    running = worker.run()
-  }, 120_000)
+    tls = await makeTlsFixture()
+    receiver = await startReceiver(tls)
+    // a production fines source that never answers: its operations stay running until terminated
+    hangingUpstream = Http.createServer(() => {})
+    await new Promise<void>((resolve) => hangingUpstream.listen(0, "127.0.0.1", resolve))
+    env = {
+      DATABASE_URL: await freshDatabase(),
+      WORKFLOW_ENGINE: "temporal",
+      TEMPORAL_ADDRESS: address!,
+      TEMPORAL_TASK_QUEUE: taskQueue,
+      TEMPORAL_CODEC_KEYS: LIVE_CODEC_KEYS,
+      PLATE_HASH_SALT: "live-test-salt",
+      TEMPORAL_RECONCILE_INTERVAL_MS: "500",
+      TEMPORAL_STALE_AFTER_MS: "2000",
+      SANDBOX_MODULE_LATENCY_MS: "100",
+      SOURCE_RETRY_INITIAL_MS: "100",
+      WEBHOOK_RETRY_INITIAL_MS: "300",
+      WEBHOOK_RETRY_COEFFICIENT: "1",
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
+      NODE_EXTRA_CA_CERTS: tls.caFile,
+      FINES_UPSTREAM_URL: `http://127.0.0.1:${(hangingUpstream.address() as Net.AddressInfo).port}`,
+      WORKER_ADMIN_PORT: "0"
+    }
+    const account = JSON.parse((await runVda(["accounts", "create", "--owner", "Live", "--plan", "custom", "--json"], env)).stdout)
+    accountId = account.id
+    await runVda(["accounts", "set-custom", account.id, "--rpm", "unlimited"], env)
+    for (const environment of ["production", "sandbox"] as const) {
+      const created = await runVda(["keys", "create", "--account", account.id, "--environment", environment, "--json"], env)
+      keys[environment] = JSON.parse(created.stdout).key
+    }
+    ;[server, worker] = await Promise.all([startServer(env), startWorker(env)])
+    secret = {
+      production: (await json(await call("production", "/v2/webhooks/config"))).secret,
+      sandbox: (await json(await call("sandbox", "/v2/webhooks/config"))).secret
+    }
+    connection = await Connection.connect({ address: address! })
+    client = new Client({ connection, dataConverter: { payloadCodecs: [makeAesGcmCodec(parseKeyRing(LIVE_CODEC_KEYS))] } })
+  }, 180_000)
 
   afterAll(async () => {
-    worker?.shutdown()
-    await running
+    await worker?.stop()
+    await server?.stop()
     await connection?.close()
-    await runtime?.dispose()
-    await app?.dispose()
+    hangingUpstream?.closeAllConnections()
+    await new Promise((resolve) => hangingUpstream?.close(resolve))
+    await receiver?.close()
+    await tls?.dispose()
   })
 
-  it("runs a modules operation on the worker", async () => {
-    const account = await app.createAccount()
-    const created = await app.sandbox("/v2/vehicles/AB222CD/modules", withKey(account.sandbox.key, {
+  const hash = (plate: string) => plateHash(Redacted.make(env.PLATE_HASH_SALT!), plate)
+  const attributesOf = (description: WorkflowExecutionDescription) =>
+    Object.fromEntries(description.typedSearchAttributes.getAll().map((p) => [p.key.name, p.value]))
+
+  /** The workflow's description once it has closed (the database may show the outcome a moment earlier). */
+  const closed = (workflowId: string) =>
+    waitFor(async () => {
+      const description = await client.workflow.getHandle(workflowId).describe()
+      return description.status.name === "RUNNING" ? undefined : description
+    }, `${workflowId} to close`)
+
+  it("runs a full modules operation on the worker; the workflow is labelled, and its history holds no plate in clear", async () => {
+    await hookTo("sandbox", "/full")
+    const created = await call("sandbox", "/v2/vehicles/AB123CD/modules", {
       method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ modules: ["fines", "vtv"] })
-    }))
+      body: JSON.stringify({ modules: ["fines", "vtv", "tax_debt", "gnc"] })
+    })
     expect(created.status).toBe(202)
     const { id } = await json(created)
-    const done = await waitFor(async () => {
-      const body = await json(await app.sandbox(`/v2/operations/${id}`, withKey(account.sandbox.key)))
-      return ["completed", "partial", "failed"].includes(body.status) ? body : undefined
-    }, "the workflow", 60_000)
-    expect(done.status).toBe("partial")
-  }, 90_000)
+    const done = await poll("sandbox", id)
+    expect(done.status).toBe("completed")
+    for (const module of ["fines", "vtv", "tax_debt", "gnc"]) expect(done.modules[module].status).toBe("completed")
+
+    // the id operators read: modules/{environment}/{account}/{plate hash}/{modules}/{operation}
+    const workflowId = `modules/sandbox/${accountId}/${hash("AB123CD")}/fines+vtv+tax_debt+gnc/${id}`
+    const description = await closed(workflowId)
+    expect(description.status.name).toBe("COMPLETED")
+    expect(description.taskQueue).toBe(`${taskQueue}-operations`)
+    expect(attributesOf(description)).toMatchObject({
+      VdaAccountId: accountId,
+      VdaEnvironment: "sandbox",
+      VdaKind: "modules",
+      VdaModules: "fines+vtv+tax_debt+gnc",
+      VdaPlateHash: hash("AB123CD"),
+      VdaStatus: "completed"
+    })
+    expect(await description.memo).toMatchObject({ subject: id, kind: "modules", plateHash: hash("AB123CD") })
+    expect(await description.staticSummary()).toBe(`modules · fines+vtv+tax_debt+gnc · sandbox · ${accountId} · ${id}`)
+    const history = await client.workflow.getHandle(workflowId).fetchHistory()
+    const raw = historyToJSON(history)
+    expect(raw).not.toContain("AB123CD")
+    expect(Buffer.from(raw).toString("base64")).not.toContain(Buffer.from("AB123CD").toString("base64"))
+    await exportHistory("modules-completed", workflowId)
+
+    // its event reached the receiver, signed; the delivery ran on the deliveries queue
+    const [request] = await waitFor(() => (receiver.at("/full").length > 0 ? receiver.at("/full") : undefined), "the event")
+    expect(signatureIsValid(secret.sandbox, request!)).toBe(true)
+    const event = JSON.parse(request!.rawBody.toString("utf8"))
+    expect(event).toMatchObject({ type: "modules.completed", data: { id, status: "completed" } })
+    const delivery = await client.workflow.getHandle(`webhook-delivery/${event.id.replace("evt_", "")}`).describe()
+    expect(delivery.taskQueue).toBe(`${taskQueue}-deliveries`)
+    expect(attributesOf(delivery)).toMatchObject({ VdaAccountId: accountId, VdaEnvironment: "sandbox", VdaKind: "delivery" })
+    expect((await closed(delivery.workflowId)).status.name).toBe("COMPLETED")
+    await exportHistory("delivery-processed", delivery.workflowId)
+  }, 120_000)
+
+  it("runs an onMiss=search vehicle search to its result", async () => {
+    await hookTo("sandbox", "/search")
+    const created = await call("sandbox", "/v2/vehicles/AB202CD?onMiss=search")
+    expect(created.status).toBe(202)
+    const { id } = await json(created)
+    const done = await poll("sandbox", id)
+    expect(done).toMatchObject({ kind: "vehicle", status: "completed", result: { success: true, found: true } })
+    const [request] = await waitFor(() => (receiver.at("/search").length > 0 ? receiver.at("/search") : undefined), "the event")
+    expect(JSON.parse(request!.rawBody.toString("utf8"))).toMatchObject({ type: "vehicle.completed", data: { id } })
+    const workflowId = `vehicle/sandbox/${accountId}/${hash("AB202CD")}/${id}`
+    expect(attributesOf(await closed(workflowId))).toMatchObject({ VdaKind: "vehicle", VdaStatus: "completed" })
+    await exportHistory("vehicle-search", workflowId)
+  }, 120_000)
+
+  it("a delivery that succeeds on its third attempt", async () => {
+    await hookTo("production", "/third")
+    receiver.script("/third", [500, 500, 200])
+    const test = await call("production", "/v2/webhooks/test", { method: "POST" })
+    expect(test.status).toBe(202)
+    const { id } = await json(test)
+    const settled = await waitFor(async () => {
+      const found = (await deliveries("production")).find((d: { id: string }) => d.id === id)
+      return found?.status === "processed" ? found : undefined
+    }, "the delivery to be processed", 60_000)
+    expect(settled).toMatchObject({ attempts: 3, responseStatus: 200 })
+    expect(receiver.at("/third")).toHaveLength(3)
+    const description = await closed(`webhook-delivery/${id}`)
+    expect(description.status.name).toBe("COMPLETED")
+    expect(attributesOf(description)).toMatchObject({ VdaKind: "delivery", VdaStatus: "processed", VdaEnvironment: "production" })
+    await exportHistory("delivery-third-attempt", `webhook-delivery/${id}`)
+  }, 120_000)
+
+  it("a delivery that fails five times ends failed", async () => {
+    await hookTo("production", "/down")
+    receiver.script("/down", [503])
+    const { id } = await json(await call("production", "/v2/webhooks/test", { method: "POST" }))
+    const settled = await waitFor(async () => {
+      const found = (await deliveries("production")).find((d: { id: string }) => d.id === id)
+      return found?.status === "failed" ? found : undefined
+    }, "the delivery to fail", 60_000)
+    expect(settled).toMatchObject({ attempts: 5, responseStatus: 503 })
+    expect(receiver.at("/down")).toHaveLength(5)
+    const description = await closed(`webhook-delivery/${id}`)
+    expect(description.status.name).toBe("COMPLETED")
+    expect(attributesOf(description)).toMatchObject({ VdaStatus: "failed" })
+    await exportHistory("delivery-exhausted", `webhook-delivery/${id}`)
+  }, 120_000)
+
+  it("a terminated workflow is found by the reconciler: its operation fails retryably and its event goes out", async () => {
+    await hookTo("production", "/terminated")
+    const created = await call("production", "/v2/vehicles/AB123CD/modules", { method: "POST", body: JSON.stringify({ modules: ["fines"] }) })
+    expect(created.status).toBe(202)
+    const { id } = await json(created)
+    // the fines upstream hangs: the workflow runs until an operator terminates it
+    await waitFor(async () => ((await json(await call("production", `/v2/operations/${id}`))).status === "processing" || undefined), "the operation to run")
+    const handle = client.workflow.getHandle(`modules/production/${accountId}/${hash("AB123CD")}/fines/${id}`)
+    expect((await handle.describe()).status.name).toBe("RUNNING")
+    await handle.terminate("terminated by the live test")
+    const done = await poll("production", id, 30_000)
+    expect(done.status).toBe("failed")
+    expect(done.modules.fines).toEqual({
+      status: "failed",
+      data: null,
+      error: { code: "module_unavailable", message: "fines source unavailable", retryable: true }
+    })
+    const [request] = await waitFor(() => (receiver.at("/terminated").length > 0 ? receiver.at("/terminated") : undefined), "the event")
+    expect(JSON.parse(request!.rawBody.toString("utf8"))).toMatchObject({ type: "modules.failed", data: { id, status: "failed" } })
+  }, 120_000)
+
+  it("a start that cannot reach Temporal answers 202 within 3 s; the operation completes once a reachable engine takes over", async () => {
+    // an address that accepts connections and never answers
+    const blackHole = Net.createServer(() => {})
+    await new Promise<void>((resolve) => blackHole.listen(0, "127.0.0.1", resolve))
+    const stuck = await startServer({ ...env, TEMPORAL_ADDRESS: `127.0.0.1:${(blackHole.address() as Net.AddressInfo).port}` })
+    try {
+      const started = Date.now()
+      const created = await call("sandbox", "/v2/vehicles/AB987CD/modules", { method: "POST", body: JSON.stringify({ modules: ["vtv"] }) }, stuck)
+      const elapsed = Date.now() - started
+      expect(created.status).toBe(202)
+      expect(elapsed).toBeLessThan(3_000)
+      const { id } = await json(created)
+      await stuck.stop()
+      const done = await poll("sandbox", id, 60_000)
+      expect(done.status).toBe("completed")
+    } finally {
+      if (stuck.child.exitCode === null) await stuck.stop("SIGKILL")
+      blackHole.close()
+    }
+  }, 120_000)
 })
