@@ -1,7 +1,8 @@
 /**
  * The worker's activity adapters in Temporal's mock activity environment: typed failures become
- * ApplicationFailures with an explicit `nonRetryable`, defects stay retryable, the activity
- * context (attempt, cancellation) reaches the Effect program.
+ * ApplicationFailures with an explicit `nonRetryable`, defects stay retryable with a fixed message
+ * (nothing internal leaves the worker), the activity context (attempt, cancellation) reaches the
+ * Effect program, and every activity heartbeats while it runs.
  */
 import { Context as ActivityContext } from "@temporalio/activity"
 import { ApplicationFailure, CancelledFailure } from "@temporalio/common"
@@ -13,8 +14,8 @@ import { ModuleUnavailable } from "../../src/modules/Sources.js"
 import { OperationActivities } from "../../src/operations/Activities.js"
 import { SourceUnavailable } from "../../src/vehicles/Upstream.js"
 import { DeliveryFailed } from "../../src/webhooks/Deliveries.js"
-import { DELIVERY_RETRY } from "../../workflows/shared.js"
-import { createActivities } from "../../worker/Activities.js"
+import { ACTIVITY_TIMEOUTS, DELIVERY_RETRY } from "../../workflows/shared.js"
+import { createActivities, DEFECT_MESSAGE } from "../../worker/Activities.js"
 
 const answered = { status: "completed" as const, data: { total: 0, items: [] }, error: null, warnings: [] }
 
@@ -28,7 +29,7 @@ const fake = OperationActivities.make({
       case "vtv":
         return Effect.fail(new ModuleUnavailable({ message: "plate unknown to the source", retryable: false }))
       case "tax_debt":
-        return Effect.die(new Error("a bug"))
+        return Effect.die(new Error("a bug: select * from accounts where id = $1"))
       case "gnc":
         return Effect.as(Effect.sleep("10 seconds"), answered)
     }
@@ -46,7 +47,10 @@ const fake = OperationActivities.make({
   attemptDelivery: ({ attempt }) =>
     attempt === 2
       ? Effect.succeed("processed" as const)
-      : Effect.fail(new DeliveryFailed({ message: `attempt ${attempt}: the endpoint answered 500`, retryable: attempt < 5 }))
+      : Effect.fail(new DeliveryFailed({ message: `attempt ${attempt}: the endpoint answered 500`, retryable: attempt < 5 })),
+  // long enough for a heartbeat to be due
+  settleDelivery: () => Effect.sleep(ACTIVITY_TIMEOUTS.heartbeatMs / 3 + 300),
+  finalizeLost: () => Effect.succeed(false)
 })
 
 const runtime = ManagedRuntime.make(Layer.succeed(OperationActivities, fake))
@@ -76,11 +80,20 @@ describe("activity adapters", () => {
     expect(error).toMatchObject({ type: "ModuleUnavailable", nonRetryable: true })
   })
 
-  it("a defect is a retryable failure of type Defect", async () => {
+  it("a defect is a retryable failure of type Defect, with a fixed message (the details stay in the worker's log)", async () => {
     const error = await rejection(environment().run(activities.fetchModule, { operationId: "op_1", module: "tax_debt" as const }))
-    expect(error).toMatchObject({ type: "Defect", nonRetryable: false })
-    expect((error as Error).message).toContain("a bug")
+    expect(error).toMatchObject({ type: "Defect", nonRetryable: false, message: DEFECT_MESSAGE })
+    expect(JSON.stringify(error)).not.toContain("accounts")
+    expect((error as ApplicationFailure).details ?? []).toEqual([])
   })
+
+  it("an activity heartbeats while it runs (a dead worker is noticed within the heartbeat timeout)", async () => {
+    const env = environment()
+    let beats = 0
+    env.on("heartbeat", () => beats++)
+    await env.run(activities.settleDelivery, { deliveryId: "8f0c2d6e-5b1a-4c3e-9d7f-1a2b3c4d5e6f" })
+    expect(beats).toBeGreaterThanOrEqual(1)
+  }, 15_000)
 
   it("the attempt number reaches the program: the third attempt succeeds", async () => {
     const first = await rejection(environment(1).run(activities.searchVehicle, { operationId: "op_2" }))

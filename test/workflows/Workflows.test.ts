@@ -1,8 +1,18 @@
 /**
- * The Temporal bindings' branching, with the workflow SDK mocked: which policies the activities
- * get, and how an activity failure becomes a module's error. (Replay covers the real sandbox.)
+ * The Temporal bindings' branching, with the workflow SDK mocked: which policies and timeouts the
+ * activities get, how an activity failure becomes a module's error (always with our message),
+ * the delivery child's options and labels, the final status search attribute and the settling of
+ * exhausted deliveries (each behind its patch). (Replay covers the real sandbox.)
  */
-import { ActivityFailure, ApplicationFailure, CancelledFailure, RetryState, TimeoutFailure, TimeoutType } from "@temporalio/common"
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  CancelledFailure,
+  RetryState,
+  TimeoutFailure,
+  TimeoutType,
+  TypedSearchAttributes
+} from "@temporalio/common"
 import { beforeEach, describe, expect, it, vi } from "vitest"
 
 const m = vi.hoisted(() => ({
@@ -14,9 +24,13 @@ const m = vi.hoisted(() => ({
     searchVehicle: vi.fn(),
     finalizeVehicleSearch: vi.fn(),
     emitEvent: vi.fn(),
-    attemptDelivery: vi.fn()
+    attemptDelivery: vi.fn(),
+    settleDelivery: vi.fn()
   },
   startChild: vi.fn(),
+  patched: vi.fn(),
+  upsertSearchAttributes: vi.fn(),
+  parentAttributes: [] as Array<{ key: unknown; value: unknown }>,
   options: [] as Array<Record<string, any>>
 }))
 
@@ -29,12 +43,16 @@ vi.mock("@temporalio/workflow", async (importOriginal) => {
       m.options.push(options)
       return m.activities
     }),
-    startChild: m.startChild
+    startChild: m.startChild,
+    patched: m.patched,
+    upsertSearchAttributes: m.upsertSearchAttributes,
+    workflowInfo: () => ({ typedSearchAttributes: new TypedSearchAttributes(m.parentAttributes as any) })
   }
 })
 
 const { modulesOperation, vehicleSearch, webhookDelivery } = await import("../../workflows/index.js")
-const { DELIVERY_RETRY, SOURCE_RETRY } = await import("../../workflows/shared.js")
+const { ACTIVITY_TIMEOUTS, DELIVERY_RETRY, PATCHES, SOURCE_RETRY } = await import("../../workflows/shared.js")
+const { searchAttributeKeys } = await import("../../workflows/searchAttributes.js")
 const { WorkflowExecutionAlreadyStartedError } = await import("@temporalio/common")
 
 const activityFailure = (cause: Error) =>
@@ -54,19 +72,58 @@ beforeEach(() => {
   m.activities.emitEvent.mockResolvedValue(null)
   m.startChild.mockReset()
   m.startChild.mockResolvedValue({})
+  m.patched.mockReset()
+  m.patched.mockReturnValue(true)
+  m.upsertSearchAttributes.mockReset()
+  m.parentAttributes = [
+    { key: searchAttributeKeys.accountId, value: "acct_1" },
+    { key: searchAttributeKeys.environment, value: "sandbox" }
+  ]
 })
 
+/** A failure whose text must never reach a client: a stack trace and SQL. */
+const INTERNAL = "Error: relation \"accounts\" does not exist\n    at select * from accounts where id = $1 (/app/src/x.ts:12:3)"
+
 describe("activity options", () => {
-  it("bookkeeping retries without limit; source lookups use the operation's policy; all have timeouts", async () => {
+  it("bookkeeping retries without limit; source lookups use the operation's policy; all have timeouts and heartbeats", async () => {
     m.activities.fetchModule.mockResolvedValue(answered)
     await modulesOperation({ operationId: "op_1", modules: ["fines"], retry, deliveryRetry })
     const [bookkeeping, ...rest] = m.options
-    expect(bookkeeping).toMatchObject({ startToCloseTimeout: "30 seconds", retry: { initialInterval: 500, backoffCoefficient: 2 } })
-    expect(bookkeeping!.retry.maximumAttempts).toBeUndefined()
+    expect(bookkeeping).toEqual({
+      startToCloseTimeout: ACTIVITY_TIMEOUTS.bookkeepingMs,
+      heartbeatTimeout: ACTIVITY_TIMEOUTS.heartbeatMs,
+      retry: { initialInterval: 500, backoffCoefficient: 2, maximumInterval: 30_000 }
+    })
     expect(rest.at(-1)).toEqual({
-      startToCloseTimeout: "1 minute",
+      startToCloseTimeout: ACTIVITY_TIMEOUTS.sourceMs,
+      heartbeatTimeout: ACTIVITY_TIMEOUTS.heartbeatMs,
       retry: { maximumAttempts: 3, initialInterval: 250, backoffCoefficient: 2, maximumInterval: 10_000 }
     })
+  })
+})
+
+describe("the final status search attribute", () => {
+  it("is written at the end of each workflow, behind its patch", async () => {
+    m.activities.fetchModule.mockResolvedValue(answered)
+    await modulesOperation({ operationId: "op_1", modules: ["fines"], retry, deliveryRetry })
+    expect(m.patched).toHaveBeenCalledWith(PATCHES.statusSearchAttribute)
+    expect(m.upsertSearchAttributes).toHaveBeenLastCalledWith([{ key: searchAttributeKeys.status, value: "completed" }])
+    expect(m.activities.finalizeOperation.mock.invocationCallOrder[0]).toBeLessThan(m.upsertSearchAttributes.mock.invocationCallOrder[0]!)
+
+    m.activities.searchVehicle.mockRejectedValueOnce(activityFailure(ApplicationFailure.create({ type: "SourceUnavailable", message: "x" })))
+    await vehicleSearch({ operationId: "op_2", retry, deliveryRetry })
+    expect(m.upsertSearchAttributes).toHaveBeenLastCalledWith([{ key: searchAttributeKeys.status, value: "failed" }])
+
+    m.activities.attemptDelivery.mockResolvedValueOnce("processed")
+    await webhookDelivery({ deliveryId: DELIVERY_ID, retry: deliveryRetry })
+    expect(m.upsertSearchAttributes).toHaveBeenLastCalledWith([{ key: searchAttributeKeys.status, value: "processed" }])
+  })
+
+  it("runs started before the patch (patched() false) do not write it", async () => {
+    m.patched.mockReturnValue(false)
+    m.activities.fetchModule.mockResolvedValue(answered)
+    await modulesOperation({ operationId: "op_1", modules: ["fines"], retry, deliveryRetry })
+    expect(m.upsertSearchAttributes).not.toHaveBeenCalled()
   })
 })
 
@@ -81,14 +138,34 @@ describe("modulesOperation", () => {
 
   it("a retryable failure that outlived its retries is a module error that may be retried later", async () => {
     m.activities.fetchModule.mockImplementation(async ({ module }: { module: string }) => {
-      if (module === "fines") throw activityFailure(ApplicationFailure.create({ type: "ModuleUnavailable", message: "fines down", nonRetryable: false }))
+      if (module === "fines") throw activityFailure(ApplicationFailure.create({ type: "ModuleUnavailable", message: INTERNAL, nonRetryable: false }))
       return answered
     })
     await expect(modulesOperation({ operationId: "op_1", modules: ["fines", "vtv"], retry, deliveryRetry })).resolves.toBe("partial")
     expect(m.activities.recordModule).toHaveBeenCalledWith({
       operationId: "op_1",
       module: "fines",
-      outcome: { status: "failed", data: null, error: { code: "module_unavailable", message: "fines down", retryable: true }, warnings: [] }
+      outcome: {
+        status: "failed",
+        data: null,
+        error: { code: "module_unavailable", message: "fines source unavailable", retryable: true },
+        warnings: []
+      }
+    })
+    expect(JSON.stringify(m.activities.recordModule.mock.calls)).not.toContain("accounts")
+  })
+
+  it("each module's failure has its own stable message", async () => {
+    m.activities.fetchModule.mockRejectedValue(activityFailure(ApplicationFailure.create({ type: "Defect", message: INTERNAL })))
+    await modulesOperation({ operationId: "op_1", modules: ["fines", "vtv", "tax_debt", "gnc"], retry, deliveryRetry })
+    const messages = Object.fromEntries(
+      m.activities.recordModule.mock.calls.map((args: Array<any>) => [args[0].module, args[0].outcome.error.message])
+    )
+    expect(messages).toEqual({
+      fines: "fines source unavailable",
+      vtv: "VTV source unavailable",
+      tax_debt: "tax debt source unavailable",
+      gnc: "GNC source unavailable"
     })
   })
 
@@ -97,7 +174,11 @@ describe("modulesOperation", () => {
       activityFailure(ApplicationFailure.create({ type: "ModuleUnavailable", message: "gone", nonRetryable: true }))
     )
     await expect(modulesOperation({ operationId: "op_1", modules: ["gnc"], retry, deliveryRetry })).resolves.toBe("failed")
-    expect(m.activities.recordModule.mock.calls[0]![0].outcome.error).toEqual({ code: "module_unavailable", message: "gone", retryable: false })
+    expect(m.activities.recordModule.mock.calls[0]![0].outcome.error).toEqual({
+      code: "module_unavailable",
+      message: "GNC source unavailable",
+      retryable: false
+    })
   })
 
   it("a timeout is a retryable module error", async () => {
@@ -121,12 +202,12 @@ describe("vehicleSearch", () => {
       response: { success: true, found: false, data: null }
     })
     m.activities.searchVehicle.mockRejectedValueOnce(
-      activityFailure(ApplicationFailure.create({ type: "SourceUnavailable", message: "down", nonRetryable: false }))
+      activityFailure(ApplicationFailure.create({ type: "SourceUnavailable", message: INTERNAL, nonRetryable: false }))
     )
     await vehicleSearch({ operationId: "op_2", retry, deliveryRetry })
     expect(m.activities.finalizeVehicleSearch).toHaveBeenLastCalledWith({
       operationId: "op_2",
-      result: { ok: false, error: { code: "temporarily_unavailable", message: "down", retryable: true } }
+      result: { ok: false, error: { code: "temporarily_unavailable", message: "vehicle source unavailable", retryable: true } }
     })
   })
 })
@@ -143,12 +224,29 @@ describe("the event step", () => {
     expect(m.startChild).toHaveBeenCalledTimes(1)
     const [workflow, options] = m.startChild.mock.calls[0]!
     expect(workflow).toBe(webhookDelivery)
-    expect(options).toEqual({
+    expect(options).toMatchObject({
       workflowId: `webhook-delivery/${DELIVERY_ID}`,
       args: [{ deliveryId: DELIVERY_ID, retry: deliveryRetry }],
       parentClosePolicy: "ABANDON",
-      workflowIdReusePolicy: "REJECT_DUPLICATE"
+      workflowIdReusePolicy: "REJECT_DUPLICATE",
+      memo: { subject: DELIVERY_ID, accountId: "acct_1", environment: "sandbox", kind: "delivery" }
     })
+    expect(options).not.toHaveProperty("taskQueue") // older inputs: the parent's queue
+    expect(options.typedSearchAttributes.map((p: any) => [p.key.name, p.value])).toEqual([
+      ["VdaAccountId", "acct_1"],
+      ["VdaEnvironment", "sandbox"],
+      ["VdaKind", "delivery"]
+    ])
+  })
+
+  it("the delivery runs on the deliveries task queue when the input names it; without a labelled parent, no attributes", async () => {
+    m.activities.fetchModule.mockResolvedValue(answered)
+    m.activities.emitEvent.mockResolvedValue(DELIVERY_ID)
+    m.parentAttributes = []
+    await modulesOperation({ operationId: "op_1", modules: ["fines"], retry, deliveryRetry, deliveryTaskQueue: "q-deliveries" })
+    const [, options] = m.startChild.mock.calls[0]!
+    expect(options.taskQueue).toBe("q-deliveries")
+    expect(options).not.toHaveProperty("typedSearchAttributes")
   })
 
   it("without a webhook there is nothing to start", async () => {
@@ -185,16 +283,29 @@ describe("webhookDelivery", () => {
     m.activities.attemptDelivery.mockResolvedValue("processed")
     await expect(webhookDelivery({ deliveryId: DELIVERY_ID, retry: deliveryRetry })).resolves.toBe("processed")
     expect(m.options.at(-1)).toEqual({
-      startToCloseTimeout: "30 seconds",
+      startToCloseTimeout: ACTIVITY_TIMEOUTS.deliveryMs,
+      heartbeatTimeout: ACTIVITY_TIMEOUTS.heartbeatMs,
       retry: { maximumAttempts: 5, initialInterval: 100, backoffCoefficient: 5, maximumInterval: 7_200_000 }
     })
+    expect(ACTIVITY_TIMEOUTS.deliveryMs).toBeGreaterThan(10_000) // the sender's own deadline
     expect(m.activities.attemptDelivery).toHaveBeenCalledWith({ deliveryId: DELIVERY_ID, policy: deliveryRetry })
+    expect(m.activities.settleDelivery).not.toHaveBeenCalled()
   })
 
-  it("attempts that run out, or a final refusal, end the delivery failed rather than the workflow", async () => {
+  it("attempts that run out, or a final refusal, end the delivery failed (settled) rather than the workflow", async () => {
     m.activities.attemptDelivery.mockRejectedValueOnce(deliveryFailure(false))
     await expect(webhookDelivery({ deliveryId: DELIVERY_ID, retry: deliveryRetry })).resolves.toBe("failed")
+    expect(m.patched).toHaveBeenCalledWith(PATCHES.settleExhaustedDelivery)
+    expect(m.activities.settleDelivery).toHaveBeenCalledWith({ deliveryId: DELIVERY_ID })
     m.activities.attemptDelivery.mockRejectedValueOnce(deliveryFailure(true))
     await expect(webhookDelivery({ deliveryId: DELIVERY_ID, retry: deliveryRetry })).resolves.toBe("failed")
+    expect(m.activities.settleDelivery).toHaveBeenCalledTimes(2)
+  })
+
+  it("runs started before the settle patch end failed without the extra activity", async () => {
+    m.patched.mockReturnValue(false)
+    m.activities.attemptDelivery.mockRejectedValueOnce(deliveryFailure(false))
+    await expect(webhookDelivery({ deliveryId: DELIVERY_ID, retry: deliveryRetry })).resolves.toBe("failed")
+    expect(m.activities.settleDelivery).not.toHaveBeenCalled()
   })
 })
