@@ -6,6 +6,8 @@ import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
 import { parse } from "yaml"
 import { describe, expect, it } from "vitest"
+import { DEVELOPMENT_PLATE_HASH_SALT } from "../../src/platform/Config.js"
+import { SEARCH_ATTRIBUTES } from "../../workflows/shared.js"
 import { ROOT } from "../support/Processes.js"
 
 const compose = parse(await Fs.readFile(Path.join(ROOT, "docker-compose.yml"), "utf8"), { merge: true }) as {
@@ -22,7 +24,7 @@ describe("docker-compose.yml", () => {
     ])
   })
 
-  it("pins every image to a version", () => {
+  it("pins every image to a version (never latest)", () => {
     for (const [name, service] of Object.entries(services)) {
       if (service.build) continue
       expect(service.image, name).toMatch(/^[a-z0-9/._-]+:\d+(\.\d+)+$/)
@@ -42,7 +44,49 @@ describe("docker-compose.yml", () => {
       }
     }
     expect(services["temporal"].depends_on["temporal-schema"].condition).toBe("service_completed_successfully")
-    expect(services["api"].depends_on["temporal-namespace"].condition).toBe("service_completed_successfully")
+    for (const name of ["api", "worker"]) {
+      expect(services[name].depends_on["temporal-namespace"].condition).toBe("service_completed_successfully")
+      expect(services[name].depends_on["app-postgres"].condition).toBe("service_healthy")
+    }
+    expect(services["worker"].depends_on["api"].condition).toBe("service_healthy") // the API migrates the database
+    expect(services["temporal-ui"].depends_on["temporal"].condition).toBe("service_healthy")
+  })
+
+  it("gives every long-running service a health check", () => {
+    for (const name of ["app-postgres", "temporal-postgresql", "temporal", "api", "worker"]) {
+      expect(services[name].healthcheck?.test, name).toBeDefined()
+    }
+    expect(services["api"].healthcheck.test.join(" ")).toContain("http://localhost:8080/readyz")
+    expect(services["worker"].healthcheck.test.join(" ")).toContain(`:${services["worker"].environment.WORKER_ADMIN_PORT}/readyz`)
+  })
+
+  it("registers exactly the workflows' search attributes, as Keywords, in the namespace job", () => {
+    const script: string = services["temporal-namespace"].command[0]
+    const list = /for attribute in ([^;]+);/.exec(script)?.[1]?.trim().split(/\s+/)
+    expect(list).toEqual(SEARCH_ATTRIBUTES.map((a) => a.name))
+    expect(new Set(SEARCH_ATTRIBUTES.map((a) => a.type))).toEqual(new Set(["Keyword"]))
+    expect(script).toContain("--type Keyword")
+    // $$ is compose's escape for a literal $ in the shell script
+    expect(script).toContain('search-attribute create --namespace default --name "$$attribute"')
+  })
+
+  it("stops each process after its drain, with signals reaching node itself", () => {
+    const seconds = (value: string) => Number(/^(\d+)s$/.exec(value)?.[1])
+    expect(seconds(services["api"].stop_grace_period)).toBeGreaterThan(10) // the API drains for up to 10 s
+    expect(seconds(services["worker"].stop_grace_period) * 1000).toBeGreaterThan(
+      Number(services["worker"].environment.TEMPORAL_WORKER_SHUTDOWN_GRACE_MS)
+    )
+    for (const name of ["api", "worker"]) {
+      expect(services[name].init).toBe(true)
+      expect(services[name].command[0]).toBe("node")
+    }
+  })
+
+  it("serves the codec endpoint to the UI from the worker, on loopback only", () => {
+    const worker = services["worker"]
+    expect(worker.ports).toEqual([`127.0.0.1:${worker.environment.CODEC_SERVER_PORT}:${worker.environment.CODEC_SERVER_PORT}`])
+    expect(worker.environment.CODEC_SERVER_CORS_ORIGINS).toBe("http://localhost:8233")
+    expect(services["temporal-ui"].environment.TEMPORAL_CODEC_ENDPOINT).toBe(`http://localhost:${worker.environment.CODEC_SERVER_PORT}`)
   })
 
   it("runs the API and the worker on the app's own database with the Temporal engine", () => {
@@ -55,8 +99,14 @@ describe("docker-compose.yml", () => {
       expect(url.pathname).toBe(`/${services["app-postgres"].environment.POSTGRES_DB}`)
       expect(url.username).toBe(services["app-postgres"].environment.POSTGRES_USER)
     }
-    expect(services["api"].command).toEqual(["npm", "start"])
-    expect(services["worker"].command).toEqual(["npm", "run", "worker"])
+    expect(services["api"].command).toEqual(["node", "src/start.js"])
+    expect(services["worker"].command).toEqual(["node", "worker/start.js"])
+    for (const name of ["api", "worker"]) {
+      const env = services[name].environment
+      expect(env.TEMPORAL_TASK_QUEUE).toBe("vehicle-data")
+      expect(env.PLATE_HASH_SALT).toBe(`\${PLATE_HASH_SALT:-${DEVELOPMENT_PLATE_HASH_SALT}}`)
+      expect(env.TEMPORAL_CODEC_KEYS).toBe("${TEMPORAL_CODEC_KEYS:-}")
+    }
     expect(services["api"].ports).toEqual(["8080:8080", "8081:8081"])
     expect(services["api"].environment.SANDBOX_PORT).toBe("8081")
   })
@@ -74,14 +124,23 @@ describe("Dockerfile", () => {
   it("installs production dependencies from the lockfile and starts the API", () => {
     expect(dockerfile).toMatch(/^FROM node:\d+\.\d+\.\d+-bookworm-slim$/m)
     expect(dockerfile).toContain("npm ci --omit=dev")
-    expect(dockerfile).toMatch(/^CMD \["npm", "start"\]$/m)
+    expect(dockerfile).toMatch(/^CMD \["node", "src\/start\.js"\]$/m)
     expect(dockerfile).toMatch(/^USER node$/m)
     for (const dir of ["src", "workflows", "worker", "data"]) expect(dockerfile).toContain(`COPY ${dir} ./${dir}`)
   })
 
-  it("every script the compose file runs exists in package.json", async () => {
+  it("runs the same entry points as npm start and npm run worker", async () => {
     const pkg = JSON.parse(await Fs.readFile(Path.join(ROOT, "package.json"), "utf8"))
-    expect(pkg.scripts.start).toBeDefined()
-    expect(pkg.scripts.worker).toBeDefined()
+    expect(pkg.scripts.start).toBe(services["api"].command.join(" "))
+    expect(pkg.scripts.worker).toBe(services["worker"].command.join(" "))
+  })
+
+  it("prebuilds every bundle the entry points run, with the same calls", async () => {
+    const calls = (source: string) => [...source.matchAll(/(ensureWorkflowBundle\(\)|runBundled\(([^)]*)\)|ensureBundle\(([^)]*)\))/g)]
+      .map((m) => m[1]!.replace(/^runBundled/, "ensureBundle"))
+    const built = calls(dockerfile.replace(/\\\n\s*/g, "")).map((call) => call.replace(/'/g, '"'))
+    for (const entry of ["src/start.js", "src/cli/vda.js", "worker/start.js"]) {
+      for (const call of calls(await Fs.readFile(Path.join(ROOT, entry), "utf8"))) expect(built, entry).toContain(call)
+    }
   })
 })
