@@ -12,6 +12,7 @@ import { createDemoAccount, describeDemoAccount } from "./accounts/DemoAccount.j
 import { HttpStackLive, withEnvironment } from "./Http.js"
 import { AppConfig } from "./platform/Config.js"
 import { DatabaseLocation, makeDatabaseLive } from "./platform/Database.js"
+import { answerClientErrors, serverOptions } from "./platform/HttpServerLimits.js"
 import * as Imports from "./cli/Imports.js"
 import { demoDataFile } from "./platform/Paths.js"
 import type { Environment } from "./platform/RequestContext.js"
@@ -22,7 +23,7 @@ const addressOf = (address: HttpServer.Address) =>
     : `http://${address.hostname === "0.0.0.0" ? "localhost" : address.hostname}:${address.port}`
 
 /** Grace period for in-flight requests after SIGTERM; then remaining connections are cut. */
-const DRAIN_DEADLINE_MS = 25_000
+const DRAIN_DEADLINE_MS = 10_000
 
 /**
  * `server.close()` waits for every open connection, and a keep-alive connection that was busy
@@ -58,30 +59,35 @@ const accessLog = HttpMiddleware.make((app) =>
 const ListenersLive = Layer.scopedDiscard(Effect.gen(function*() {
   const config = yield* AppConfig
   const app = yield* HttpApiBuilder.httpApp
+
+  // First run on an empty embedded database: demo data, then the demo account (which marks the
+  // first run as done). Before the listeners open, so no request ever sees a half-set-up service.
+  const location = yield* DatabaseLocation
+  let demo: Effect.Effect.Success<typeof createDemoAccount> | undefined
+  if (location.embedded && (yield* (yield* Accounts).count) === 0) {
+    const catalog = yield* Imports.importCatalog(demoDataFile("catalog.jsonl"))
+    const registry = yield* Imports.importRegistry(demoDataFile("registry.jsonl"))
+    yield* Effect.logInfo(`demo data imported: ${catalog} catalog versions, ${Imports.describeRegistryCounts(registry)}`)
+    demo = yield* createDemoAccount
+  }
+
   const listeners: ReadonlyArray<readonly [Environment, number]> = [
     ["production", config.port],
     ["sandbox", config.sandboxPort]
   ]
   const urls: Array<string> = []
   for (const [environment, port] of listeners) {
-    const server = yield* NodeHttpServer.make(() => drainOnClose(createServer()), { port, host: config.host })
+    const server = yield* NodeHttpServer.make(
+      () => drainOnClose(answerClientErrors(createServer(serverOptions(config.http)))),
+      { port, host: config.host }
+    )
     const served = withEnvironment(environment)(app)
     // the access log costs two clock reads and a step per request: only when it is printed
     yield* (LogLevel.lessThanEqual(config.logLevel, LogLevel.Debug) ? server.serve(served, accessLog) : server.serve(served))
     urls.push(addressOf(server.address))
     yield* Effect.logInfo(`${environment} API listening on ${addressOf(server.address)}`)
   }
-
-  // First run on an empty embedded database: demo data, then the demo account (which marks the
-  // first run as done).
-  const location = yield* DatabaseLocation
-  if (location.embedded && (yield* (yield* Accounts).count) === 0) {
-    const catalog = yield* Imports.importCatalog(demoDataFile("catalog.jsonl"))
-    const registry = yield* Imports.importRegistry(demoDataFile("registry.jsonl"))
-    yield* Effect.logInfo(`demo data imported: ${catalog} catalog versions, ${Imports.describeRegistryCounts(registry)}`)
-    const demo = yield* createDemoAccount
-    yield* Console.log(describeDemoAccount(demo, urls[0]!, urls[1]!))
-  }
+  if (demo !== undefined) yield* Console.log(describeDemoAccount(demo, urls[0]!, urls[1]!))
 }))
 
 const MainLive = ListenersLive.pipe(

@@ -4,9 +4,10 @@
  *
  * Creating a modules operation is one transaction: reuse the active operation with the same
  * account, environment, plate and exact module set if there is one (nothing charged); otherwise
- * charge N module queries and insert the operation. The partial unique index on active operations
- * settles two identical requests racing: the loser's transaction rolls back (its charge with it)
- * and it answers the winner's operation.
+ * charge N module queries and insert the operation. Identical requests take a transaction lock on
+ * their reuse key first, so they are decided one after the other: the later one reuses the earlier
+ * one's operation, even at the quota's edge. The partial unique index on active operations stays
+ * as the guarantee behind it.
  */
 import { SqlClient } from "@effect/sql"
 import { Clock, Data, Effect, Either, Option } from "effect"
@@ -119,6 +120,9 @@ export class Operations extends Effect.Service<Operations>()("vda/Operations", {
         const at = yield* Clock.currentTimeMillis
         const id = `op_${yield* ulid}`
         const attempt: Effect.Effect<string | undefined, LimitReached | LostRace> = Effect.gen(function*() {
+          // identical requests queue here, in every process: the second sees the first's operation
+          // (reuse is decided before quota, and the unique index is never raced)
+          yield* repo.lockReuseKey(key)
           const active = yield* repo.findActiveModules(key)
           if (Option.isSome(active)) return active.value.id
           yield* chargeAndInsert(
@@ -127,12 +131,21 @@ export class Operations extends Effect.Service<Operations>()("vda/Operations", {
           )
           return undefined
         }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
-        // a twin that lost the race finds the winner on its second look
-        const reused = yield* attempt.pipe(Effect.catchTag("LostRace", () => attempt), Effect.catchTag("LostRace", Effect.die))
+        // committed and handed to the engine as one step: a client that disconnects in between
+        // must not leave its operation unstarted
+        const reused = yield* Effect.uninterruptible(
+          attempt.pipe(
+            Effect.catchTag("LostRace", Effect.die),
+            Effect.tap((reused) =>
+              reused === undefined
+                ? engine.start({ kind: "modules", operationId: id, accountId: key.accountId, environment: key.environment, plate, modules })
+                : Effect.void
+            )
+          )
+        )
         if (reused !== undefined) {
           return { operation: (yield* requireOperation(reused)) as ModulesOperation, created: false }
         }
-        yield* engine.start({ kind: "modules", operationId: id, accountId: key.accountId, environment: key.environment, plate, modules })
         return { operation: (yield* requireOperation(id)) as ModulesOperation, created: true } satisfies Created<ModulesOperation>
       })
 
@@ -142,7 +155,7 @@ export class Operations extends Effect.Service<Operations>()("vda/Operations", {
         const at = yield* Clock.currentTimeMillis
         const id = `op_${yield* ulid}`
         const requestId = yield* RequestId
-        yield* chargeAndInsert(
+        yield* Effect.uninterruptible(Effect.zipRight(chargeAndInsert(
           {
             id,
             accountId: principal.accountId,
@@ -154,8 +167,8 @@ export class Operations extends Effect.Service<Operations>()("vda/Operations", {
             createdAt: new Date(at)
           },
           Charges.plateQuery(principal, plate, at)
-        ).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die), Effect.catchTag("LostRace", Effect.die))
-        yield* engine.start({ kind: "vehicle", operationId: id, accountId: principal.accountId, environment: principal.environment, plate })
+        ).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die), Effect.catchTag("LostRace", Effect.die)),
+          engine.start({ kind: "vehicle", operationId: id, accountId: principal.accountId, environment: principal.environment, plate })))
         return (yield* requireOperation(id)) as VehicleOperation
       })
 

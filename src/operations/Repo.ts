@@ -70,6 +70,11 @@ export class OperationsRepo extends Effect.Service<OperationsRepo>()("vda/Operat
           return true
         }),
 
+      /** Held until the transaction ends: requests with the same reuse key are decided one at a time. */
+      lockReuseKey: (key: { accountId: string; environment: Environment; plate: string; modulesKey: string }) =>
+        sql`select pg_advisory_xact_lock(hashtextextended(${`${key.accountId}/${key.environment}/${key.plate}/${key.modulesKey}`}, 0))`
+          .pipe(Effect.asVoid),
+
       findActiveModules: (key: { accountId: string; environment: Environment; plate: string; modulesKey: string }) =>
         sql<OperationRow>`
           select ${columns} from operations

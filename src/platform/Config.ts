@@ -107,6 +107,12 @@ export class AppConfig extends Effect.Service<AppConfig>()("vda/AppConfig", {
       host: yield* Config.string("HOST").pipe(Config.withDefault("0.0.0.0")),
       port: yield* port("PORT", 8080),
       sandboxPort: yield* port("SANDBOX_PORT", 8081),
+      http: {
+        headersTimeoutMs: yield* positiveInt("HTTP_HEADERS_TIMEOUT_MS", 10_000),
+        requestTimeoutMs: yield* positiveInt("HTTP_REQUEST_TIMEOUT_MS", 30_000),
+        keepAliveTimeoutMs: yield* positiveInt("HTTP_KEEP_ALIVE_TIMEOUT_MS", 5_000),
+        maxHeaderBytes: yield* positiveInt("HTTP_MAX_HEADER_BYTES", 16 * 1024)
+      },
       databaseUrl: yield* Config.option(Config.redacted("DATABASE_URL")).pipe(
         Config.map(Option.filter((url) => Redacted.value(url).length > 0))
       ),

@@ -6,8 +6,13 @@ const MERCOSUR = /^[A-Z]{2}[0-9]{3}[A-Z]{2}$/
 
 export type PlateFormat = "old" | "mercosur"
 
-/** The plate in upper case when it has one of the two formats. */
+/**
+ * The plate in upper case when it has one of the two formats, in ASCII letters and digits only.
+ * The format is checked before upper-casing: Unicode case mapping turns letters such as `ı`,
+ * `ſ` or `ﬁ` into ASCII ones, and they must not make a plate.
+ */
 export const normalizePlate = (raw: string): string | undefined => {
+  if (!/^[A-Za-z0-9]{6,7}$/.test(raw)) return undefined
   const plate = raw.toUpperCase()
   return OLD.test(plate) || MERCOSUR.test(plate) ? plate : undefined
 }

@@ -39,6 +39,10 @@ describe("first run on an embedded database", () => {
     const banner = await waitFor(() => /curl -s -H 'x-api-key: (\S+)' (\S+)\n/.exec(server.output()) ?? undefined, "the banner")
     const [, key, url] = banner
     expect(key).toMatch(/^vda_live_/)
+    // the listeners open only once the first-run set-up is done
+    const output = server.output()
+    expect(output.indexOf("demo data imported")).toBeGreaterThan(-1)
+    expect(output.indexOf("demo data imported")).toBeLessThan(output.indexOf("production API listening"))
     expect(url).toBe(`${server.productionUrl}/v2/status`)
     const res = await fetch(url!, { headers: { "x-api-key": key! } })
     expect(res.status).toBe(200)

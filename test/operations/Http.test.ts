@@ -126,6 +126,28 @@ describe("creating and reusing operations", () => {
     expect((await usage(account)).moduleQueries.used).toBe(3)
   })
 
+  it("at the quota's edge, identical requests at the same time reuse the one that fit: one 202, never a 429 or a 500", async () => {
+    const account = await app.createAccount({ plan: "custom" })
+    await app.run(Effect.flatMap(Accounts, (a) => a.setCustom(account.id, { moduleQueriesMonthly: 3, requestsPerMinute: null })))
+    const responses = await Promise.all(Array.from({ length: 10 }, () => post(account, "AB777CD", { modules: ["fines", "vtv", "gnc"] })))
+    expect(responses.map((r) => r.status).sort()).toEqual([200, 200, 200, 200, 200, 200, 200, 200, 200, 202])
+    expect(new Set(await Promise.all(responses.map(async (r) => (await json(r)).id))).size).toBe(1)
+    expect((await usage(account)).moduleQueries.used).toBe(3)
+  })
+
+  it("on production, where operations finish at once, identical requests never give a 500 and charge each operation once", async () => {
+    const account = await app.createAccount({ plan: "custom" })
+    await app.run(Effect.flatMap(Accounts, (a) => a.setCustom(account.id, { requestsPerMinute: null })))
+    const responses = await Promise.all(
+      Array.from({ length: 10 }, () => post(account, "AB778CD", { modules: ["fines", "vtv"] }, "production"))
+    )
+    const statuses = responses.map((r) => r.status)
+    expect(statuses.every((s) => s === 200 || s === 202)).toBe(true)
+    const created = statuses.filter((s) => s === 202).length
+    const used = (await json(await app.production("/v2/usage", withKey(account.production.key)))).data.moduleQueries.used
+    expect(used).toBe(2 * created)
+  })
+
   it("the module quota is exact: 429 module_queries when N do not fit, nothing consumed", async () => {
     const account = await app.createAccount({ plan: "custom" })
     await app.run(Effect.flatMap(Accounts, (a) => a.setCustom(account.id, { moduleQueriesMonthly: 3 })))

@@ -78,6 +78,19 @@ describe("plates", () => {
     expect(after.uniquePlates.used).toBe(0)
     expect(after.requests.used).toBe(11) // every rejected request still counts toward RPM
   })
+
+  it("letters that upper-case into ASCII (ı, ſ, ﬀ, ﬁ, K) make no plate: 400 invalid_plate, nothing consumed", async () => {
+    const account = await app.createAccount()
+    // "ACı23BD" aside, each upper-cases into a valid plate: "AC123BI", "AS123BD", "FF123FI", "KLM456"
+    for (const plate of ["AC123Bı", "aſ123bd", "ﬀ123ﬁ", "\u212ALM456", "ACı23BD"]) {
+      const res = await getVehicle(account, encodeURIComponent(plate))
+      expect(res.status, plate).toBe(400)
+      expectShape(await json(res), ErrorResponse("invalid_plate"))
+    }
+    const after = await usage(account)
+    expect(after.plateQueries.used).toBe(0)
+    expect(after.uniquePlates.used).toBe(0)
+  })
 })
 
 describe("query parameters", () => {
