@@ -10,7 +10,7 @@
 import {
   FetchHttpClient,
   FileSystem,
-  type HttpApi,
+  HttpApi,
   HttpApiBuilder,
   HttpApiError,
   type HttpApiGroup,
@@ -55,8 +55,8 @@ import { WebhooksRepo } from "./webhooks/Repo.js"
 import { SystemResolverLive } from "./webhooks/UrlPolicy.js"
 import { Webhooks } from "./webhooks/Webhooks.js"
 import { CurrentEnvironment, type Environment, RequestId, saneRequestId } from "./platform/RequestContext.js"
+import * as RequestInput from "./platform/RequestInput.js"
 
-const MAX_BODY_BYTES = 64 * 1024
 
 const setHeaders = (headers: Record<string, string>) =>
   HttpApp.appendPreResponseHandler((_request, response) => Effect.succeed(HttpServerResponse.setHeaders(response, headers)))
@@ -112,7 +112,59 @@ const normalizeFailure = (request: HttpServerRequest.HttpServerRequest, cause: C
     )
   )
 
-/** Authenticates and counts every /v2 request of `api` before it is routed. */
+/** Every route `api` serves, with the documentation's. */
+const routesOf = (api: HttpApi.HttpApi.Any) => {
+  const routes: Array<RequestInput.RouteTemplate> = [{ method: "GET", path: "/openapi.json" }, { method: "GET", path: "/docs" }]
+  HttpApi.reflect(api as HttpApi.HttpApi.AnyWithProps, {
+    onGroup: () => {},
+    onEndpoint: ({ endpoint }) => void routes.push({ method: endpoint.method, path: endpoint.path })
+  })
+  return routes
+}
+
+/** A refusal of the input layer, as the response (or the contract error) it becomes. */
+const refuse = (request: HttpServerRequest.HttpServerRequest, refusal: RequestInput.Refusal) => {
+  switch (refusal.status) {
+    case 400:
+      return Errors.invalidRequest(refusal.message)
+    case 404:
+      return Errors.routeNotFound(request.method, request.url.split("?")[0] ?? request.url)
+    case 405:
+      return Errors.refusalResponse(405, refusal.message, { allow: refusal.allow })
+    case 413:
+    case 415:
+      return Errors.refusalResponse(refusal.status, refusal.message)
+  }
+}
+
+/**
+ * The input layer (RequestInput): the route and method, the URL's characters, and the body's
+ * type, size and JSON, checked once for every route before the router decodes anything.
+ */
+const checkInput = (methodsOf: (path: string) => ReadonlyArray<string>) => (app: HttpApp.Default) =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const refusal = RequestInput.checkUrl(request.url) ?? RequestInput.checkRoute(methodsOf, request.method, request.url)
+    if (refusal !== undefined) return yield* refuse(request, refusal)
+    if (RequestInput.hasBody(request.headers)) {
+      const headers = RequestInput.checkBodyHeaders(request.headers)
+      if (headers !== undefined) return yield* refuse(request, headers)
+      // read once (the router's decoding reuses it); a chunked body past the limit is still read
+      // to its end (up to a cap) so the answer is a 413 on a connection that stays usable
+      const text = yield* request.text.pipe(
+        HttpIncomingMessage.withMaxBodySize(Option.some(FileSystem.Size(RequestInput.MAX_DRAINED_BODY_BYTES))),
+        Effect.option
+      )
+      if (Option.isNone(text) || Buffer.byteLength(text.value) > RequestInput.MAX_BODY_BYTES) {
+        return yield* refuse(request, RequestInput.tooLarge)
+      }
+      const json = RequestInput.checkJsonText(text.value)
+      if (json !== undefined) return yield* refuse(request, json)
+    }
+    return yield* app
+  })
+
+/** Authenticates and counts every /v2 request of `api`, then checks its input, before it is routed. */
 export const makeRequestPipeline = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, R>(
   api: HttpApi.HttpApi<Id, Groups, Errors.ApiError | HttpApiError.HttpApiDecodeError, R>
 ) =>
@@ -120,6 +172,7 @@ export const makeRequestPipeline = <Id extends string, Groups extends HttpApiGro
   api,
   Effect.gen(function*() {
     const admission = yield* Admission
+    const checked = checkInput(RequestInput.makeRouteTable(routesOf(api)))
 
     const admit = Effect.fnUntraced(function*(request: HttpServerRequest.HttpServerRequest, headers: Record<string, string>) {
       const environment = yield* CurrentEnvironment
@@ -146,11 +199,11 @@ export const makeRequestPipeline = <Id extends string, Groups extends HttpApiGro
         yield* setHeaders(headers)
         const routed = isAuthenticatedPath(request.url)
           ? Effect.flatMap(admit(request, headers), (principal) =>
-            Effect.provideService(app, AdmittedPrincipal, Option.some(principal)))
-          : app
+            Effect.provideService(checked(app), AdmittedPrincipal, Option.some(principal)))
+          : checked(app)
         return yield* routed.pipe(
           Effect.catchAllCause((cause) => normalizeFailure(request, cause)),
-          HttpIncomingMessage.withMaxBodySize(Option.some(FileSystem.Size(MAX_BODY_BYTES))),
+          HttpIncomingMessage.withMaxBodySize(Option.some(FileSystem.Size(RequestInput.MAX_BODY_BYTES))),
           Effect.provideService(RequestId, requestId),
           Effect.annotateLogs("requestId", requestId)
         )

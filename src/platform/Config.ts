@@ -118,6 +118,11 @@ export class AppConfig extends Effect.Service<AppConfig>()("vda/AppConfig", {
       ),
       dataDir: yield* Config.string("DATA_DIR").pipe(Config.withDefault(".data")),
       dbPoolMax: yield* positiveInt("DB_POOL_MAX", 10),
+      databaseTimeouts: {
+        statementMs: yield* positiveInt("DB_STATEMENT_TIMEOUT_MS", 5_000),
+        lockMs: yield* positiveInt("DB_LOCK_TIMEOUT_MS", 2_000),
+        acquireMs: yield* positiveInt("DB_ACQUIRE_TIMEOUT_MS", 2_000)
+      },
       logLevel: yield* logLevel,
       vehicleUpstreamUrl: yield* optionalUrl("VEHICLE_UPSTREAM_URL"),
       moduleUpstreamUrls: {

@@ -5,7 +5,8 @@
 import { NodeContext } from "@effect/platform-node"
 import type { SqlError } from "@effect/sql/SqlError"
 import { PgClient, PgMigrator } from "@effect/sql-pg"
-import { Context, Duration, Effect, Layer, Option, Redacted, Runtime, String as Str } from "effect"
+import { Context, Effect, Layer, Option, Redacted, Runtime, String as Str } from "effect"
+import Pg from "pg"
 import { AppConfig } from "./Config.js"
 import { otherSessions, startCluster, stopCluster } from "./EmbeddedPostgres.js"
 import migration0001 from "./migrations/0001_foundation.js"
@@ -62,14 +63,42 @@ export const makeDatabaseLocation = (role: EmbeddedRole) =>
     })
   )
 
+/**
+ * How long PostgreSQL may keep a request waiting (DESIGN §12): a statement, a lock, and a
+ * connection from the pool. Past them the request gets 503 with Retry-After, never a hang.
+ */
+export interface DatabaseTimeouts {
+  readonly statementMs: number
+  readonly lockMs: number
+  readonly acquireMs: number
+}
+
+export const DEFAULT_DATABASE_TIMEOUTS: DatabaseTimeouts = { statementMs: 5_000, lockMs: 2_000, acquireMs: 2_000 }
+
 /** A pool on the given URL with our naming conventions (snake_case columns, camelCase fields). */
-export const pgClientLayer = (url: Redacted.Redacted<string>, maxConnections: number) =>
-  PgClient.layer({
-    url,
-    maxConnections,
-    idleTimeout: Duration.seconds(30),
-    connectTimeout: Duration.seconds(5),
-    applicationName: "vehicle-data-api",
+export const pgClientLayer = (
+  url: Redacted.Redacted<string>,
+  maxConnections: number,
+  timeouts: DatabaseTimeouts = DEFAULT_DATABASE_TIMEOUTS
+) =>
+  PgClient.layerFromPool({
+    acquire: Effect.acquireRelease(
+      Effect.sync(() => {
+        const pool = new Pg.Pool({
+          connectionString: Redacted.value(url),
+          max: maxConnections,
+          idleTimeoutMillis: 30_000,
+          // also how long a request waits for a free connection
+          connectionTimeoutMillis: timeouts.acquireMs,
+          statement_timeout: timeouts.statementMs,
+          lock_timeout: timeouts.lockMs,
+          application_name: "vehicle-data-api"
+        })
+        pool.on("error", () => {}) // an idle client's error: the next query reports it
+        return pool
+      }),
+      (pool) => Effect.promise(() => pool.end()).pipe(Effect.timeoutOption(1_000))
+    ),
     transformQueryNames: Str.camelToSnake,
     transformResultNames: Str.snakeToCamel,
     // JSON columns hold API shapes (snake_case module names, sandbox_seed…): keep them verbatim
@@ -84,7 +113,7 @@ const PgLive = Layer.unwrapEffect(
   Effect.gen(function*() {
     const location = yield* DatabaseLocation
     const config = yield* AppConfig
-    return pgClientLayer(location.url, config.dbPoolMax)
+    return pgClientLayer(location.url, config.dbPoolMax, config.databaseTimeouts)
   })
 )
 
@@ -114,5 +143,7 @@ export const isUnavailable = (error: SqlError): boolean => {
     code.startsWith("08") || // connection exception class
     code === "57P01" || code === "57P02" || code === "57P03" || // admin/crash shutdown, cannot connect now
     code === "53300" || // too many connections
+    code === "57014" || // statement timeout
+    code === "55P03" || // lock timeout
     /terminated|timeout|not queryable|connection/i.test(message)
 }

@@ -3,7 +3,7 @@
  * and one class per HTTP status. HttpApi encodes errors API-wide by matching the class, so a class
  * shared by two statuses would always answer with the first; hence the per-status family.
  */
-import { HttpApiSchema } from "@effect/platform"
+import { HttpApiSchema, HttpServerResponse } from "@effect/platform"
 import { Effect, Schema } from "effect"
 import { RequestId } from "./RequestContext.js"
 import { DateTimeUtc, Limit, NonNegativeInt } from "./Schemas.js"
@@ -100,6 +100,14 @@ export const invalidApiKey = (message: string) =>
 
 export const forbidden = (code: "access_denied" | "module_not_enabled", message: string) =>
   Effect.flatMap(body(code, message, false), (error) => Effect.fail(new Forbidden({ error })))
+
+/**
+ * A refusal whose status has no error class in the contract (405, 413, 415), answered directly
+ * by the request pipeline with the same body.
+ */
+export const refusalResponse = (status: 405 | 413 | 415, message: string, headers: Record<string, string> = {}) =>
+  Effect.map(body("invalid_request", message, false), (error) =>
+    HttpServerResponse.unsafeJson({ error }, { status, headers }))
 
 export const routeNotFound = (method: string, path: string) =>
   Effect.flatMap(

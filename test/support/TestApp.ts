@@ -8,7 +8,7 @@ import { Accounts, type CreatedKey } from "../../src/accounts/Accounts.js"
 import type { PlanId } from "../../src/accounts/Domain.js"
 import { HttpStackLive, withEnvironment } from "../../src/Http.js"
 import { AppConfig } from "../../src/platform/Config.js"
-import { pgClientLayer } from "../../src/platform/Database.js"
+import { type DatabaseTimeouts, pgClientLayer } from "../../src/platform/Database.js"
 import type { Environment } from "../../src/platform/RequestContext.js"
 import type { ManualClock } from "./ManualClock.js"
 import { freshDatabase } from "./Postgres.js"
@@ -26,6 +26,7 @@ export interface TestAppOptions {
   readonly clock?: ManualClock
   /** Configuration as environment variables would give it. */
   readonly config?: Record<string, string>
+  readonly databaseTimeouts?: DatabaseTimeouts
 }
 
 /** Configuration for tests: only what is given, with a short sandbox latency. */
@@ -40,7 +41,7 @@ export const testConfig = (config: Record<string, string> = {}) =>
 export const makeTestApp = async (options: TestAppOptions = {}) => {
   const databaseUrl = options.databaseUrl ?? (await freshDatabase())
   const layer = Layer.mergeAll(HttpStackLive, Accounts.Default).pipe(
-    Layer.provideMerge(pgClientLayer(Redacted.make(databaseUrl), 10)),
+    Layer.provideMerge(pgClientLayer(Redacted.make(databaseUrl), 10, options.databaseTimeouts)),
     Layer.provide(testConfig(options.config)),
     Layer.provide(options.clock?.layer ?? Layer.empty)
   )

@@ -1,0 +1,150 @@
+/**
+ * The one input layer every request passes before routing (DESIGN §12), whatever its route:
+ *
+ * - the path must be a route of the contract exactly: case-sensitive, no trailing slash (404);
+ * - `HEAD` is not served (405 with `Allow`): a metered route must never run for a header read;
+ * - path and query may hold no NUL and no lone surrogate (400);
+ * - a body must be JSON (`application/json`, optional `charset=utf-8`; else 415), at most 64 KiB
+ *   (else 413, the connection kept: Node drains the rest), nested at most 32 levels, with no NUL
+ *   or lone surrogate in any string or key (400).
+ *
+ * Pure functions over what Node gives; the request pipeline turns a refusal into the response.
+ */
+export const MAX_BODY_BYTES = 64 * 1024
+export const MAX_JSON_DEPTH = 32
+/** A chunked body over the limit is read to its end up to this size, then the connection is cut. */
+export const MAX_DRAINED_BODY_BYTES = 1024 * 1024
+
+export type Refusal =
+  | { readonly status: 400; readonly message: string }
+  | { readonly status: 404; readonly message: string }
+  | { readonly status: 405; readonly message: string; readonly allow: string }
+  | { readonly status: 413; readonly message: string }
+  | { readonly status: 415; readonly message: string }
+
+/** A route of the contract: its method and path template (`/v2/operations/:id`). */
+export interface RouteTemplate {
+  readonly method: string
+  readonly path: string
+}
+
+const segmentPattern = (segment: string) =>
+  segment.startsWith(":") ? "[^/]+" : segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+
+/** Recognises the contract's paths exactly (case-sensitive, no trailing slash). */
+export const makeRouteTable = (routes: ReadonlyArray<RouteTemplate>) => {
+  const compiled = routes.map((route) => ({
+    method: route.method.toUpperCase(),
+    pattern: new RegExp(`^${route.path.split("/").map(segmentPattern).join("/")}$`)
+  }))
+  /** The methods the path answers to (empty: no such route). */
+  return (path: string): ReadonlyArray<string> =>
+    [...new Set(compiled.filter((route) => route.pattern.test(path)).map((route) => route.method))]
+}
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
+
+const hasForbiddenCharacter = (text: string) => text.includes("\u0000") || LONE_SURROGATE.test(text)
+
+/** Path and query, decoded: a NUL or a lone surrogate anywhere is refused. */
+export const checkUrl = (url: string): Refusal | undefined => {
+  const [path = "", query = ""] = url.split("?", 2)
+  let decoded: Array<string>
+  try {
+    decoded = [
+      ...path.split("/").map(decodeURIComponent),
+      ...query.split("&").flatMap((pair) => pair.split("=").map((part) => decodeURIComponent(part.replace(/\+/g, " "))))
+    ]
+  } catch {
+    return { status: 400, message: "Invalid request: the URL is not valid percent-encoded UTF-8" }
+  }
+  return decoded.some(hasForbiddenCharacter)
+    ? { status: 400, message: "Invalid request: the URL contains a NUL character or a lone surrogate" }
+    : undefined
+}
+
+/** The route's answer to the method and path, before anything else is looked at. */
+export const checkRoute = (
+  methodsOf: (path: string) => ReadonlyArray<string>,
+  method: string,
+  url: string
+): Refusal | undefined => {
+  const path = url.split("?", 1)[0] ?? url
+  const methods = methodsOf(path)
+  if (methods.length === 0) return { status: 404, message: `No route for ${method} ${path}` }
+  if (method === "HEAD") {
+    return { status: 405, message: `HEAD is not supported: use ${methods.join(" or ")}`, allow: methods.join(", ") }
+  }
+  return undefined
+}
+
+/** Whether the request says it carries a body. */
+export const hasBody = (headers: Record<string, string | Array<string> | undefined>) =>
+  headers["transfer-encoding"] !== undefined || (headers["content-length"] !== undefined && headers["content-length"] !== "0")
+
+const JSON_MEDIA_TYPE = /^application\/json\s*(;\s*charset\s*=\s*"?utf-8"?\s*)?$/i
+
+/** The body's declared type and length, before a byte of it is read. */
+export const checkBodyHeaders = (headers: Record<string, string | Array<string> | undefined>): Refusal | undefined => {
+  const type = headers["content-type"]
+  if (typeof type !== "string" || !JSON_MEDIA_TYPE.test(type.trim())) {
+    return { status: 415, message: "Unsupported content type: send the body as application/json" }
+  }
+  const length = Number(headers["content-length"] ?? 0)
+  if (length > MAX_BODY_BYTES) return tooLarge
+  return undefined
+}
+
+export const tooLarge: Refusal = { status: 413, message: `The body is larger than ${MAX_BODY_BYTES / 1024} KiB` }
+
+/** Nesting depth of a JSON text, counted without parsing (no recursion, whatever the input). */
+export const jsonDepth = (text: string): number => {
+  let depth = 0
+  let deepest = 0
+  let inString = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (inString) {
+      if (c === 0x5c) i++ // backslash: skip the escaped character
+      else if (c === 0x22) inString = false
+    } else if (c === 0x22) inString = true
+    else if (c === 0x7b || c === 0x5b) deepest = Math.max(deepest, ++depth)
+    else if (c === 0x7d || c === 0x5d) depth--
+  }
+  return deepest
+}
+
+/** Every string and key of a parsed JSON value, visited without recursion. */
+const someString = (value: unknown, test: (s: string) => boolean) => {
+  const stack: Array<unknown> = [value]
+  while (stack.length > 0) {
+    const next = stack.pop()
+    if (typeof next === "string") {
+      if (test(next)) return true
+    } else if (Array.isArray(next)) stack.push(...next)
+    else if (next !== null && typeof next === "object") {
+      for (const [key, inner] of Object.entries(next)) {
+        if (test(key)) return true
+        stack.push(inner)
+      }
+    }
+  }
+  return false
+}
+
+/** The body's text: JSON within the depth limit, with no NUL or lone surrogate. */
+export const checkJsonText = (text: string): Refusal | undefined => {
+  if (jsonDepth(text) > MAX_JSON_DEPTH) {
+    return { status: 400, message: `Invalid request: JSON nested deeper than ${MAX_JSON_DEPTH} levels` }
+  }
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch {
+    return { status: 400, message: "Malformed request body: expected JSON of at most 64 KiB" }
+  }
+  if (someString(value, hasForbiddenCharacter)) {
+    return { status: 400, message: "Invalid request: the body contains a NUL character or a lone surrogate" }
+  }
+  return undefined
+}

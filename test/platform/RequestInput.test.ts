@@ -1,0 +1,84 @@
+/**
+ * The input layer's rules as pure functions: route matching, URL characters, body headers and
+ * JSON (depth counted without recursion, strings and keys checked for NUL and lone surrogates).
+ */
+import { describe, expect, it } from "vitest"
+import {
+  checkBodyHeaders,
+  checkJsonText,
+  checkRoute,
+  checkUrl,
+  hasBody,
+  jsonDepth,
+  makeRouteTable,
+  MAX_BODY_BYTES
+} from "../../src/platform/RequestInput.js"
+
+const methodsOf = makeRouteTable([
+  { method: "GET", path: "/v2/vehicles/:plate" },
+  { method: "POST", path: "/v2/vehicles/:plate/modules" },
+  { method: "GET", path: "/v2/webhooks/config" },
+  { method: "PATCH", path: "/v2/webhooks/config" },
+  { method: "GET", path: "/openapi.json" }
+])
+
+describe("routes", () => {
+  it("match exactly, parameters being one segment", () => {
+    expect(methodsOf("/v2/vehicles/AB123CD")).toEqual(["GET"])
+    expect(methodsOf("/v2/webhooks/config")).toEqual(["GET", "PATCH"])
+    expect(methodsOf("/openapi.json")).toEqual(["GET"])
+    for (const path of ["/v2/vehicles/AB123CD/", "/V2/vehicles/AB123CD", "/v2/vehicles", "/v2/vehicles/a/b", "/openapiXjson", "/v2/webhooks/CONFIG"]) {
+      expect(methodsOf(path), path).toEqual([])
+    }
+  })
+
+  it("unknown → 404; HEAD → 405 naming the methods; otherwise nothing to say", () => {
+    expect(checkRoute(methodsOf, "GET", "/v2/nope?x=1")).toEqual({ status: 404, message: "No route for GET /v2/nope" })
+    expect(checkRoute(methodsOf, "HEAD", "/v2/webhooks/config")).toMatchObject({ status: 405, allow: "GET, PATCH" })
+    expect(checkRoute(methodsOf, "GET", "/v2/vehicles/AB123CD?codia=true")).toBeUndefined()
+  })
+})
+
+describe("URLs", () => {
+  it("refuse NUL, lone surrogates and broken percent-encoding anywhere", () => {
+    for (const url of ["/v2/operations/op_%00", "/x?a=%00", "/x?%00=a", "/x?a=%ED%A0%80", "/x/%E0%A4%A", "/x?a=%"]) {
+      expect(checkUrl(url)?.status, url).toBe(400)
+    }
+    expect(checkUrl("/v2/vehicles/%C3%91AB123?sandbox_seed=se%C3%B1or+x&codia=true")).toBeUndefined()
+    expect(checkUrl("/v2/vehicles/%F0%9F%9A%97")).toBeUndefined() // a whole surrogate pair is fine
+  })
+})
+
+describe("bodies", () => {
+  it("are announced by a length or chunked encoding", () => {
+    expect(hasBody({ "content-length": "12" })).toBe(true)
+    expect(hasBody({ "transfer-encoding": "chunked" })).toBe(true)
+    expect(hasBody({ "content-length": "0" })).toBe(false)
+    expect(hasBody({})).toBe(false)
+  })
+
+  it("must be JSON (UTF-8) within the size limit", () => {
+    expect(checkBodyHeaders({ "content-type": "application/json", "content-length": "10" })).toBeUndefined()
+    expect(checkBodyHeaders({ "content-type": "Application/JSON; charset=\"utf-8\"" })).toBeUndefined()
+    for (const type of [undefined, "text/plain", "multipart/form-data; boundary=x", "application/json; charset=latin1", "application/json+x"]) {
+      expect(checkBodyHeaders({ "content-type": type })?.status, String(type)).toBe(415)
+    }
+    expect(checkBodyHeaders({ "content-type": "application/json", "content-length": String(MAX_BODY_BYTES + 1) })?.status).toBe(413)
+  })
+
+  it("depth is counted outside strings, escapes included", () => {
+    expect(jsonDepth('{"a":[1,{"b":[]}]}')).toBe(4)
+    expect(jsonDepth('{"a":"[[[[[{{{{","b":"\\"[[["}')).toBe(1)
+    expect(jsonDepth("[".repeat(100_000) + "]".repeat(100_000))).toBe(100_000)
+    expect(jsonDepth("42")).toBe(0)
+  })
+
+  it("JSON: malformed, too deep, NUL or lone surrogate → 400; well-formed text → nothing to say", () => {
+    expect(checkJsonText("{")?.message).toMatch(/Malformed/)
+    expect(checkJsonText("[".repeat(33) + "]".repeat(33))?.message).toMatch(/32 levels/)
+    expect(checkJsonText("[".repeat(32) + "]".repeat(32))).toBeUndefined()
+    expect(checkJsonText('{"a":["x\\u0000"]}')?.message).toMatch(/NUL/)
+    expect(checkJsonText('{"\\udfff":1}')?.message).toMatch(/surrogate/)
+    expect(checkJsonText('{"name":"Peña 🚗","n":[1,2,{"k":null}]}')).toBeUndefined()
+  })
+})
