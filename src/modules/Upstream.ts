@@ -6,15 +6,16 @@
  *   200 {"items":[…the module's items…], "coverage":"full"|"reduced"}   (coverage optional, full)
  *   404: no records
  *
- * A request times out after 5 s; timeouts, network errors and 5xx are retryable failures (the
- * workflow retries them), anything else is not. Five failures in a row open a circuit breaker
- * for 30 s.
+ * A request has 8 s in all (connection, headers and body; at most 1 MiB); timeouts, network
+ * errors and 5xx are retryable failures (the workflow retries them), anything else is not. Five
+ * failures in a row open a circuit breaker for 30 s, then one trial call decides.
  */
-import { HttpClient, HttpClientResponse } from "@effect/platform"
+import { HttpClient } from "@effect/platform"
 import { Data, Effect, Option, Schema } from "effect"
 import type { ModuleName } from "../../workflows/shared.js"
 import * as CircuitBreaker from "../platform/CircuitBreaker.js"
 import { AppConfig } from "../platform/Config.js"
+import * as UpstreamCall from "../platform/UpstreamCall.js"
 import { FineItem, finesData, GncItem, gncData, TaxDebtItem, taxDebtData, VtvItem, vtvData } from "./Records.js"
 
 export class UpstreamFailure extends Data.TaggedError("UpstreamFailure")<{ readonly message: string; readonly retryable: boolean }> {}
@@ -45,25 +46,28 @@ export class ModuleUpstream extends Effect.Service<ModuleUpstream>()("vda/Module
       gnc: yield* CircuitBreaker.make({ threshold: 5, cooldown: "30 seconds" })
     }
 
+    const MESSAGES = {
+      timeout: "the source timed out",
+      unreachable: "the source could not be reached",
+      too_large: "the source's answer is too large",
+      unreadable: "the source gave an unexpected answer"
+    } as const
+
     const fetch = (module: ModuleName, base: string, plate: string) => {
       const { data, schema } = DECODERS[module]
-      return client.get(`${base.replace(/\/+$/, "")}/${encodeURIComponent(plate)}`, { headers: { accept: "application/json" } }).pipe(
-        Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => new UpstreamFailure({ message: "the source timed out", retryable: true }) }),
-        Effect.catchTags({
-          RequestError: () => Effect.fail(new UpstreamFailure({ message: "the source could not be reached", retryable: true })),
-          ResponseError: () => Effect.fail(new UpstreamFailure({ message: "the source's answer could not be read", retryable: true }))
-        }),
-        Effect.flatMap((response): Effect.Effect<UpstreamAnswer, UpstreamFailure> => {
-          if (response.status === 404) return Effect.succeed({ data: data([] as never), reducedCoverage: false })
-          if (response.status !== 200) {
-            return Effect.fail(new UpstreamFailure({ message: `the source answered ${response.status}`, retryable: response.status >= 500 }))
+      const decode = Schema.decodeUnknown(schema as Schema.Schema<{ items: ReadonlyArray<any>; coverage?: "full" | "reduced" }, unknown>)
+      return UpstreamCall.getJson(client, `${base.replace(/\/+$/, "")}/${encodeURIComponent(plate)}`).pipe(
+        Effect.mapError((e) => new UpstreamFailure({ message: MESSAGES[e.reason], retryable: e.retryable })),
+        Effect.flatMap((reply): Effect.Effect<UpstreamAnswer, UpstreamFailure> => {
+          if (reply.status === 404) return Effect.succeed({ data: data([] as never), reducedCoverage: false })
+          if (reply.status !== 200) {
+            return Effect.fail(new UpstreamFailure({ message: `the source answered ${reply.status}`, retryable: reply.status >= 500 }))
           }
-          return HttpClientResponse.schemaBodyJson(schema as Schema.Schema<{ items: ReadonlyArray<any>; coverage?: "full" | "reduced" }>)(response).pipe(
+          return decode(reply.body).pipe(
             Effect.map((body) => ({ data: data(body.items as never), reducedCoverage: body.coverage === "reduced" })),
-            Effect.mapError(() => new UpstreamFailure({ message: "the source gave an unexpected answer", retryable: false }))
+            Effect.mapError(() => new UpstreamFailure({ message: MESSAGES.unreadable, retryable: false }))
           )
         }),
-        Effect.scoped,
         breakers[module],
         Effect.catchTag("CircuitOpen", () =>
           Effect.fail(new UpstreamFailure({ message: "the source is failing; not called for a while", retryable: true })))

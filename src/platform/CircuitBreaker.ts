@@ -1,36 +1,40 @@
 /**
- * A circuit breaker for an upstream dependency: after `threshold` consecutive failures it opens
- * and fails fast for `cooldown`, then lets one trial call through (half-open); a success closes it.
+ * A circuit breaker for an upstream dependency (cockatiel): after `threshold` consecutive
+ * failures it opens and fails fast for `cooldown`, then half-opens: one trial call goes through
+ * while the others still fail fast; its success closes the circuit, its failure opens it again.
  */
-import { Clock, Data, Duration, Effect, Ref } from "effect"
+import { BrokenCircuitError, circuitBreaker, ConsecutiveBreaker, handleAll, IsolatedCircuitError } from "cockatiel"
+import { Cause, Data, Duration, Effect, Exit, Runtime } from "effect"
 
-export class CircuitOpen extends Data.TaggedError("CircuitOpen")<{ readonly retryAt: number }> {}
+export class CircuitOpen extends Data.TaggedError("CircuitOpen") {}
 
-interface State {
-  readonly failures: number
-  readonly openUntil: number
+/** Carries an Effect failure through the breaker (which counts it) back to Effect. */
+class Failed<E> {
+  constructor(readonly cause: Cause.Cause<E>) {}
 }
 
 export const make = (options: { readonly threshold: number; readonly cooldown: Duration.DurationInput }) =>
   Effect.gen(function*() {
-    const cooldown = Duration.toMillis(options.cooldown)
-    const state = yield* Ref.make<State>({ failures: 0, openUntil: 0 })
+    const policy = circuitBreaker(handleAll, {
+      halfOpenAfter: Duration.toMillis(options.cooldown),
+      breaker: new ConsecutiveBreaker(options.threshold)
+    })
+    const runtime = yield* Effect.runtime<never>()
 
-    return <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | CircuitOpen, R> =>
-      Effect.gen(function*() {
-        const now = yield* Clock.currentTimeMillis
-        const { openUntil } = yield* Ref.get(state)
-        if (now < openUntil) return yield* new CircuitOpen({ retryAt: openUntil })
-        return yield* effect.pipe(
-          Effect.tapBoth({
-            onSuccess: () => Ref.set(state, { failures: 0, openUntil: 0 }),
-            onFailure: () =>
-              Effect.flatMap(Clock.currentTimeMillis, (at) =>
-                Ref.update(state, (s) => {
-                  const failures = s.failures + 1
-                  return { failures, openUntil: failures >= options.threshold ? at + cooldown : 0 }
-                }))
-          })
-        )
-      })
+    return <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E | CircuitOpen> =>
+      Effect.tryPromise({
+        try: (signal) =>
+          policy.execute(async () => {
+            const exit = await Runtime.runPromiseExit(runtime)(effect, { signal })
+            if (Exit.isFailure(exit)) throw new Failed(exit.cause)
+            return exit.value
+          }),
+        catch: (error) => error
+      }).pipe(
+        Effect.catchAll((error): Effect.Effect<never, E | CircuitOpen> => {
+          if (error instanceof Failed) return Effect.failCause(error.cause as Cause.Cause<E>)
+          if (error instanceof BrokenCircuitError || error instanceof IsolatedCircuitError) return Effect.fail(new CircuitOpen())
+          return Effect.die(error)
+        })
+      )
   })

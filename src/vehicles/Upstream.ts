@@ -6,13 +6,15 @@
  *        currentLocation:{city, province}, locations, sourceDate, modelImage}}
  *   200 {"found":false} or 404: no data for the plate
  *
- * Each attempt times out after 3 s; timeouts, network errors and 5xx are retried twice with
- * backoff; five failed lookups in a row open a circuit breaker for 30 s (fail fast).
+ * Each attempt has 3 s in all (connection, headers and body; at most 1 MiB); timeouts, network
+ * errors and 5xx are retried twice with backoff; five failed lookups in a row open a circuit
+ * breaker for 30 s (fail fast), after which one trial lookup decides whether it closes.
  */
-import { HttpClient, HttpClientResponse } from "@effect/platform"
+import { HttpClient } from "@effect/platform"
 import { Data, Effect, Option, Schedule, Schema } from "effect"
 import * as CircuitBreaker from "../platform/CircuitBreaker.js"
 import { AppConfig } from "../platform/Config.js"
+import * as UpstreamCall from "../platform/UpstreamCall.js"
 import { VehicleFacts } from "./Records.js"
 
 export class SourceUnavailable extends Data.TaggedError("SourceUnavailable")<{ readonly reason: string }> {}
@@ -32,20 +34,20 @@ export class VehicleUpstream extends Effect.Service<VehicleUpstream>()("vda/Vehi
     const breaker = yield* CircuitBreaker.make({ threshold: 5, cooldown: "30 seconds" })
     const baseUrl = Option.map(config.vehicleUpstreamUrl, (url) => url.replace(/\/+$/, ""))
 
+    const decode = Schema.decodeUnknown(Answer)
+
     const attempt = (url: string) =>
-      client.get(url, { headers: { accept: "application/json" } }).pipe(
-        Effect.timeoutFail({ duration: "3 seconds", onTimeout: () => new Transient({ reason: "timed out" }) }),
-        Effect.catchTag("RequestError", (e) => Effect.fail(new Transient({ reason: e.reason }))),
-        Effect.flatMap((response): Effect.Effect<Option.Option<VehicleFacts>, Transient | Permanent> => {
-          if (response.status === 404) return Effect.succeed(Option.none<VehicleFacts>())
-          if (response.status >= 500) return Effect.fail(new Transient({ reason: `status ${response.status}` }))
-          if (response.status !== 200) return Effect.fail(new Permanent({ reason: `status ${response.status}` }))
-          return HttpClientResponse.schemaBodyJson(Answer)(response).pipe(
+      UpstreamCall.getJson(client, url, { deadline: "3 seconds" }).pipe(
+        Effect.mapError((e) => e.retryable ? new Transient({ reason: e.reason }) : new Permanent({ reason: e.reason })),
+        Effect.flatMap((reply): Effect.Effect<Option.Option<VehicleFacts>, Transient | Permanent> => {
+          if (reply.status === 404) return Effect.succeed(Option.none<VehicleFacts>())
+          if (reply.status >= 500) return Effect.fail(new Transient({ reason: `status ${reply.status}` }))
+          if (reply.status !== 200) return Effect.fail(new Permanent({ reason: `status ${reply.status}` }))
+          return decode(reply.body).pipe(
             Effect.map((answer) => (answer.found ? Option.some(answer.vehicle) : Option.none())),
             Effect.mapError(() => new Permanent({ reason: "unexpected response body" }))
           )
-        }),
-        Effect.scoped
+        })
       )
 
     return {

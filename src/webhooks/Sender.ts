@@ -58,9 +58,11 @@ export const send = (outgoing: Outgoing, { allowPrivate, timeoutMs = TIMEOUT_MS 
       return resume(Effect.succeed({ _tag: "NoAnswer", reason: `refused: ${literalRefusal}` }))
     }
     let settled = false
+    let deadline: NodeJS.Timeout | undefined
     const done = (answer: Answer) => {
       if (settled) return
       settled = true
+      clearTimeout(deadline)
       resume(Effect.succeed(answer))
     }
     const request = Https.request(url, {
@@ -79,6 +81,9 @@ export const send = (outgoing: Outgoing, { allowPrivate, timeoutMs = TIMEOUT_MS 
       response.on("error", () => done({ _tag: "Answered", status: response.statusCode ?? 0 }))
     })
     request.on("timeout", () => request.destroy(new Error(`no answer within ${timeoutMs / 1000} s`)))
+    // the socket timeout above is an idle timeout: an endpoint trickling bytes would reset it for
+    // ever, so the whole attempt also has a deadline (a status received in time still counts)
+    deadline = setTimeout(() => request.destroy(new Error(`no answer within ${timeoutMs / 1000} s`)), timeoutMs)
     request.on("error", (error) => done({ _tag: "NoAnswer", reason: error.message }))
     request.end(outgoing.body)
   })

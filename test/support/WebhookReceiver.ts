@@ -84,10 +84,11 @@ export interface Received {
 }
 
 /**
- * How the receiver answers a request: a status, a redirect, never (a hanging endpoint), or a
- * status decided by running something first (while the sender waits for the answer).
+ * How the receiver answers a request: a status, a redirect, never (a hanging endpoint), a status
+ * line followed by a header line every 300 ms for ever (an endpoint that trickles bytes, so the
+ * connection is never idle), or a status decided by running something first.
  */
-export type Reply = number | { readonly redirect: string } | "hang" | (() => Promise<number>)
+export type Reply = number | { readonly redirect: string } | "hang" | "trickle" | (() => Promise<number>)
 
 export interface Receiver {
   /** `https://127.0.0.1:PORT` */
@@ -113,6 +114,14 @@ export const startReceiver = async (tls: TlsFixture): Promise<Receiver> => {
       const replies = scripts.get(path) ?? [200]
       const reply = replies.length > 1 ? replies.shift()! : replies[0]!
       if (reply === "hang") return void hanging.add(response)
+      if (reply === "trickle") {
+        hanging.add(response)
+        const socket = response.socket!
+        socket.write("HTTP/1.1 200 OK\r\n")
+        const timer = setInterval(() => socket.write("X-Trickle: 1\r\n"), 300)
+        socket.on("close", () => clearInterval(timer))
+        return
+      }
       if (typeof reply === "object") {
         response.writeHead(302, { location: reply.redirect }).end()
         return
