@@ -75,7 +75,8 @@ export class Admission extends Effect.Service<Admission>()("vda/Admission", {
       ).pipe(Effect.orDie)
 
     const batcher = yield* Batcher.make({
-      key: (_request: Request) => "admission", // one lane: the larger the batch, the fewer round trips
+      // a lane per key: a busy account batches its own requests, and never queues another's
+      key: (request: Request) => request.keyHash,
       process: (_lane, requests) => admitBatch(requests)
     })
 
