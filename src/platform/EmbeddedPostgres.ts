@@ -76,8 +76,22 @@ const traversable = async (target: string, runAs: RunAs): Promise<boolean> => {
 const everyoneCanTraverse = (target: string) => traversable(target, { uid: -1, gid: -1 })
 
 /**
+ * Whether a staged binaries directory can be trusted: a real directory (no symlink), and it, its
+ * `bin/` and the programs we run owned by this process's user and writable by nobody else. The
+ * staging path is predictable, so as root anything else (planted by another user) is refused.
+ */
+export const trustedStaging = async (dir: string, uid = process.getuid?.() ?? 0): Promise<boolean> => {
+  for (const path of [dir, Path.join(dir, "bin"), ...["initdb", "pg_ctl", "postgres"].map((p) => Path.join(dir, "bin", p))]) {
+    const stat = await Fs.lstat(path).catch(() => undefined)
+    if (stat === undefined || stat.isSymbolicLink() || stat.uid !== uid || (stat.mode & 0o022) !== 0) return false
+  }
+  return true
+}
+
+/**
  * Resolves the binaries; when running as root and the package is not reachable by other users,
- * copies its `native/` tree once into `<tmpdir>/vda-postgres-<version>/`.
+ * copies its `native/` tree once into `<tmpdir>/vda-postgres-<version>/` (checked on every use:
+ * one that is not ours, or writable by others, is set aside for a private copy).
  */
 const stageBinaries = async (): Promise<Binaries> => {
   const require = createRequire(import.meta.url)
@@ -87,18 +101,23 @@ const stageBinaries = async (): Promise<Binaries> => {
   const version = (JSON.parse(await Fs.readFile(manifest, "utf8")) as { version: string }).version
   let nativeDir = Path.join(packageDir, "native")
   if (isRoot() && !(await everyoneCanTraverse(Path.join(nativeDir, "bin")))) {
-    const staged = Path.join(Os.tmpdir(), `vda-postgres-${version}`)
-    if (!(await Fs.stat(Path.join(staged, "bin", "pg_ctl")).catch(() => undefined))) {
+    const shared = Path.join(Os.tmpdir(), `vda-postgres-${version}`)
+    const stage = async () => {
       const scratch = await Fs.mkdtemp(Path.join(Os.tmpdir(), "vda-postgres-staging-"))
       await Fs.cp(nativeDir, scratch, { recursive: true, verbatimSymlinks: true })
       await Fs.chmod(scratch, 0o755)
-      await Fs.rename(scratch, staged).catch(async (error: NodeJS.ErrnoException) => {
+      return scratch
+    }
+    if (!(await Fs.lstat(shared).catch(() => undefined))) {
+      const scratch = await stage()
+      await Fs.rename(scratch, shared).catch(async (error: NodeJS.ErrnoException) => {
         // another process staged it first
         await Fs.rm(scratch, { recursive: true, force: true })
         if (error.code !== "ENOTEMPTY" && error.code !== "EEXIST") throw error
       })
     }
-    nativeDir = staged
+    // a shared copy that is not verifiably ours is never run: a private copy is used instead
+    nativeDir = (await trustedStaging(shared)) ? shared : await stage()
   }
   return { initdb: Path.join(nativeDir, "bin", "initdb"), pgCtl: Path.join(nativeDir, "bin", "pg_ctl"), version }
 }
