@@ -2,10 +2,14 @@
  * The inline workflow engine: runs the workflows' orchestration in this process, with the same
  * activities and the same retry policies as the Temporal worker (same formula, interpreted here).
  * Durable through PostgreSQL: on start it resumes every operation that is not final, and
- * activities are idempotent, so a restart loses nothing and charges nothing twice. For one
- * process only; more than one machine means Temporal.
+ * activities are idempotent, so a restart loses nothing and charges nothing twice. Each process
+ * claims what it runs (renewed while it lives), so API processes sharing one database never run
+ * the same operation or send the same delivery twice, and take over a dead process's work as soon
+ * as its presence session is gone (or its claims lapse). More than one machine is better served
+ * by Temporal.
  */
-import { Cause, Clock, Effect, Either, FiberMap, Layer, Option, Runtime } from "effect"
+import { randomUUID } from "node:crypto"
+import { Cause, Clock, Duration, Effect, Either, FiberMap, Layer, Option, Runtime, Schedule } from "effect"
 import {
   type Attempted,
   type EventActivities,
@@ -17,6 +21,7 @@ import {
 } from "../../workflows/orchestration.js"
 import { BOOKKEEPING_RETRY, type DeliveryStatus, type RetryPolicy, retryDelayMs } from "../../workflows/shared.js"
 import { AppConfig } from "../platform/Config.js"
+import { presence } from "../platform/Presence.js"
 import { WebhooksRepo } from "../webhooks/Repo.js"
 import { OperationActivities } from "./Activities.js"
 import { OperationsRepo } from "./Repo.js"
@@ -70,6 +75,11 @@ export const InlineEngineLive = Layer.scoped(
     const webhooks = yield* WebhooksRepo
     const runtime = yield* Effect.runtime<never>()
     const workflows = yield* FiberMap.make<string>()
+    // this process, as the holder of the operations and deliveries it runs
+    const holder = randomUUID()
+    const claimTtlMs = config.inlineClaimTtlMs
+    // while it is open, this process's claims hold; when it dies, they lapse at once
+    yield* presence(holder).pipe(Effect.orDie)
     // Aborted when the engine stops: running activities are interrupted and their operations,
     // not final, are resumed on the next start.
     const stopping = new AbortController()
@@ -121,10 +131,14 @@ export const InlineEngineLive = Layer.scoped(
       )
 
     const startDelivery = (deliveryId: string) =>
-      FiberMap.run(workflows, `delivery/${deliveryId}`, delivery(deliveryId), { onlyIfMissing: true }).pipe(
-        Effect.zipRight(Effect.flatMap(Clock.currentTimeMillis, (now) => webhooks.markStarted(deliveryId, new Date(now)))),
-        Effect.catchAllCause((cause) => Effect.logError("could not start a delivery", cause))
-      )
+      Effect.flatMap(webhooks.claim(deliveryId, holder, claimTtlMs), (claimed) =>
+        claimed
+          ? FiberMap.run(workflows, `delivery/${deliveryId}`, delivery(deliveryId), { onlyIfMissing: true }).pipe(
+            Effect.zipRight(Effect.flatMap(Clock.currentTimeMillis, (now) => webhooks.markStarted(deliveryId, new Date(now))))
+          )
+          : Effect.logDebug(`delivery ${deliveryId} runs in another process`)).pipe(
+          Effect.catchAllCause((cause) => Effect.logError("could not start a delivery", cause))
+        )
 
     const events: EventActivities = {
       emitEvent: (input) => bookkeeping(activities.emitEvent(input)),
@@ -170,23 +184,44 @@ export const InlineEngineLive = Layer.scoped(
       )
 
     const start = (request: StartRequest) =>
-      FiberMap.run(workflows, request.operationId, workflow(request), { onlyIfMissing: true }).pipe(
-        Effect.zipRight(repo.markStarted(request.operationId, new Date())),
-        Effect.catchAllCause((cause) => Effect.logError("could not start an operation", cause))
-      )
+      Effect.flatMap(repo.claim(request.operationId, holder, claimTtlMs), (claimed) =>
+        claimed
+          ? FiberMap.run(workflows, request.operationId, workflow(request), { onlyIfMissing: true }).pipe(
+            Effect.zipRight(repo.markStarted(request.operationId, new Date()))
+          )
+          : Effect.logDebug(`operation ${request.operationId} runs in another process`)).pipe(
+          Effect.catchAllCause((cause) => Effect.logError("could not start an operation", cause))
+        )
 
-    // resume what a previous run of this process left unfinished: operations, then deliveries
-    // (each waits for its planned attempt time)
-    yield* Effect.forkScoped(Effect.gen(function*() {
-      const rows = yield* repo.unfinished()
-      if (rows.length > 0) yield* Effect.logInfo(`resuming ${rows.length} unfinished operation(s)`)
-      yield* Effect.forEach(rows, (row) => start(startRequestOf(row)), { discard: true })
-      const pending = yield* webhooks.pending()
-      if (pending.length > 0) {
-        yield* Effect.logInfo(`resuming ${pending.length} pending webhook ${pending.length === 1 ? "delivery" : "deliveries"}`)
-      }
-      yield* Effect.forEach(pending, (row) => startDelivery(row.id), { discard: true })
-    }))
+    /**
+     * Takes up what no live process holds: at start, what a previous run left unfinished; later,
+     * what a process that died left behind (its claims lapsed). Operations, then deliveries (each
+     * waits for its planned attempt time). Also keeps this process's claims alive.
+     */
+    const sweep = (first: boolean) =>
+      Effect.gen(function*() {
+        yield* repo.renewClaims(holder, claimTtlMs)
+        yield* webhooks.renewClaims(holder, claimTtlMs)
+        const rows = (yield* repo.claimable(holder)).filter((row) => first || !runningHere(row.id))
+        if (rows.length > 0) yield* Effect.logInfo(`resuming ${rows.length} unfinished operation(s)`)
+        yield* Effect.forEach(rows, (row) => start(startRequestOf(row)), { discard: true })
+        const pending = (yield* webhooks.claimable(holder)).filter((row) => first || !runningHere(`delivery/${row.id}`))
+        if (pending.length > 0) {
+          yield* Effect.logInfo(`resuming ${pending.length} pending webhook ${pending.length === 1 ? "delivery" : "deliveries"}`)
+        }
+        yield* Effect.forEach(pending, (row) => startDelivery(row.id), { discard: true })
+      }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("could not take up unfinished work; trying again shortly", cause)))
+
+    const runningHere = (key: string) => FiberMap.unsafeHas(workflows, key)
+
+    // claims lapse when this process stops renewing them; at shutdown they are handed over at once
+    yield* Effect.addFinalizer(() =>
+      Effect.all([repo.releaseClaims(holder), webhooks.releaseClaims(holder)], { discard: true }).pipe(Effect.ignore)
+    )
+    yield* Effect.forkScoped(Effect.zipRight(
+      sweep(true),
+      sweep(false).pipe(Effect.repeat(Schedule.spaced(Duration.millis(Math.max(100, Math.floor(claimTtlMs / 3))))))
+    ))
 
     return WorkflowEngine.of({ start, startDelivery: (request: DeliveryStartRequest) => startDelivery(request.deliveryId) })
   })

@@ -4,6 +4,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import type { FinalStatus, ModuleName, ModuleOutcome, OperationStatus, VehicleSearchResult } from "../../workflows/shared.js"
+import { PRESENCE_PREFIX } from "../platform/Presence.js"
 import type { Environment } from "../platform/RequestContext.js"
 
 export interface OperationRow {
@@ -44,6 +45,10 @@ const FINAL = ["completed", "partial", "failed"]
 export class OperationsRepo extends Effect.Service<OperationsRepo>()("vda/OperationsRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    /** Free, ours, lapsed, or held by a process whose presence session is gone (it died). */
+    const claimOpenTo = (holder: string) =>
+      sql`(claimed_by is null or claimed_by = ${holder} or claimed_until < now()
+        or not exists (select 1 from pg_stat_activity where application_name = ${PRESENCE_PREFIX} || claimed_by))`
 
     const columns = sql.literal(
       "id, account_id, environment, kind, plate, modules_key, status, input, result, started_at, created_at, updated_at"
@@ -122,6 +127,32 @@ export class OperationsRepo extends Effect.Service<OperationsRepo>()("vda/Operat
             result = coalesce(${result === undefined ? null : JSON.stringify(result)}::jsonb, result)
           where id = ${id} and status not in ${sql.in(FINAL)}
           returning id`.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie),
+
+      /** Claims an active operation for `holder` (the inline engine of one process); false if another holds it. */
+      claim: (id: string, holder: string, ttlMs: number) =>
+        sql`
+          update operations set claimed_by = ${holder}, claimed_until = now() + ${ttlMs} * interval '1 millisecond'
+          where id = ${id} and status in ${sql.in(ACTIVE)}
+            and ${claimOpenTo(holder)}
+          returning id`.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie),
+
+      /** Active operations nobody holds a live claim on, oldest first. */
+      claimable: (holder: string) =>
+        sql<OperationRow>`
+          select ${columns} from operations
+          where status in ${sql.in(ACTIVE)} and ${claimOpenTo(holder)}
+          order by created_at`.pipe(Effect.orDie),
+
+      renewClaims: (holder: string, ttlMs: number) =>
+        sql`update operations set claimed_until = now() + ${ttlMs} * interval '1 millisecond'
+            where claimed_by = ${holder} and status in ${sql.in(ACTIVE)}`.pipe(Effect.asVoid, Effect.orDie),
+
+      /** Lets another process take this holder's unfinished work at once (at shutdown). */
+      releaseClaims: (holder: string) =>
+        sql`update operations set claimed_until = now() where claimed_by = ${holder} and status in ${sql.in(ACTIVE)}`.pipe(
+          Effect.asVoid,
+          Effect.orDie
+        ),
 
       /** Started operations not final yet that have not moved since `before` (oldest first). */
       stale: (before: Date, limit: number) =>

@@ -132,6 +132,8 @@ export class AppConfig extends Effect.Service<AppConfig>()("vda/AppConfig", {
         gnc: yield* optionalUrl("GNC_UPSTREAM_URL")
       },
       workflowEngine: yield* Config.literal("inline", "temporal")("WORKFLOW_ENGINE").pipe(Config.withDefault("inline" as const)),
+      /** Inline engine: how long a process's claim on its running work outlives its last renewal. */
+      inlineClaimTtlMs: yield* positiveInt("INLINE_CLAIM_TTL_MS", 30_000),
       temporal: yield* temporal,
       /** Keys the plate's hash in workflow ids and search attributes (the plate never leaves in clear). */
       plateHashSalt: yield* Config.redacted("PLATE_HASH_SALT").pipe(Config.withDefault(Redacted.make(DEVELOPMENT_PLATE_HASH_SALT))),

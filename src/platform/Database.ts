@@ -15,6 +15,7 @@ import migration0003 from "./migrations/0003_metering_functions.js"
 import migration0004 from "./migrations/0004_operations.js"
 import migration0005 from "./migrations/0005_webhooks.js"
 import migration0006 from "./migrations/0006_leases.js"
+import migration0007 from "./migrations/0007_claims.js"
 
 export const migrations = {
   "0001_foundation": migration0001,
@@ -22,7 +23,8 @@ export const migrations = {
   "0003_metering_functions": migration0003,
   "0004_operations": migration0004,
   "0005_webhooks": migration0005,
-  "0006_leases": migration0006
+  "0006_leases": migration0006,
+  "0007_claims": migration0007
 }
 
 /** Where the database is, and whether it is the embedded one this process manages. */

@@ -4,6 +4,7 @@
 import { SqlClient } from "@effect/sql"
 import { SqlError } from "@effect/sql/SqlError"
 import { Effect, Option } from "effect"
+import { PRESENCE_PREFIX } from "../platform/Presence.js"
 import type { Environment } from "../platform/RequestContext.js"
 
 export interface ConfigRow {
@@ -49,6 +50,10 @@ const DELIVERY_COLUMNS =
 export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("vda/WebhooksRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    /** Free, ours, lapsed, or held by a process whose presence session is gone (it died). */
+    const claimOpenTo = (holder: string) =>
+      sql`(claimed_by is null or claimed_by = ${holder} or claimed_until < now()
+        or not exists (select 1 from pg_stat_activity where application_name = ${PRESENCE_PREFIX} || claimed_by))`
     const columns = sql.literal(DELIVERY_COLUMNS)
 
     const ensureConfig = (accountId: string, environment: Environment, secret: string, at: Date) =>
@@ -153,6 +158,31 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("vda/WebhooksRe
           select ${columns} from webhook_deliveries
           where status = 'pending' and started_at is not null and next_attempt_at < ${dueBefore}
           order by next_attempt_at limit ${limit}`.pipe(Effect.orDie),
+
+      /** Claims a pending delivery for `holder` (the inline engine of one process); false if another holds it. */
+      claim: (id: string, holder: string, ttlMs: number) =>
+        sql`
+          update webhook_deliveries set claimed_by = ${holder}, claimed_until = now() + ${ttlMs} * interval '1 millisecond'
+          where id = ${id}::uuid and status = 'pending'
+            and ${claimOpenTo(holder)}
+          returning id`.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie),
+
+      /** Pending deliveries nobody holds a live claim on, by planned attempt time. */
+      claimable: (holder: string) =>
+        sql<DeliveryRow>`
+          select ${columns} from webhook_deliveries
+          where status = 'pending' and ${claimOpenTo(holder)}
+          order by next_attempt_at`.pipe(Effect.orDie),
+
+      renewClaims: (holder: string, ttlMs: number) =>
+        sql`update webhook_deliveries set claimed_until = now() + ${ttlMs} * interval '1 millisecond'
+            where claimed_by = ${holder} and status = 'pending'`.pipe(Effect.asVoid, Effect.orDie),
+
+      releaseClaims: (holder: string) =>
+        sql`update webhook_deliveries set claimed_until = now() where claimed_by = ${holder} and status = 'pending'`.pipe(
+          Effect.asVoid,
+          Effect.orDie
+        ),
 
       /** Pending deliveries (`unstartedBefore`: only those never handed to an engine). */
       pending: (options: { readonly unstartedBefore?: Date } = {}) =>

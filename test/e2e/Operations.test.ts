@@ -41,7 +41,7 @@ describe("operations on the real server", () => {
     expect(await first.stop("SIGKILL")).toBeNull()
 
     const second = await start()
-    expect(second.output()).toContain("resuming 1 unfinished operation")
+    await waitFor(() => (second.output().includes("resuming 1 unfinished operation") ? true : undefined), "the resume")
     const done = await waitFor(async () => {
       const body = await json(await request(second, `/v2/operations/${id}`))
       return body.status === "completed" ? body : undefined
