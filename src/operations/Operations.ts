@@ -131,21 +131,13 @@ export class Operations extends Effect.Service<Operations>()("vda/Operations", {
           )
           return undefined
         }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
-        // committed and handed to the engine as one step: a client that disconnects in between
-        // must not leave its operation unstarted
-        const reused = yield* Effect.uninterruptible(
-          attempt.pipe(
-            Effect.catchTag("LostRace", Effect.die),
-            Effect.tap((reused) =>
-              reused === undefined
-                ? engine.start({ kind: "modules", operationId: id, accountId: key.accountId, environment: key.environment, plate, modules })
-                : Effect.void
-            )
-          )
-        )
+        // once committed the operation is durable: if the client leaves before the engine has it,
+        // the engine's sweep (inline) or reconciler (Temporal) starts it
+        const reused = yield* attempt.pipe(Effect.catchTag("LostRace", Effect.die))
         if (reused !== undefined) {
           return { operation: (yield* requireOperation(reused)) as ModulesOperation, created: false }
         }
+        yield* engine.start({ kind: "modules", operationId: id, accountId: key.accountId, environment: key.environment, plate, modules })
         return { operation: (yield* requireOperation(id)) as ModulesOperation, created: true } satisfies Created<ModulesOperation>
       })
 
@@ -155,7 +147,7 @@ export class Operations extends Effect.Service<Operations>()("vda/Operations", {
         const at = yield* Clock.currentTimeMillis
         const id = `op_${yield* ulid}`
         const requestId = yield* RequestId
-        yield* Effect.uninterruptible(Effect.zipRight(chargeAndInsert(
+        yield* chargeAndInsert(
           {
             id,
             accountId: principal.accountId,
@@ -167,8 +159,8 @@ export class Operations extends Effect.Service<Operations>()("vda/Operations", {
             createdAt: new Date(at)
           },
           Charges.plateQuery(principal, plate, at)
-        ).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die), Effect.catchTag("LostRace", Effect.die)),
-          engine.start({ kind: "vehicle", operationId: id, accountId: principal.accountId, environment: principal.environment, plate })))
+        ).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die), Effect.catchTag("LostRace", Effect.die))
+        yield* engine.start({ kind: "vehicle", operationId: id, accountId: principal.accountId, environment: principal.environment, plate })
         return (yield* requireOperation(id)) as VehicleOperation
       })
 
