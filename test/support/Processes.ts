@@ -35,23 +35,34 @@ export const waitFor = async <A>(
   }
 }
 
-export interface ServerProcess {
+/** A long-running child process of ours, its output captured. */
+export interface ChildProcessHandle {
   readonly child: ChildProcess
-  readonly productionUrl: string
-  readonly sandboxUrl: string
   output(): string
   /** Sends a signal and resolves with the exit code. */
   stop(signal?: NodeJS.Signals): Promise<number | null>
   exited: Promise<number | null>
 }
 
-/** Spawns `npm start`'s entry (`node src/start.js`) and resolves once both listeners are open. */
-export const startServer = async (env: Record<string, string>): Promise<ServerProcess> => {
-  const child = spawn(process.execPath, ["src/start.js"], {
-    cwd: ROOT,
-    env: childEnv({ PORT: "0", SANDBOX_PORT: "0", HOST: "127.0.0.1", ...env }),
-    stdio: ["ignore", "pipe", "pipe"]
-  })
+export interface ServerProcess extends ChildProcessHandle {
+  readonly productionUrl: string
+  readonly sandboxUrl: string
+}
+
+export type WorkerProcess = ChildProcessHandle
+
+/**
+ * Spawns `node ENTRY` and waits until `ready` finds what it waits for in the output; fails with
+ * the output if the process exits first.
+ */
+const startProcess = async <A>(
+  entry: string,
+  env: Record<string, string>,
+  what: string,
+  ready: (output: string) => A | undefined,
+  deadlineMs?: number
+): Promise<ChildProcessHandle & { readonly ready: A }> => {
+  const child = spawn(process.execPath, [entry], { cwd: ROOT, env: childEnv(env), stdio: ["ignore", "pipe", "pipe"] })
   children.add(child)
   let output = ""
   child.stdout!.on("data", (chunk) => (output += chunk))
@@ -59,56 +70,35 @@ export const startServer = async (env: Record<string, string>): Promise<ServerPr
   const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
   let exitCode: number | null | undefined
   void exited.then((code) => (exitCode = code))
-  const urls = await waitFor(() => {
-    if (exitCode !== undefined) throw new Error(`server exited (${exitCode}):\n${output}`)
+  const found = await waitFor(() => {
+    if (exitCode !== undefined) throw new Error(`${entry} exited (${exitCode}):\n${output}`)
+    return ready(output)
+  }, what, deadlineMs)
+  return {
+    child,
+    ready: found,
+    output: () => output,
+    exited,
+    stop: (signal = "SIGTERM") => {
+      child.kill(signal)
+      return exited
+    }
+  }
+}
+
+/** Spawns `npm start`'s entry (`node src/start.js`) and resolves once both listeners are open. */
+export const startServer = async (env: Record<string, string>): Promise<ServerProcess> => {
+  const server = await startProcess("src/start.js", { PORT: "0", SANDBOX_PORT: "0", HOST: "127.0.0.1", ...env }, "the server to listen", (output) => {
     const production = /production API listening on (http:\/\/\S+)/.exec(output)?.[1]
     const sandbox = /sandbox API listening on (http:\/\/\S+)/.exec(output)?.[1]
     return production && sandbox ? { production, sandbox } : undefined
-  }, "the server to listen")
-  return {
-    child,
-    productionUrl: urls.production,
-    sandboxUrl: urls.sandbox,
-    output: () => output,
-    exited,
-    stop: (signal = "SIGTERM") => {
-      child.kill(signal)
-      return exited
-    }
-  }
-}
-
-export interface WorkerProcess {
-  readonly child: ChildProcess
-  output(): string
-  stop(signal?: NodeJS.Signals): Promise<number | null>
-  exited: Promise<number | null>
+  })
+  return { ...server, productionUrl: server.ready.production, sandboxUrl: server.ready.sandbox }
 }
 
 /** Spawns `npm run worker`'s entry (`node worker/start.js`); resolves once it polls, or fails if it exits. */
-export const startWorker = async (env: Record<string, string>): Promise<WorkerProcess> => {
-  const child = spawn(process.execPath, ["worker/start.js"], { cwd: ROOT, env: childEnv(env), stdio: ["ignore", "pipe", "pipe"] })
-  children.add(child)
-  let output = ""
-  child.stdout!.on("data", (chunk) => (output += chunk))
-  child.stderr!.on("data", (chunk) => (output += chunk))
-  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
-  let exitCode: number | null | undefined
-  void exited.then((code) => (exitCode = code))
-  await waitFor(() => {
-    if (exitCode !== undefined) throw new Error(`worker exited (${exitCode}):\n${output}`)
-    return output.includes("worker polling") ? true : undefined
-  }, "the worker to poll", 90_000)
-  return {
-    child,
-    output: () => output,
-    exited,
-    stop: (signal = "SIGTERM") => {
-      child.kill(signal)
-      return exited
-    }
-  }
-}
+export const startWorker = (env: Record<string, string>): Promise<WorkerProcess> =>
+  startProcess("worker/start.js", env, "the worker to poll", (output) => (output.includes("worker polling") ? true : undefined), 90_000)
 
 export interface CliResult {
   readonly code: number | null

@@ -37,7 +37,7 @@ describe("the worker entry point", () => {
     const address = `127.0.0.1:${await closedPort()}`
     const start = startWorker({ DATABASE_URL: await freshDatabase(), TEMPORAL_ADDRESS: address })
     const failure = await start.then(() => "it polled a server that does not exist", (error: Error) => error.message)
-    expect(failure).toMatch(/worker exited \(1\)/)
+    expect(failure).toMatch(/worker\/start.js exited \(1\)/)
     expect(failure).toContain(address)
     expect(failure).not.toMatch(/Could not resolve|No loader is configured|ERR_MODULE_NOT_FOUND/)
   }, 90_000)
