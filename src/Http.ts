@@ -51,6 +51,8 @@ import { HealthHttpLive } from "./platform/HealthHttp.js"
 import { ulid } from "./platform/Ids.js"
 import { WebhooksHttpLive } from "./webhooks/Http.js"
 import { WebhookDeliveries } from "./webhooks/Deliveries.js"
+import { DeliveriesRetentionLive } from "./webhooks/Retention.js"
+import { MeteringRetentionLive } from "./metering/Retention.js"
 import { WebhooksRepo } from "./webhooks/Repo.js"
 import { SystemResolverLive } from "./webhooks/UrlPolicy.js"
 import { Webhooks } from "./webhooks/Webhooks.js"
@@ -237,7 +239,11 @@ export const ActivitiesLive = OperationActivities.Default.pipe(
   Layer.provide(FetchHttpClient.layer)
 )
 
+/** Periodic clean-ups (one process at a time). */
+const RetentionLive = Layer.mergeAll(MeteringRetentionLive, DeliveriesRetentionLive).pipe(Layer.provide(Leases.Default))
+
 export const ServicesLive = Layer.mergeAll(
+  RetentionLive,
   Admission.Default,
   UsageReader.Default,
   AccountsRepo.Default,

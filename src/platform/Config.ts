@@ -154,7 +154,8 @@ export class AppConfig extends Effect.Service<AppConfig>()("vda/AppConfig", {
         ),
         maximumIntervalMs: yield* milliseconds("WEBHOOK_RETRY_MAX_MS", DELIVERY_RETRY.maximumIntervalMs)
       } satisfies RetryPolicy,
-      sandboxLatencyMs: yield* milliseconds("SANDBOX_MODULE_LATENCY_MS", 1500)
+      sandboxLatencyMs: yield* milliseconds("SANDBOX_MODULE_LATENCY_MS", 1500),
+      webhookDeliveryRetentionDays: yield* positiveInt("WEBHOOK_DELIVERY_RETENTION_DAYS", 30)
     }
   })
 }) {}

@@ -1,0 +1,19 @@
+/**
+ * What metering no longer needs: per-minute request windows older than a day (they only ever
+ * decide the current minute) and unique-plate sets of past days (the day's count stays in its
+ * counter). Monthly counters and billing periods are kept.
+ */
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import { retentionJob } from "../platform/Retention.js"
+
+export const pruneMetering = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const windows = yield* sql`
+    delete from meter_counters where meter = 'requests' and period_start < now() - interval '1 day' returning 1`
+  const values = yield* sql`
+    delete from meter_distinct_values where period_start < now() - interval '2 days' returning 1`
+  return windows.length + values.length
+})
+
+export const MeteringRetentionLive = retentionJob("metering", pruneMetering)

@@ -1,0 +1,60 @@
+/**
+ * Retention: per-minute request windows older than a day, past days' unique-plate sets and
+ * settled deliveries older than the retention are removed; what is still needed is kept.
+ */
+import { Effect } from "effect"
+import Pg from "pg"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { pruneMetering } from "../../src/metering/Retention.js"
+import { pruneDeliveries } from "../../src/webhooks/Retention.js"
+import { makeTestApp, type TestApp, testConfig } from "../support/TestApp.js"
+
+let app: TestApp
+let db: Pg.Client
+
+beforeAll(async () => {
+  app = await makeTestApp()
+  db = new Pg.Client({ connectionString: app.databaseUrl })
+  await db.connect()
+})
+afterAll(async () => {
+  await db?.end()
+  await app?.dispose()
+})
+
+const count = async (query: string, params: Array<unknown>) => Number((await db.query(query, params)).rows[0].n)
+
+describe("retention", () => {
+  it("metering: old request windows and past days' plate sets go; recent windows and monthly counters stay", async () => {
+    const { id } = await app.createAccount()
+    const insertCounter = (meter: string, at: string) =>
+      db.query("insert into meter_counters values ($1, 'production', $2, $3, 1)", [id, meter, at])
+    await insertCounter("requests", "2026-01-01T10:00:00Z")
+    await db.query("insert into meter_counters values ($1, 'production', 'requests', now() - interval '5 minutes', 1)", [id])
+    await insertCounter("plate_queries", "2026-01-01T03:00:00Z")
+    await db.query("insert into meter_distinct_values values ($1, 'production', 'unique_plates', '2026-01-01T03:00:00Z', 'AB123CD')", [id])
+    await db.query("insert into meter_distinct_values values ($1, 'production', 'unique_plates', now(), 'AB124CD')", [id])
+
+    expect(await app.run(pruneMetering)).toBe(2)
+    expect(await count("select count(*) as n from meter_counters where account_id = $1 and meter = 'requests'", [id])).toBe(1)
+    expect(await count("select count(*) as n from meter_counters where account_id = $1 and meter = 'plate_queries'", [id])).toBe(1)
+    expect(await count("select count(*) as n from meter_distinct_values where account_id = $1", [id])).toBe(1)
+  })
+
+  it("deliveries: settled ones past the retention go; recent and pending ones stay", async () => {
+    const { id } = await app.createAccount()
+    const insert = (status: string, updatedAgo: string) =>
+      db.query(
+        `insert into webhook_deliveries (id, account_id, environment, api_version, event_type, body, status, next_attempt_at, created_at, updated_at)
+         values (gen_random_uuid(), $1, 'production', 'v2', 'webhook.test', '{}', $2, now(), now() - $3::interval, now() - $3::interval)`,
+        [id, status, updatedAgo]
+      )
+    await insert("processed", "10 days")
+    await insert("failed", "8 days")
+    await insert("processed", "1 day")
+    await insert("pending", "30 days")
+    expect(await app.run(pruneDeliveries.pipe(Effect.provide(testConfig({ WEBHOOK_DELIVERY_RETENTION_DAYS: "7" }))))).toBe(2)
+    const left = (await db.query("select status from webhook_deliveries where account_id = $1 order by status", [id])).rows.map((r) => r.status)
+    expect(left).toEqual(["pending", "processed"])
+  })
+})
