@@ -1,0 +1,141 @@
+/**
+ * Schema-driven fuzzing of the endpoints: requests generated from the contract's own schemas
+ * (Effect Schema's Arbitrary, with fast-check), mixed with hostile values (NUL, lone surrogates,
+ * case-folding letters, huge numbers, deep JSON, wrong content types, odd paths). For every
+ * request: never a 500, every error in the contract's shape with nothing internal in it, and a
+ * refused request consumes nothing. FUZZ_RUNS sets the number of runs per property
+ * (`npm run fuzz` runs many more than the default).
+ */
+import { Arbitrary, FastCheck as fc } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { VehicleQueryParams } from "../../src/vehicles/Api.js"
+import { WebhookConfigUpdate } from "../../src/webhooks/Api.js"
+import { json, makeTestApp, type TestAccount, type TestApp, withKey } from "../support/TestApp.js"
+
+const RUNS = Number(process.env.FUZZ_RUNS ?? 60)
+const ERROR_CODES = [
+  "invalid_api_key", "access_denied", "invalid_plate", "invalid_request", "unsupported_module", "duplicate_module",
+  "module_not_enabled", "quota_exceeded", "rate_limit_exceeded", "operation_not_found", "temporarily_unavailable"
+]
+const INTERNAL = /\n\s+at |node_modules|\/src\/|\/tmp\/|select |insert |update |SqlError|FiberFailure|Cause|TypeError|RangeError/
+
+let app: TestApp
+let account: TestAccount
+
+beforeAll(async () => {
+  app = await makeTestApp()
+  account = await app.createAccount({ plan: "custom" })
+  await app.run((await import("effect")).Effect.flatMap((await import("../../src/accounts/Accounts.js")).Accounts, (a) =>
+    a.setCustom(account.id, { requestsPerMinute: null })))
+})
+afterAll(() => app?.dispose())
+
+/** Strings a careless or hostile client sends. */
+const hostileString = fc.oneof(
+  fc.constantFrom("", "\u0000", "a\u0000b", "\ud800", "\udfff", "ı", "ſ", "ﬁ", "ﬀ", "K", "ǅ", "💥", "%00", "../..", "null", "[]", "{}",
+    "AB123CD\u0000", "ab123cd", "AB123C", " AB123CD", "x".repeat(5000)),
+  fc.string({ unit: "binary", maxLength: 40 }),
+  fc.string({ maxLength: 20 })
+)
+const hostileValue: fc.Arbitrary<unknown> = fc.oneof(
+  hostileString,
+  fc.constantFrom(1e308, -1e308, 2 ** 53 + 1, -0, 0.1, true, false, null),
+  fc.integer(),
+  fc.array(hostileString, { maxLength: 6 }),
+  fc.dictionary(hostileString, hostileString, { maxKeys: 4 })
+)
+
+/** Percent-encodes anything, lone surrogates included (as the invalid UTF-8 a client might send). */
+const encodeSegment = (s: string) => {
+  try {
+    return encodeURIComponent(s)
+  } catch {
+    return "%ED%A0%80"
+  }
+}
+
+const plateSegment = fc.oneof(
+  fc.constantFrom("AB123CD", "abc123", "AB111CD", "AB222CD", "AB444CD", "AB404CD"),
+  hostileString.map(encodeSegment)
+)
+
+const usage = async () => (await json(await app.sandbox("/v2/usage", withKey(account.sandbox.key)))).data
+
+/** Checks one answer against the contract's rules; returns whether it was refused. */
+const checkAnswer = async (res: Response, label: string, method = "GET") => {
+  expect(res.status, label).not.toBe(500)
+  expect(res.status, label).toBeLessThan(500 + (res.status === 503 ? 1 : 0))
+  if (method === "HEAD") return res.status >= 400 // a HEAD answer has no body to read
+  const text = await res.text()
+  expect(text, label).not.toMatch(INTERNAL)
+  if (res.status >= 400) {
+    const body = JSON.parse(text)
+    expect(Object.keys(body), label).toEqual(["error"])
+    expect(ERROR_CODES, label).toContain(body.error.code)
+    expect(typeof body.error.message, label).toBe("string")
+    expect(body.error.requestId, label).toBe(res.headers.get("x-request-id"))
+    return true
+  }
+  return false
+}
+
+/** Runs a property whose requests may be refused: refused ones must leave usage as it was. */
+const fuzz = <A>(arbitrary: fc.Arbitrary<A>, send: (a: A) => Promise<{ res: Response; label: string; method?: string }>) =>
+  fc.assert(
+    fc.asyncProperty(arbitrary, async (input) => {
+      const before = await usage()
+      const { label, method, res } = await send(input)
+      if (await checkAnswer(res, label, method)) {
+        const after = await usage()
+        expect(after.plateQueries.used, label).toBe(before.plateQueries.used)
+        expect(after.moduleQueries.used, label).toBe(before.moduleQueries.used)
+        expect(after.uniquePlates.used, label).toBe(before.uniquePlates.used)
+      }
+    }),
+    { numRuns: RUNS }
+  )
+
+describe("fuzzing the endpoints", () => {
+  it("GET /v2/vehicles/{plate} with query parameters from the schema and hostile ones", async () => {
+    const params = fc.oneof(
+      Arbitrary.make(VehicleQueryParams).map((p) => Object.entries(p).map(([k, v]) => [k, String(v)] as [string, string])),
+      fc.array(fc.tuple(fc.constantFrom("codia", "sheet", "tires", "classification", "debug", "onMiss", "sandbox_seed", "sandbox_scenario", "x"), hostileString), { maxLength: 4 })
+    )
+    await fuzz(fc.tuple(plateSegment, params), async ([plate, query]) => {
+      const search = new URLSearchParams(query).toString()
+      const path = `/v2/vehicles/${plate}${search ? `?${search}` : ""}`
+      return { label: path, res: await app.sandbox(path, withKey(account.sandbox.key)) }
+    })
+  }, 120_000)
+
+  it("PATCH /v2/webhooks/config with bodies from the schema and hostile ones", async () => {
+    const body = fc.oneof(
+      Arbitrary.make(WebhookConfigUpdate).map((b) => JSON.stringify(b)),
+      fc.record({ url: hostileValue, enabled: hostileValue, rotateSecret: hostileValue }, { requiredKeys: [] }).map((b) => JSON.stringify(b)),
+      hostileString.map((s) => JSON.stringify({ url: `https://hooks.example.com/${s}` }))
+    )
+    await fuzz(body, async (payload) => ({
+      label: payload.slice(0, 120),
+      res: await app.sandbox("/v2/webhooks/config", withKey(account.sandbox.key, {
+        method: "PATCH",
+        headers: { "content-type": "application/json", "content-length": String(Buffer.byteLength(payload)) },
+        body: payload
+      }))
+    }))
+  }, 120_000)
+
+  it("any method on any path, with hostile segments and keys", async () => {
+    const path = fc.oneof(
+      fc.constantFrom("/v2/usage", "/v2/status", "/v2/plans", "/v2/webhooks/deliveries", "/v2/webhooks/test", "/v2/operations/op_x", "/healthz", "/readyz"),
+      fc.tuple(fc.constantFrom("/v2/operations/", "/v2/webhooks/deliveries?limit=", "/v2/webhooks/deliveries?offset=", "/v2/", "/"), hostileString)
+        .map(([prefix, s]) => `${prefix}${encodeSegment(s)}`)
+    )
+    const method = fc.constantFrom("GET", "POST", "PATCH", "PUT", "DELETE", "HEAD", "OPTIONS")
+    const key = fc.oneof(fc.constant(account.sandbox.key), fc.constant(account.production.key), hostileString.filter((s) => /^[\x20-\x7e]*$/.test(s)))
+    await fuzz(fc.tuple(method, path, key), async ([m, p, k]) => ({
+      label: `${m} ${p}`,
+      method: m,
+      res: await app.sandbox(p, { method: m, headers: { "x-api-key": k } })
+    }))
+  }, 120_000)
+})
