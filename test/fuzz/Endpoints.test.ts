@@ -8,6 +8,7 @@
  */
 import { Arbitrary, FastCheck as fc } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { ModulesRequest } from "../../src/operations/Api.js"
 import { VehicleQueryParams } from "../../src/vehicles/Api.js"
 import { WebhookConfigUpdate } from "../../src/webhooks/Api.js"
 import { json, makeTestApp, type TestAccount, type TestApp, withKey } from "../support/TestApp.js"
@@ -59,7 +60,12 @@ const plateSegment = fc.oneof(
   hostileString.map(encodeSegment)
 )
 
-const usage = async () => (await json(await app.sandbox("/v2/usage", withKey(account.sandbox.key)))).data
+/** What both environments have consumed so far. */
+const usage = async () => {
+  const sandbox = (await json(await app.sandbox("/v2/usage", withKey(account.sandbox.key)))).data
+  const production = (await json(await app.production("/v2/usage", withKey(account.production.key)))).data
+  return [sandbox, production].map((u) => [u.plateQueries.used, u.moduleQueries.used, u.uniquePlates.used])
+}
 
 /** Checks one answer against the contract's rules; returns whether it was refused. */
 const checkAnswer = async (res: Response, label: string, method = "GET") => {
@@ -87,9 +93,7 @@ const fuzz = <A>(arbitrary: fc.Arbitrary<A>, send: (a: A) => Promise<{ res: Resp
       const { label, method, res } = await send(input)
       if (await checkAnswer(res, label, method)) {
         const after = await usage()
-        expect(after.plateQueries.used, label).toBe(before.plateQueries.used)
-        expect(after.moduleQueries.used, label).toBe(before.moduleQueries.used)
-        expect(after.uniquePlates.used, label).toBe(before.uniquePlates.used)
+        expect(after, label).toEqual(before)
       }
     }),
     { numRuns: RUNS }
@@ -105,6 +109,26 @@ describe("fuzzing the endpoints", () => {
       const search = new URLSearchParams(query).toString()
       const path = `/v2/vehicles/${plate}${search ? `?${search}` : ""}`
       return { label: path, res: await app.sandbox(path, withKey(account.sandbox.key)) }
+    })
+  }, 120_000)
+
+  it("POST /v2/vehicles/{plate}/modules with bodies from the schema and hostile ones", async () => {
+    const body = fc.oneof(
+      Arbitrary.make(ModulesRequest).map((b) => JSON.stringify(b)),
+      fc.record({ modules: fc.oneof(hostileValue, fc.array(fc.oneof(fc.constantFrom("fines", "vtv", "tax_debt", "gnc"), hostileString), { maxLength: 6 })), extra: hostileValue }, { requiredKeys: [] })
+        .map((b) => JSON.stringify(b)),
+      hostileString
+    )
+    const environment = fc.constantFrom("sandbox" as const, "production" as const)
+    await fuzz(fc.tuple(plateSegment, body, environment), async ([plate, payload, env]) => {
+      const call = env === "sandbox" ? app.sandbox : app.production
+      const key = env === "sandbox" ? account.sandbox.key : account.production.key
+      const res = await call(`/v2/vehicles/${plate}/modules`, withKey(key, {
+        method: "POST",
+        headers: { "content-type": "application/json", "content-length": String(Buffer.byteLength(payload)) },
+        body: payload
+      }))
+      return { label: `${env} ${plate} ${payload.slice(0, 120)}`, res }
     })
   }, 120_000)
 
