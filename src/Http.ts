@@ -28,6 +28,7 @@ import { AccountsHttpLive } from "./accounts/Http.js"
 import { AccountsRepo } from "./accounts/Repo.js"
 import { AdmittedPrincipal, ApiKeyAuthLive } from "./accounts/Security.js"
 import { Api } from "./Api.js"
+import { readBodyText } from "./platform/RequestBody.js"
 import { MeteringHttpLive } from "./metering/Http.js"
 import { Metering } from "./metering/Metering.js"
 import { Admission } from "./metering/Admission.js"
@@ -151,15 +152,9 @@ const checkInput = (methodsOf: (path: string) => ReadonlyArray<string>) => (app:
     if (RequestInput.hasBody(request.headers)) {
       const headers = RequestInput.checkBodyHeaders(request.headers)
       if (headers !== undefined) return yield* refuse(request, headers)
-      // read once (the router's decoding reuses it); a chunked body past the limit is still read
-      // to its end (up to a cap) so the answer is a 413 on a connection that stays usable
-      const text = yield* request.text.pipe(
-        HttpIncomingMessage.withMaxBodySize(Option.some(FileSystem.Size(RequestInput.MAX_DRAINED_BODY_BYTES))),
-        Effect.option
-      )
-      if (Option.isNone(text) || Buffer.byteLength(text.value) > RequestInput.MAX_BODY_BYTES) {
-        return yield* refuse(request, RequestInput.tooLarge)
-      }
+      // read once (the router's decoding reuses it); past the limit (a chunked body), a 413
+      const text = yield* readBodyText(request, RequestInput.MAX_BODY_BYTES)
+      if (Option.isNone(text)) return yield* refuse(request, RequestInput.tooLarge)
       const json = RequestInput.checkJsonText(text.value)
       if (json !== undefined) return yield* refuse(request, json)
     }

@@ -3,7 +3,7 @@
  * sandbox listeners serving the same application. SIGTERM lets in-flight requests finish, then
  * closes the listeners, the pool and the embedded PostgreSQL.
  */
-import { createServer, type Server } from "node:http"
+import type { Server } from "node:http"
 import { HttpApiBuilder, HttpMiddleware, HttpServer, HttpServerRequest } from "@effect/platform"
 import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
 import { Clock, Console, Effect, Layer, Logger, LogLevel } from "effect"
@@ -12,7 +12,7 @@ import { createDemoAccount, describeDemoAccount } from "./accounts/DemoAccount.j
 import { HttpStackLive, withEnvironment } from "./Http.js"
 import { AppConfig } from "./platform/Config.js"
 import { DatabaseLocation, makeDatabaseLive } from "./platform/Database.js"
-import { answerClientErrors, serverOptions } from "./platform/HttpServerLimits.js"
+import { createLimitedServer } from "./platform/HttpServerLimits.js"
 import * as Imports from "./cli/Imports.js"
 import { demoDataFile } from "./platform/Paths.js"
 import type { Environment } from "./platform/RequestContext.js"
@@ -78,7 +78,7 @@ const ListenersLive = Layer.scopedDiscard(Effect.gen(function*() {
   const urls: Array<string> = []
   for (const [environment, port] of listeners) {
     const server = yield* NodeHttpServer.make(
-      () => drainOnClose(answerClientErrors(createServer(serverOptions(config.http)))),
+      () => drainOnClose(createLimitedServer(config.http)),
       { port, host: config.host }
     )
     const served = withEnvironment(environment)(app)

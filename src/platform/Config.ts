@@ -107,12 +107,15 @@ export class AppConfig extends Effect.Service<AppConfig>()("vda/AppConfig", {
       host: yield* Config.string("HOST").pipe(Config.withDefault("0.0.0.0")),
       port: yield* port("PORT", 8080),
       sandboxPort: yield* port("SANDBOX_PORT", 8081),
-      http: {
-        headersTimeoutMs: yield* positiveInt("HTTP_HEADERS_TIMEOUT_MS", 10_000),
-        requestTimeoutMs: yield* positiveInt("HTTP_REQUEST_TIMEOUT_MS", 30_000),
-        keepAliveTimeoutMs: yield* positiveInt("HTTP_KEEP_ALIVE_TIMEOUT_MS", 5_000),
-        maxHeaderBytes: yield* positiveInt("HTTP_MAX_HEADER_BYTES", 16 * 1024)
-      },
+      http: yield* Config.all({
+        headersTimeoutMs: positiveInt("HTTP_HEADERS_TIMEOUT_MS", 10_000),
+        requestTimeoutMs: positiveInt("HTTP_REQUEST_TIMEOUT_MS", 30_000),
+        keepAliveTimeoutMs: positiveInt("HTTP_KEEP_ALIVE_TIMEOUT_MS", 5_000),
+        maxHeaderBytes: positiveInt("HTTP_MAX_HEADER_BYTES", 16 * 1024)
+      }).pipe(Config.validate({
+        message: "HTTP_HEADERS_TIMEOUT_MS must not exceed HTTP_REQUEST_TIMEOUT_MS (the headers are part of the request)",
+        validation: (http) => http.headersTimeoutMs <= http.requestTimeoutMs
+      })),
       databaseUrl: yield* Config.option(Config.redacted("DATABASE_URL")).pipe(
         Config.map(Option.filter((url) => Redacted.value(url).length > 0))
       ),

@@ -4,7 +4,8 @@
  * may be. Requests Node refuses itself (malformed, headers too large, too slow) still get the
  * contract's error body, written straight to the socket since no application code runs for them.
  */
-import type { Server, ServerOptions } from "node:http"
+import { createServer, type Server, type ServerOptions } from "node:http"
+import type { Socket } from "node:net"
 import type { Duplex } from "node:stream"
 import type { ErrorBody } from "./Errors.js"
 import { ulidAt } from "./Ids.js"
@@ -52,9 +53,57 @@ export const refusalResponse = (code: string | undefined, requestId = `req_${uli
   ].join("\r\n")
 }
 
-/** Answers Node's own refusals with the error body, then closes the connection. */
-export const answerClientErrors = (server: Server) =>
-  server.on("clientError", (error: NodeJS.ErrnoException, socket: Duplex) => {
-    if (error.code === "ECONNRESET" || !socket.writable) return void socket.destroy()
-    socket.end(refusalResponse(error.code))
+/** How long a connection closed by us may go on sending (the rest of its body, say) before it is cut. */
+const LINGER_MS = 2_000
+/** How long our last bytes may take to reach a client that reads slowly. */
+const FLUSH_MS = 30_000
+
+/**
+ * Closes after the answer, reading (and discarding) what the client still sends for a moment:
+ * closing a socket with unread bytes resets it, and the reset can destroy our answer before the
+ * client has read it (a refused oversized upload would see no answer at all).
+ */
+const lingeringClose = (socket: Duplex) => {
+  const cut = setTimeout(() => socket.destroy(), FLUSH_MS).unref()
+  socket.on("data", () => {})
+  socket.resume()
+  socket.end(() => {
+    clearTimeout(cut)
+    if (socket.readableEnded) return void socket.destroy()
+    const linger = setTimeout(() => socket.destroy(), LINGER_MS).unref()
+    socket.once("end", () => {
+      clearTimeout(linger)
+      socket.destroy()
+    })
   })
+}
+
+/** Answers Node's own refusals with the error body, then closes the connection. */
+const answerClientErrors = (server: Server) =>
+  server.on("clientError", (error: NodeJS.ErrnoException, socket: Duplex) => {
+    if (error.code === "ECONNRESET") return void socket.destroy()
+    if (!socket.writable) return // answered already: the linger ends it
+    socket.write(refusalResponse(error.code))
+    lingeringClose(socket)
+  })
+
+/**
+ * Node closes a connection after answering a request it will not keep alive (the client asked to
+ * close, or the body was left unread) with the socket's destroySoon, which leaves no time for the
+ * client's unread bytes: ours lingers instead.
+ */
+const lingerOnClose = (server: Server) =>
+  server.on("connection", (socket: Socket & { destroySoon?: () => void }) => {
+    socket.destroySoon = () => lingeringClose(socket)
+  })
+
+/**
+ * An HTTP server holding to these limits. Node keeps only the first 2,000 header lines and drops
+ * the rest without a word (a Content-Length or Content-Type among them): the header size limit
+ * bounds their number instead.
+ */
+export const createLimitedServer = (limits: HttpServerLimits): Server => {
+  const server = createServer(serverOptions(limits))
+  server.maxHeadersCount = 0
+  return lingerOnClose(answerClientErrors(server))
+}

@@ -12,8 +12,6 @@
  */
 export const MAX_BODY_BYTES = 64 * 1024
 export const MAX_JSON_DEPTH = 32
-/** A chunked body over the limit is read to its end up to this size, then the connection is cut. */
-export const MAX_DRAINED_BODY_BYTES = 1024 * 1024
 
 export type Refusal =
   | { readonly status: 400; readonly message: string }
