@@ -60,6 +60,18 @@ export const SOURCE_RETRY: RetryPolicy = {
   maximumIntervalMs: 10_000
 }
 
+/**
+ * A vehicle query waiting on its source inside the client's request (no workflow around it):
+ * 3 attempts, 200 ms then 400 ms apart. A vehicle search (`onMiss=search`) makes one attempt per
+ * activity and is retried by SOURCE_RETRY instead, never both.
+ */
+export const VEHICLE_REQUEST_RETRY: RetryPolicy = {
+  maximumAttempts: 3,
+  initialIntervalMs: 200,
+  backoffCoefficient: 2,
+  maximumIntervalMs: 1_000
+}
+
 /** Bookkeeping activities (database writes): retried until they succeed, briefly apart. */
 export const BOOKKEEPING_RETRY: RetryPolicy = {
   maximumAttempts: 0,

@@ -6,14 +6,18 @@
  *        currentLocation:{city, province}, locations, sourceDate, modelImage}}
  *   200 {"found":false} or 404: no data for the plate
  *
- * Each attempt has 3 s in all (connection, headers and body; at most 1 MiB); timeouts, network
- * errors and 5xx are retried twice with backoff; five failed lookups in a row open a circuit
- * breaker for 30 s (fail fast), after which one trial lookup decides whether it closes.
+ * Each attempt has 3 s in all (connection, headers and body; at most 1 MiB). Timeouts, network
+ * errors and 5xx are retried by the caller's policy: VEHICLE_REQUEST_RETRY inside a request, the
+ * workflow's SOURCE_RETRY for a vehicle search (one attempt per activity, so retries never nest).
+ * Five failed lookups in a row open a circuit breaker for 30 s (fail fast), after which one trial
+ * lookup decides whether it closes.
  */
 import { HttpClient } from "@effect/platform"
-import { Data, Effect, Option, Schedule, Schema } from "effect"
+import { Data, Effect, Option, Schema } from "effect"
+import type { RetryPolicy } from "../../workflows/shared.js"
 import * as CircuitBreaker from "../platform/CircuitBreaker.js"
 import { AppConfig } from "../platform/Config.js"
+import { scheduleOf } from "../platform/RetrySchedule.js"
 import * as UpstreamCall from "../platform/UpstreamCall.js"
 import { VehicleFacts } from "./Records.js"
 
@@ -52,21 +56,20 @@ export class VehicleUpstream extends Effect.Service<VehicleUpstream>()("vda/Vehi
 
     return {
       enabled: Option.isSome(baseUrl),
-      /** The upstream's answer for a plate; fails when it cannot be obtained. */
-      fetch: (plate: string): Effect.Effect<Option.Option<VehicleFacts>, SourceUnavailable> =>
+      /** The upstream's answer for a plate, transient failures retried by `retry` if given; fails when it cannot be obtained. */
+      fetch: (plate: string, retry?: RetryPolicy): Effect.Effect<Option.Option<VehicleFacts>, SourceUnavailable> =>
         Option.match(baseUrl, {
           onNone: () => Effect.succeed(Option.none()),
-          onSome: (base) =>
-            attempt(`${base}/vehicles/${encodeURIComponent(plate)}`).pipe(
-              Effect.retry({
-                schedule: Schedule.exponential("200 millis").pipe(Schedule.intersect(Schedule.recurs(2))),
-                while: (e) => e._tag === "Transient"
-              }),
+          onSome: (base) => {
+            const once = attempt(`${base}/vehicles/${encodeURIComponent(plate)}`)
+            const attempts = retry === undefined
+              ? once
+              : Effect.retry(once, { schedule: scheduleOf(retry), while: (e) => e._tag === "Transient" })
+            return attempts.pipe(
               breaker,
-              Effect.mapError((e) =>
-                new SourceUnavailable({ reason: e._tag === "CircuitOpen" ? "circuit open" : e.reason })
-              )
+              Effect.mapError((e) => new SourceUnavailable({ reason: e._tag === "CircuitOpen" ? "circuit open" : e.reason }))
             )
+          }
         })
     }
   })

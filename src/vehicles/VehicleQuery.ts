@@ -8,6 +8,7 @@
  * calls `search` to produce the same response.
  */
 import { Clock, Data, Effect, Option } from "effect"
+import { type RetryPolicy, VEHICLE_REQUEST_RETRY } from "../../workflows/shared.js"
 import { isPaidOrCustom, type Principal } from "../accounts/Domain.js"
 import { Catalog } from "../catalog/Catalog.js"
 import { classification, codiaLookup, sheetLookup, tires } from "../catalog/Enrichments.js"
@@ -68,10 +69,13 @@ export class VehicleQuery extends Effect.Service<VehicleQuery>()("vda/VehicleQue
 
     const elapsedSince = (started: number) => Effect.map(Clock.currentTimeMillis, (now) => now - started)
 
-    /** Asks the upstream (cache refreshed); a stale answer beats none when it is down. */
-    const fromUpstream = (plate: string, stored: StoredVehicle | undefined, started: number) =>
+    /**
+     * Asks the upstream (cache refreshed); a stale answer beats none when it is down. `retry` is
+     * the request's own policy; a search leaves retries to its workflow.
+     */
+    const fromUpstream = (plate: string, stored: StoredVehicle | undefined, started: number, retry?: RetryPolicy) =>
       Effect.gen(function*() {
-        const answer = yield* upstream.fetch(plate).pipe(
+        const answer = yield* upstream.fetch(plate, retry).pipe(
           Effect.catchTag("SourceUnavailable", (e) => (stored?.found ? Effect.succeed(undefined) : Effect.fail(e)))
         )
         const lookupMs = yield* elapsedSince(started)
@@ -198,7 +202,7 @@ export class VehicleQuery extends Effect.Service<VehicleQuery>()("vda/VehicleQue
           } else {
             // refuse before calling the upstream for a request that could not be charged anyway
             yield* metering.precheck(Charges.plateQuery(principal, plate, started))
-            lookup = yield* fromUpstream(plate, stored, started)
+            lookup = yield* fromUpstream(plate, stored, started, VEHICLE_REQUEST_RETRY)
           }
         }
         const response = yield* respond(plate, lookup, params, yield* RequestId)

@@ -1,0 +1,82 @@
+/**
+ * One account saturating admission, on the server process: forty of its requests wait in
+ * admission (its request counters are held by another transaction, as under heavy contention on
+ * its rows), and meanwhile another account's requests are admitted at their usual speed. With
+ * one shared admission queue, or a connection held per waiting request, the second account would
+ * wait behind the first.
+ */
+import Pg from "pg"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { freshDatabase } from "../support/Postgres.js"
+import { runVda, type ServerProcess, startServer } from "../support/Processes.js"
+
+let databaseUrl: string
+let server: ServerProcess
+let blocker: Pg.Client
+const accounts: Record<"busy" | "other", { id: string; key: string }> = {} as any
+
+beforeAll(async () => {
+  databaseUrl = await freshDatabase()
+  // the busy account's requests wait for its counters rather than give up after the usual 2 s
+  const env = { DATABASE_URL: databaseUrl, DB_LOCK_TIMEOUT_MS: "30000", DB_STATEMENT_TIMEOUT_MS: "30000" }
+  for (const name of ["busy", "other"] as const) {
+    const account = JSON.parse((await runVda(["accounts", "create", "--owner", name, "--plan", "custom", "--json"], env)).stdout)
+    await runVda(["accounts", "set-custom", account.id, "--rpm", "unlimited"], env)
+    const key = JSON.parse((await runVda(["keys", "create", "--account", account.id, "--environment", "sandbox", "--json"], env)).stdout).key
+    accounts[name] = { id: account.id, key }
+  }
+  server = await startServer(env)
+  blocker = new Pg.Client({ connectionString: databaseUrl })
+  await blocker.connect()
+}, 60_000)
+
+afterAll(async () => {
+  await blocker?.end()
+  if (server?.child.exitCode === null) await server.stop("SIGKILL")
+})
+
+const usage = (key: string) => fetch(`${server.sandboxUrl}/v2/usage`, { headers: { "x-api-key": key } })
+
+const percentile = (values: ReadonlyArray<number>, p: number) => {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!
+}
+
+describe("admission under one account's saturation", () => {
+  it("another account's p99 stays low while forty of the busy account's requests wait", async () => {
+    const other: Array<number> = []
+    const measure = async (count: number) => {
+      for (let i = 0; i < count; i++) {
+        const started = performance.now()
+        const res = await usage(accounts.other.key)
+        expect(res.status).toBe(200)
+        await res.arrayBuffer()
+        other.push(performance.now() - started)
+      }
+    }
+    await measure(20) // warm: connections, caches
+    other.splice(0)
+    await measure(100)
+    const baseline = percentile(other.splice(0), 99)
+
+    // hold the busy account's request counters: this minute's and the next two
+    await blocker.query("begin")
+    await blocker.query(
+      `insert into meter_counters (account_id, environment, meter, period_start, used)
+       select $1, 'sandbox', 'requests', date_trunc('minute', now()) + make_interval(mins => m), 0 from generate_series(0, 2) m
+       on conflict (account_id, environment, meter, period_start) do update set used = meter_counters.used`,
+      [accounts.busy.id]
+    )
+    let settled = 0
+    const busy = Array.from({ length: 40 }, () => usage(accounts.busy.key).then(async (res) => (settled++, await res.arrayBuffer(), res.status)))
+
+    await measure(200)
+    const p99 = percentile(other, 99)
+    expect(settled).toBe(0) // the busy account was saturated the whole time
+    await blocker.query("rollback")
+    expect(await Promise.all(busy)).toEqual(Array(40).fill(200))
+
+    console.log(`other account: p99 ${p99.toFixed(1)} ms under saturation (baseline ${baseline.toFixed(1)} ms)`)
+    expect(p99).toBeLessThan(250)
+  }, 90_000)
+})

@@ -1,0 +1,118 @@
+/**
+ * Peers that never finish, on the server process: sources that send their headers and then
+ * trickle the body for ever, and a webhook endpoint that trickles its answer. Each call ends at
+ * its total deadline (vehicle source 3 s, module source 8 s, webhook attempt 10 s), the operations
+ * end failed with the stable message, and the next webhook attempt goes out and succeeds.
+ */
+import * as Http from "node:http"
+import type { AddressInfo } from "node:net"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { sourceUnavailableMessage, SOURCE_RETRY } from "../../workflows/shared.js"
+import { freshDatabase } from "../support/Postgres.js"
+import { runVda, type ServerProcess, startServer, waitFor } from "../support/Processes.js"
+import { json } from "../support/TestApp.js"
+import { makeTlsFixture, type Receiver, startReceiver, type TlsFixture } from "../support/WebhookReceiver.js"
+
+let tls: TlsFixture
+let receiver: Receiver
+let source: Http.Server
+let server: ServerProcess
+let key: string
+const sourceCalls: Array<{ path: string; at: number }> = []
+
+/** Answers 200 with its headers at once, then one byte of body every 200 ms, for ever. */
+const startTricklingSource = () =>
+  new Promise<Http.Server>((resolve) => {
+    const server = Http.createServer((req, res) => {
+      sourceCalls.push({ path: req.url ?? "", at: Date.now() })
+      res.writeHead(200, { "content-type": "application/json" })
+      res.write("{")
+      const timer = setInterval(() => res.write(" "), 200)
+      res.on("close", () => clearInterval(timer))
+    })
+    server.listen(0, "127.0.0.1", () => resolve(server))
+  })
+
+beforeAll(async () => {
+  tls = await makeTlsFixture()
+  receiver = await startReceiver(tls)
+  source = await startTricklingSource()
+  const base = `http://127.0.0.1:${(source.address() as AddressInfo).port}`
+  const env = {
+    DATABASE_URL: await freshDatabase(),
+    NODE_EXTRA_CA_CERTS: tls.caFile,
+    WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
+    WEBHOOK_RETRY_INITIAL_MS: "200",
+    SOURCE_RETRY_INITIAL_MS: "50",
+    VEHICLE_UPSTREAM_URL: `${base}/vehicles`,
+    FINES_UPSTREAM_URL: `${base}/fines`
+  }
+  const account = JSON.parse((await runVda(["accounts", "create", "--owner", "Peers", "--plan", "custom", "--json"], env)).stdout)
+  await runVda(["accounts", "set-custom", account.id, "--rpm", "unlimited"], env)
+  key = JSON.parse((await runVda(["keys", "create", "--account", account.id, "--environment", "production", "--json"], env)).stdout).key
+  server = await startServer(env)
+}, 60_000)
+
+afterAll(async () => {
+  if (server?.child.exitCode === null) await server.stop("SIGKILL")
+  source?.closeAllConnections()
+  source?.close()
+  await receiver?.close()
+  await tls?.dispose()
+})
+
+const call = (path: string, init: RequestInit = {}) =>
+  fetch(`${server.productionUrl}${path}`, { ...init, headers: { "x-api-key": key, "content-type": "application/json", ...init.headers } })
+
+const finished = (id: string) =>
+  waitFor(async () => {
+    const body = await json(await call(`/v2/operations/${id}`))
+    return ["completed", "partial", "failed"].includes(body.status) ? body : undefined
+  }, `operation ${id} to end`, 60_000)
+
+/** The gaps between successive calls to a source: each one is an attempt cut at its deadline (plus backoff). */
+const gaps = (path: string) => {
+  const at = sourceCalls.filter((c) => c.path.startsWith(path)).map((c) => c.at)
+  return at.slice(1).map((t, i) => t - at[i]!)
+}
+
+describe("peers that trickle for ever", () => {
+  it("each call ends at its deadline, the operations fail cleanly, and the trickling webhook is retried", async () => {
+    const configured = await call("/v2/webhooks/config", { method: "PATCH", body: JSON.stringify({ url: `${receiver.url}/trickle`, enabled: true }) })
+    expect(configured.status).toBe(200)
+    receiver.script("/trickle", ["trickle", 200])
+
+    const started = Date.now()
+    const modules = await call("/v2/vehicles/AE100FG/modules", { method: "POST", body: JSON.stringify({ modules: ["fines"] }) })
+    expect(modules.status).toBe(202)
+    const search = await call("/v2/vehicles/AE101FG?onMiss=search")
+    expect(search.status).toBe(202)
+
+    const [fines, vehicle] = await Promise.all([finished((await json(modules)).id), finished((await json(search)).id)])
+    const elapsed = Date.now() - started
+    expect(fines).toMatchObject({
+      status: "failed",
+      modules: { fines: { status: "failed", data: null, error: { code: "module_unavailable", message: sourceUnavailableMessage("fines") } } }
+    })
+    expect(vehicle).toMatchObject({ status: "failed", result: { error: { code: "temporarily_unavailable", message: sourceUnavailableMessage("vehicle") } } })
+    // every attempt was cut at its deadline, none kept open by the trickle, and retries never nest
+    // (the search's workflow retries; the source call inside it does not retry again)
+    expect(gaps("/fines")).toHaveLength(SOURCE_RETRY.maximumAttempts - 1)
+    expect(gaps("/vehicles")).toHaveLength(SOURCE_RETRY.maximumAttempts - 1)
+    for (const gap of gaps("/fines")) expect(gap).toBeGreaterThanOrEqual(8_000), expect(gap).toBeLessThan(10_000)
+    for (const gap of gaps("/vehicles")) expect(gap).toBeGreaterThanOrEqual(3_000), expect(gap).toBeLessThan(5_000)
+    expect(elapsed).toBeLessThan(SOURCE_RETRY.maximumAttempts * 8_000 + 5_000)
+
+    // the operations' events: the first attempt to arrive trickles and is cut at 10 s, its retry is answered
+    const deliveries = await waitFor(async () => {
+      const list = (await json(await call("/v2/webhooks/deliveries?limit=10"))).deliveries as Array<any>
+      return list.length === 2 && list.every((d) => d.status !== "pending") ? list : undefined
+    }, "the deliveries to settle", 60_000)
+    for (const d of deliveries) expect(d).toMatchObject({ status: "processed", responseStatus: 200 })
+    expect(deliveries.map((d) => d.attempts).sort()).toEqual([1, 2])
+    const [cut, ...rest] = receiver.at("/trickle")
+    const retry = rest.find((r) => r.headers["x-service-delivery"] === cut!.headers["x-service-delivery"])!
+    expect(retry.receivedAt - cut!.receivedAt).toBeGreaterThanOrEqual(10_000)
+    expect(retry.receivedAt - cut!.receivedAt).toBeLessThan(15_000)
+  }, 120_000)
+})

@@ -1,0 +1,77 @@
+/**
+ * `kill -9` of the server (inline engine) in the middle of operations: module operations at
+ * different stages and a vehicle search. After the restart every one of them finishes, and
+ * nothing is charged twice: the usage is exactly what the accepted requests charged.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { freshDatabase } from "../support/Postgres.js"
+import { runVda, type ServerProcess, startServer, waitFor } from "../support/Processes.js"
+import { expectShape, ModulesOperation } from "../support/SpecShapes.js"
+import { json } from "../support/TestApp.js"
+
+let env: Record<string, string>
+let key: string
+const servers: Array<ServerProcess> = []
+
+const start = async () => {
+  const server = await startServer(env)
+  servers.push(server)
+  return server
+}
+
+beforeAll(async () => {
+  env = { DATABASE_URL: await freshDatabase(), SANDBOX_MODULE_LATENCY_MS: "2500", SOURCE_RETRY_INITIAL_MS: "50" }
+  const account = JSON.parse((await runVda(["accounts", "create", "--owner", "Ops", "--plan", "growth", "--json"], env)).stdout)
+  key = JSON.parse((await runVda(["keys", "create", "--account", account.id, "--environment", "sandbox", "--json"], env)).stdout).key
+})
+
+afterAll(async () => {
+  for (const server of servers) if (server.child.exitCode === null) await server.stop("SIGKILL")
+})
+
+const request = (server: ServerProcess, path: string, init: RequestInit = {}) =>
+  fetch(`${server.sandboxUrl}${path}`, { ...init, headers: { "x-api-key": key, "content-type": "application/json", ...init.headers } })
+
+const FINAL = ["completed", "partial", "failed"]
+
+describe("kill -9 in the middle of operations", () => {
+  it("after the restart every operation finishes, and nothing is charged twice", async () => {
+    const first = await start()
+    const requests = [
+      { plate: "AC321DE", modules: ["fines", "vtv", "gnc"] },
+      { plate: "AC322DE", modules: ["tax_debt"] },
+      { plate: "AC323DE", modules: ["fines", "vtv"] },
+      { plate: "AC324DE", modules: ["fines", "vtv", "tax_debt", "gnc"] }
+    ]
+    const ids: Array<string> = []
+    for (const { modules, plate } of requests) {
+      const created = await request(first, `/v2/vehicles/${plate}/modules`, { method: "POST", body: JSON.stringify({ modules }) })
+      expect(created.status).toBe(202)
+      ids.push((await json(created)).id)
+    }
+    const search = await request(first, "/v2/vehicles/AB202CD?onMiss=search")
+    expect(search.status).toBe(202)
+    const searchId = (await json(search)).id as string
+    await waitFor(async () => ((await json(await request(first, `/v2/operations/${ids[0]}`))).status === "processing" ? true : undefined), "processing")
+    expect(await first.stop("SIGKILL")).toBeNull()
+
+    const second = await start()
+    await waitFor(() => (/resuming \d+ unfinished operation/.test(second.output()) ? true : undefined), "the resume")
+    const finished = []
+    for (const id of [...ids, searchId]) {
+      finished.push(await waitFor(async () => {
+        const body = await json(await request(second, `/v2/operations/${id}`))
+        return FINAL.includes(body.status) ? body : undefined
+      }, `operation ${id} to finish`))
+    }
+    for (const [i, done] of finished.slice(0, ids.length).entries()) {
+      expectShape(done, ModulesOperation)
+      expect(Object.values(done.modules).map((m: any) => m.status)).toEqual(requests[i]!.modules.map(() => "completed"))
+    }
+    expect(finished.at(-1)).toMatchObject({ kind: "vehicle", status: "completed" })
+    const usage = await json(await request(second, "/v2/usage"))
+    expect(usage.data.moduleQueries.used).toBe(requests.reduce((n, r) => n + r.modules.length, 0))
+    expect(usage.data.plateQueries.used).toBe(1)
+    expect(await second.stop("SIGTERM")).toBe(0)
+  }, 90_000)
+})
