@@ -144,18 +144,18 @@ const refuse = (request: HttpServerRequest.HttpServerRequest, refusal: RequestIn
  * The input layer (RequestInput): the route and method, the URL's characters, and the body's
  * type, size and JSON, checked once for every route before the router decodes anything.
  */
-const checkInput = (methodsOf: (path: string) => ReadonlyArray<string>) => (app: HttpApp.Default) =>
+const checkInput = (methodsOf: (path: string) => ReadonlyArray<string>, limits: RequestInput.BodyLimits) => (app: HttpApp.Default) =>
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     const refusal = RequestInput.checkUrl(request.url) ?? RequestInput.checkRoute(methodsOf, request.method, request.url)
     if (refusal !== undefined) return yield* refuse(request, refusal)
     if (RequestInput.hasBody(request.headers)) {
-      const headers = RequestInput.checkBodyHeaders(request.headers)
+      const headers = RequestInput.checkBodyHeaders(request.headers, limits)
       if (headers !== undefined) return yield* refuse(request, headers)
       // read once (the router's decoding reuses it); past the limit (a chunked body), a 413
-      const text = yield* readBodyText(request, RequestInput.MAX_BODY_BYTES)
-      if (Option.isNone(text)) return yield* refuse(request, RequestInput.tooLarge)
-      const json = RequestInput.checkJsonText(text.value)
+      const text = yield* readBodyText(request, limits.maxBytes)
+      if (Option.isNone(text)) return yield* refuse(request, RequestInput.tooLarge(limits))
+      const json = RequestInput.checkJsonText(text.value, limits)
       if (json !== undefined) return yield* refuse(request, json)
     }
     return yield* app
@@ -169,7 +169,8 @@ export const makeRequestPipeline = <Id extends string, Groups extends HttpApiGro
   api,
   Effect.gen(function*() {
     const admission = yield* Admission
-    const checked = checkInput(RequestInput.makeRouteTable(routesOf(api)))
+    const { requestBody } = yield* AppConfig
+    const checked = checkInput(RequestInput.makeRouteTable(routesOf(api)), requestBody)
 
     const admit = Effect.fnUntraced(function*(request: HttpServerRequest.HttpServerRequest, headers: Record<string, string>) {
       const environment = yield* CurrentEnvironment
@@ -200,7 +201,7 @@ export const makeRequestPipeline = <Id extends string, Groups extends HttpApiGro
           : checked(app)
         return yield* routed.pipe(
           Effect.catchAllCause((cause) => normalizeFailure(request, cause)),
-          HttpIncomingMessage.withMaxBodySize(Option.some(FileSystem.Size(RequestInput.MAX_BODY_BYTES))),
+          HttpIncomingMessage.withMaxBodySize(Option.some(FileSystem.Size(requestBody.maxBytes))),
           Effect.provideService(RequestId, requestId),
           Effect.annotateLogs("requestId", requestId)
         )

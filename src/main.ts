@@ -22,19 +22,16 @@ const addressOf = (address: HttpServer.Address) =>
     ? address.path
     : `http://${address.hostname === "0.0.0.0" ? "localhost" : address.hostname}:${address.port}`
 
-/** Grace period for in-flight requests after SIGTERM; then remaining connections are cut. */
-const DRAIN_DEADLINE_MS = 10_000
-
 /**
  * `server.close()` waits for every open connection, and a keep-alive connection that was busy
  * when it was called would then linger until its idle timeout. Once closing, close connections
  * as soon as they are idle, and cut whatever is left after the deadline.
  */
-const drainOnClose = (server: Server) => {
+const drainOnClose = (server: Server, drainMs: number) => {
   const close = server.close.bind(server)
   server.close = (callback) => {
     const idle = setInterval(() => server.closeIdleConnections(), 50)
-    const deadline = setTimeout(() => server.closeAllConnections(), DRAIN_DEADLINE_MS)
+    const deadline = setTimeout(() => server.closeAllConnections(), drainMs)
     return close((error) => {
       clearInterval(idle)
       clearTimeout(deadline)
@@ -78,7 +75,7 @@ const ListenersLive = Layer.scopedDiscard(Effect.gen(function*() {
   const urls: Array<string> = []
   for (const [environment, port] of listeners) {
     const server = yield* NodeHttpServer.make(
-      () => drainOnClose(createLimitedServer(config.http)),
+      () => drainOnClose(createLimitedServer(config.http), config.shutdownDrainMs),
       { port, host: config.host }
     )
     const served = withEnvironment(environment)(app)

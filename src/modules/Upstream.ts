@@ -6,12 +6,13 @@
  *   200 {"items":[…the module's items…], "coverage":"full"|"reduced"}   (coverage optional, full)
  *   404: no records
  *
- * A request has 8 s in all (connection, headers and body; at most 1 MiB); timeouts, network
+ * A request has 8 s in all (connection, headers and body; at most 1 MiB; MODULE_UPSTREAM_TIMEOUT_MS,
+ * UPSTREAM_MAX_BODY_BYTES); timeouts, network
  * errors and 5xx are retryable failures (the workflow retries them), anything else is not. Five
  * failures in a row open a circuit breaker for 30 s, then one trial call decides.
  */
 import { HttpClient } from "@effect/platform"
-import { Data, Effect, Option, Schema } from "effect"
+import { Data, Duration, Effect, Option, Schema } from "effect"
 import type { ModuleName } from "../../workflows/shared.js"
 import * as CircuitBreaker from "../platform/CircuitBreaker.js"
 import { AppConfig } from "../platform/Config.js"
@@ -39,11 +40,12 @@ export class ModuleUpstream extends Effect.Service<ModuleUpstream>()("vda/Module
   effect: Effect.gen(function*() {
     const config = yield* AppConfig
     const client = yield* HttpClient.HttpClient
+    const { upstream } = config
     const breakers = {
-      fines: yield* CircuitBreaker.make({ threshold: 5, cooldown: "30 seconds" }),
-      vtv: yield* CircuitBreaker.make({ threshold: 5, cooldown: "30 seconds" }),
-      tax_debt: yield* CircuitBreaker.make({ threshold: 5, cooldown: "30 seconds" }),
-      gnc: yield* CircuitBreaker.make({ threshold: 5, cooldown: "30 seconds" })
+      fines: yield* CircuitBreaker.fromSettings(upstream),
+      vtv: yield* CircuitBreaker.fromSettings(upstream),
+      tax_debt: yield* CircuitBreaker.fromSettings(upstream),
+      gnc: yield* CircuitBreaker.fromSettings(upstream)
     }
 
     const MESSAGES = {
@@ -56,7 +58,10 @@ export class ModuleUpstream extends Effect.Service<ModuleUpstream>()("vda/Module
     const fetch = (module: ModuleName, base: string, plate: string) => {
       const { data, schema } = DECODERS[module]
       const decode = Schema.decodeUnknown(schema as Schema.Schema<{ items: ReadonlyArray<any>; coverage?: "full" | "reduced" }, unknown>)
-      return UpstreamCall.getJson(client, `${base.replace(/\/+$/, "")}/${encodeURIComponent(plate)}`).pipe(
+      return UpstreamCall.getJson(client, `${base.replace(/\/+$/, "")}/${encodeURIComponent(plate)}`, {
+        deadline: Duration.millis(upstream.moduleTimeoutMs),
+        maxBytes: upstream.maxBodyBytes
+      }).pipe(
         Effect.mapError((e) => new UpstreamFailure({ message: MESSAGES[e.reason], retryable: e.retryable })),
         Effect.flatMap((reply): Effect.Effect<UpstreamAnswer, UpstreamFailure> => {
           if (reply.status === 404) return Effect.succeed({ data: data([] as never), reducedCoverage: false })

@@ -38,3 +38,7 @@ export const make = (options: { readonly threshold: number; readonly cooldown: D
         })
       )
   })
+
+/** A breaker as the upstream settings describe it (UPSTREAM_BREAKER_FAILURES, UPSTREAM_BREAKER_COOLDOWN_MS). */
+export const fromSettings = (settings: { readonly breakerFailures: number; readonly breakerCooldownMs: number }) =>
+  make({ threshold: settings.breakerFailures, cooldown: Duration.millis(settings.breakerCooldownMs) })

@@ -2,7 +2,8 @@
  * Every setting the service reads, in one place. Documented in the README's configuration table.
  */
 import { Config, ConfigError, Effect, Either, LogLevel, Option, Redacted } from "effect"
-import { DEFAULT_TASK_QUEUE, DELIVERY_RETRY, type RetryPolicy, SOURCE_RETRY, taskQueuesOf } from "../../workflows/shared.js"
+import { DEFAULT_BODY_LIMITS } from "./RequestInput.js"
+import { ACTIVITY_TIMEOUTS, DEFAULT_TASK_QUEUE, DELIVERY_RETRY, type RetryPolicy, SOURCE_RETRY, taskQueuesOf } from "../../workflows/shared.js"
 
 const port = (name: string, fallback: number) =>
   Config.integer(name).pipe(
@@ -14,6 +15,9 @@ const optionalPort = (name: string) =>
   Config.option(Config.integer(name).pipe(
     Config.validate({ message: "expected a port number between 0 and 65535", validation: (n) => n >= 0 && n <= 65535 })
   ))
+
+/** What an activity's timeout keeps for the bookkeeping around its call. */
+const ACTIVITY_ROOM_MS = 5_000
 
 const positiveInt = (name: string, fallback: number) =>
   Config.integer(name).pipe(
@@ -116,6 +120,10 @@ export class AppConfig extends Effect.Service<AppConfig>()("vda/AppConfig", {
         message: "HTTP_HEADERS_TIMEOUT_MS must not exceed HTTP_REQUEST_TIMEOUT_MS (the headers are part of the request)",
         validation: (http) => http.headersTimeoutMs <= http.requestTimeoutMs
       })),
+      requestBody: {
+        maxBytes: yield* positiveInt("REQUEST_BODY_MAX_BYTES", DEFAULT_BODY_LIMITS.maxBytes),
+        maxDepth: yield* positiveInt("REQUEST_JSON_MAX_DEPTH", DEFAULT_BODY_LIMITS.maxDepth)
+      },
       databaseUrl: yield* Config.option(Config.redacted("DATABASE_URL")).pipe(
         Config.map(Option.filter((url) => Redacted.value(url).length > 0))
       ),
@@ -134,6 +142,19 @@ export class AppConfig extends Effect.Service<AppConfig>()("vda/AppConfig", {
         tax_debt: yield* optionalUrl("TAX_DEBT_UPSTREAM_URL"),
         gnc: yield* optionalUrl("GNC_UPSTREAM_URL")
       },
+      /** Calls to upstream sources: each call's total deadline and body cap, and their circuit breakers. */
+      upstream: yield* Config.all({
+        vehicleTimeoutMs: positiveInt("VEHICLE_UPSTREAM_TIMEOUT_MS", 3_000),
+        moduleTimeoutMs: positiveInt("MODULE_UPSTREAM_TIMEOUT_MS", 8_000),
+        maxBodyBytes: positiveInt("UPSTREAM_MAX_BODY_BYTES", 1024 * 1024),
+        breakerFailures: positiveInt("UPSTREAM_BREAKER_FAILURES", 5),
+        breakerCooldownMs: positiveInt("UPSTREAM_BREAKER_COOLDOWN_MS", 30_000)
+      }).pipe(Config.validate({
+        message: `VEHICLE_UPSTREAM_TIMEOUT_MS and MODULE_UPSTREAM_TIMEOUT_MS must be at most ${
+          (ACTIVITY_TIMEOUTS.sourceMs - ACTIVITY_ROOM_MS) / 1000
+        } s (a source activity has ${ACTIVITY_TIMEOUTS.sourceMs / 1000} s, bookkeeping included)`,
+        validation: (u) => Math.max(u.vehicleTimeoutMs, u.moduleTimeoutMs) <= ACTIVITY_TIMEOUTS.sourceMs - ACTIVITY_ROOM_MS
+      })),
       workflowEngine: yield* Config.literal("inline", "temporal")("WORKFLOW_ENGINE").pipe(Config.withDefault("inline" as const)),
       /** Inline engine: how long a process's claim on its running work outlives its last renewal. */
       inlineClaimTtlMs: yield* positiveInt("INLINE_CLAIM_TTL_MS", 30_000),
@@ -157,6 +178,18 @@ export class AppConfig extends Effect.Service<AppConfig>()("vda/AppConfig", {
         ),
         maximumIntervalMs: yield* milliseconds("WEBHOOK_RETRY_MAX_MS", DELIVERY_RETRY.maximumIntervalMs)
       } satisfies RetryPolicy,
+      /** One webhook attempt: its total deadline and how much of the answer is read. */
+      webhookAttempt: yield* Config.all({
+        timeoutMs: positiveInt("WEBHOOK_TIMEOUT_MS", 10_000),
+        responseMaxBytes: positiveInt("WEBHOOK_RESPONSE_MAX_BYTES", 64 * 1024)
+      }).pipe(Config.validate({
+        message: `WEBHOOK_TIMEOUT_MS must be at most ${(ACTIVITY_TIMEOUTS.deliveryMs - ACTIVITY_ROOM_MS) / 1000} s (a delivery activity has ${
+          ACTIVITY_TIMEOUTS.deliveryMs / 1000
+        } s, bookkeeping included)`,
+        validation: (w) => w.timeoutMs <= ACTIVITY_TIMEOUTS.deliveryMs - ACTIVITY_ROOM_MS
+      })),
+      /** After SIGTERM: how long in-flight requests may take before their connections are cut. */
+      shutdownDrainMs: yield* positiveInt("SHUTDOWN_DRAIN_MS", 10_000),
       sandboxLatencyMs: yield* milliseconds("SANDBOX_MODULE_LATENCY_MS", 1500),
       webhookDeliveryRetentionDays: yield* positiveInt("WEBHOOK_DELIVERY_RETENTION_DAYS", 30)
     }

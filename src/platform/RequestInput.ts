@@ -5,13 +5,20 @@
  * - `HEAD` is not served (405 with `Allow`): a metered route must never run for a header read;
  * - path and query may hold no NUL and no lone surrogate (400);
  * - a body must be JSON (`application/json`, optional `charset=utf-8`; else 415), at most 64 KiB
- *   (else 413, the connection kept: Node drains the rest), nested at most 32 levels, with no NUL
- *   or lone surrogate in any string or key (400).
+ *   (else 413, the connection kept), nested at most 32 levels, with no NUL or lone surrogate in
+ *   any string or key (400). Both limits are settings (BodyLimits).
  *
  * Pure functions over what Node gives; the request pipeline turns a refusal into the response.
  */
-export const MAX_BODY_BYTES = 64 * 1024
-export const MAX_JSON_DEPTH = 32
+export interface BodyLimits {
+  readonly maxBytes: number
+  readonly maxDepth: number
+}
+
+export const DEFAULT_BODY_LIMITS: BodyLimits = { maxBytes: 64 * 1024, maxDepth: 32 }
+
+/** A size as people read it: "64 KiB", "1.5 KiB", "100 bytes". */
+const sizeOf = (bytes: number) => (bytes >= 1024 ? `${Math.round((bytes / 1024) * 10) / 10} KiB` : `${bytes} bytes`)
 
 export type Refusal =
   | { readonly status: 400; readonly message: string }
@@ -83,17 +90,23 @@ export const hasBody = (headers: Record<string, string | Array<string> | undefin
 const JSON_MEDIA_TYPE = /^application\/json\s*(;\s*charset\s*=\s*"?utf-8"?\s*)?$/i
 
 /** The body's declared type and length, before a byte of it is read. */
-export const checkBodyHeaders = (headers: Record<string, string | Array<string> | undefined>): Refusal | undefined => {
+export const checkBodyHeaders = (
+  headers: Record<string, string | Array<string> | undefined>,
+  limits: BodyLimits = DEFAULT_BODY_LIMITS
+): Refusal | undefined => {
   const type = headers["content-type"]
   if (typeof type !== "string" || !JSON_MEDIA_TYPE.test(type.trim())) {
     return { status: 415, message: "Unsupported content type: send the body as application/json" }
   }
   const length = Number(headers["content-length"] ?? 0)
-  if (length > MAX_BODY_BYTES) return tooLarge
+  if (length > limits.maxBytes) return tooLarge(limits)
   return undefined
 }
 
-export const tooLarge: Refusal = { status: 413, message: `The body is larger than ${MAX_BODY_BYTES / 1024} KiB` }
+export const tooLarge = (limits: BodyLimits = DEFAULT_BODY_LIMITS): Refusal => ({
+  status: 413,
+  message: `The body is larger than ${sizeOf(limits.maxBytes)}`
+})
 
 /** Nesting depth of a JSON text, counted without parsing (no recursion, whatever the input). */
 export const jsonDepth = (text: string): number => {
@@ -131,15 +144,15 @@ const someString = (value: unknown, test: (s: string) => boolean) => {
 }
 
 /** The body's text: JSON within the depth limit, with no NUL or lone surrogate. */
-export const checkJsonText = (text: string): Refusal | undefined => {
-  if (jsonDepth(text) > MAX_JSON_DEPTH) {
-    return { status: 400, message: `Invalid request: JSON nested deeper than ${MAX_JSON_DEPTH} levels` }
+export const checkJsonText = (text: string, limits: BodyLimits = DEFAULT_BODY_LIMITS): Refusal | undefined => {
+  if (jsonDepth(text) > limits.maxDepth) {
+    return { status: 400, message: `Invalid request: JSON nested deeper than ${limits.maxDepth} levels` }
   }
   let value: unknown
   try {
     value = JSON.parse(text)
   } catch {
-    return { status: 400, message: "Malformed request body: expected JSON of at most 64 KiB" }
+    return { status: 400, message: `Malformed request body: expected JSON of at most ${sizeOf(limits.maxBytes)}` }
   }
   if (someString(value, hasForbiddenCharacter)) {
     return { status: 400, message: "Invalid request: the body contains a NUL character or a lone surrogate" }

@@ -6,14 +6,15 @@
  *        currentLocation:{city, province}, locations, sourceDate, modelImage}}
  *   200 {"found":false} or 404: no data for the plate
  *
- * Each attempt has 3 s in all (connection, headers and body; at most 1 MiB). Timeouts, network
+ * Each attempt has 3 s in all (connection, headers and body; at most 1 MiB; VEHICLE_UPSTREAM_TIMEOUT_MS,
+ * UPSTREAM_MAX_BODY_BYTES). Timeouts, network
  * errors and 5xx are retried by the caller's policy: VEHICLE_REQUEST_RETRY inside a request, the
  * workflow's SOURCE_RETRY for a vehicle search (one attempt per activity, so retries never nest).
- * Five failed lookups in a row open a circuit breaker for 30 s (fail fast), after which one trial
+ * Five failed lookups in a row open a circuit breaker for 30 s (UPSTREAM_BREAKER_*), after which one trial
  * lookup decides whether it closes.
  */
 import { HttpClient } from "@effect/platform"
-import { Data, Effect, Option, Schema } from "effect"
+import { Data, Duration, Effect, Option, Schema } from "effect"
 import type { RetryPolicy } from "../../workflows/shared.js"
 import * as CircuitBreaker from "../platform/CircuitBreaker.js"
 import { AppConfig } from "../platform/Config.js"
@@ -35,13 +36,14 @@ export class VehicleUpstream extends Effect.Service<VehicleUpstream>()("vda/Vehi
   effect: Effect.gen(function*() {
     const config = yield* AppConfig
     const client = yield* HttpClient.HttpClient
-    const breaker = yield* CircuitBreaker.make({ threshold: 5, cooldown: "30 seconds" })
+    const { upstream } = config
+    const breaker = yield* CircuitBreaker.fromSettings(upstream)
     const baseUrl = Option.map(config.vehicleUpstreamUrl, (url) => url.replace(/\/+$/, ""))
 
     const decode = Schema.decodeUnknown(Answer)
 
     const attempt = (url: string) =>
-      UpstreamCall.getJson(client, url, { deadline: "3 seconds" }).pipe(
+      UpstreamCall.getJson(client, url, { deadline: Duration.millis(upstream.vehicleTimeoutMs), maxBytes: upstream.maxBodyBytes }).pipe(
         Effect.mapError((e) => e.retryable ? new Transient({ reason: e.reason }) : new Permanent({ reason: e.reason })),
         Effect.flatMap((reply): Effect.Effect<Option.Option<VehicleFacts>, Transient | Permanent> => {
           if (reply.status === 404) return Effect.succeed(Option.none<VehicleFacts>())

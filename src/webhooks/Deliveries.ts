@@ -139,7 +139,7 @@ export class WebhookDeliveries extends Effect.Service<WebhookDeliveries>()("vda/
             "x-service-delivery": delivery.id,
             "user-agent": "vehicle-data-api-webhooks"
           }
-        }, { allowPrivate: config.webhookAllowPrivateNetworks })
+        }, { allowPrivate: config.webhookAllowPrivateNetworks, ...config.webhookAttempt })
         if (answer._tag === "NoAnswer") return yield* fail(answer.reason, null, true)
         if (answer.status < 200 || answer.status >= 300) return yield* fail(`the endpoint answered ${answer.status}`, answer.status, true)
         yield* repo.recordAttempt(input.deliveryId, {

@@ -1,6 +1,7 @@
 /**
- * One webhook delivery attempt over HTTPS: the stored body, signed now, POSTed with a 10 s
- * timeout; redirects are not followed and at most 64 KiB of the answer is read. Unless private
+ * One webhook delivery attempt over HTTPS: the stored body, signed now, POSTed with a total
+ * deadline (10 s, WEBHOOK_TIMEOUT_MS); redirects are not followed and at most 64 KiB of the answer
+ * is read (WEBHOOK_RESPONSE_MAX_BYTES). Unless private
  * networks are allowed, the connection goes to an address checked by the URL policy at this very
  * moment (the check is in the socket's DNS lookup), so DNS rebinding cannot reach inside.
  */
@@ -23,12 +24,11 @@ export type Answer =
 export interface SendOptions {
   /** Development and tests: connect to private addresses too. */
   readonly allowPrivate: boolean
-  /** How long the endpoint may stay silent; 10 s unless a test says otherwise. */
-  readonly timeoutMs?: number
+  /** The whole attempt's deadline. */
+  readonly timeoutMs: number
+  /** How much of the answer is read. */
+  readonly responseMaxBytes: number
 }
-
-const TIMEOUT_MS = 10_000
-const MAX_RESPONSE_BYTES = 64 * 1024
 
 /** A DNS lookup that refuses non-public addresses: the socket connects only to checked ones. */
 const publicOnlyLookup: LookupFunction = (hostname, options, callback) => {
@@ -44,7 +44,7 @@ const publicOnlyLookup: LookupFunction = (hostname, options, callback) => {
   })
 }
 
-export const send = (outgoing: Outgoing, { allowPrivate, timeoutMs = TIMEOUT_MS }: SendOptions): Effect.Effect<Answer> =>
+export const send = (outgoing: Outgoing, { allowPrivate, responseMaxBytes, timeoutMs }: SendOptions): Effect.Effect<Answer> =>
   Effect.async<Answer>((resume, signal) => {
     let url: URL
     try {
@@ -75,7 +75,7 @@ export const send = (outgoing: Outgoing, { allowPrivate, timeoutMs = TIMEOUT_MS 
       let read = 0
       response.on("data", (chunk: Buffer) => {
         read += chunk.length
-        if (read > MAX_RESPONSE_BYTES) response.destroy()
+        if (read > responseMaxBytes) response.destroy()
       })
       response.on("close", () => done({ _tag: "Answered", status: response.statusCode ?? 0 }))
       response.on("error", () => done({ _tag: "Answered", status: response.statusCode ?? 0 }))

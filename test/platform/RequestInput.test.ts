@@ -10,8 +10,9 @@ import {
   checkUrl,
   hasBody,
   jsonDepth,
+  DEFAULT_BODY_LIMITS,
   makeRouteTable,
-  MAX_BODY_BYTES
+  tooLarge
 } from "../../src/platform/RequestInput.js"
 
 const methodsOf = makeRouteTable([
@@ -63,7 +64,7 @@ describe("bodies", () => {
     for (const type of [undefined, "text/plain", "multipart/form-data; boundary=x", "application/json; charset=latin1", "application/json+x"]) {
       expect(checkBodyHeaders({ "content-type": type })?.status, String(type)).toBe(415)
     }
-    expect(checkBodyHeaders({ "content-type": "application/json", "content-length": String(MAX_BODY_BYTES + 1) })?.status).toBe(413)
+    expect(checkBodyHeaders({ "content-type": "application/json", "content-length": String(DEFAULT_BODY_LIMITS.maxBytes + 1) })?.status).toBe(413)
   })
 
   it("depth is counted outside strings, escapes included", () => {
@@ -80,5 +81,14 @@ describe("bodies", () => {
     expect(checkJsonText('{"a":["x\\u0000"]}')?.message).toMatch(/NUL/)
     expect(checkJsonText('{"\\udfff":1}')?.message).toMatch(/surrogate/)
     expect(checkJsonText('{"name":"Peña 🚗","n":[1,2,{"k":null}]}')).toBeUndefined()
+  })
+  it("other limits (REQUEST_BODY_MAX_BYTES, REQUEST_JSON_MAX_DEPTH) apply and are named in the messages", () => {
+    const limits = { maxBytes: 1536, maxDepth: 4 }
+    expect(checkBodyHeaders({ "content-type": "application/json", "content-length": "1537" }, limits)).toEqual(tooLarge(limits))
+    expect(checkBodyHeaders({ "content-type": "application/json", "content-length": "1536" }, limits)).toBeUndefined()
+    expect(tooLarge(limits).message).toBe("The body is larger than 1.5 KiB")
+    expect(tooLarge().message).toBe("The body is larger than 64 KiB")
+    expect(checkJsonText("[[[[[]]]]]", limits)?.message).toBe("Invalid request: JSON nested deeper than 4 levels")
+    expect(checkJsonText("[[[[]]]]", limits)).toBeUndefined()
   })
 })

@@ -83,10 +83,12 @@ afterEach(async () => {
   await server.close()
 })
 
+const LIMITS = { timeoutMs: 10_000, responseMaxBytes: 64 * 1024 }
+
 describe("send", () => {
   it("a silent endpoint gives NoAnswer after the timeout, having connected once", async () => {
     const answer = await Effect.runPromise(
-      send(outgoing(`https://127.0.0.1:${server.port}/hook`), { allowPrivate: true, timeoutMs: 200 })
+      send(outgoing(`https://127.0.0.1:${server.port}/hook`), { ...LIMITS, allowPrivate: true, timeoutMs: 200 })
     )
     expect(noAnswerReason(answer)).toContain("no answer within 0.2 s")
     expect(server.connections()).toBe(1)
@@ -95,7 +97,7 @@ describe("send", () => {
 
   it("without allowPrivate, a private literal is refused without connecting", async () => {
     const answer = await Effect.runPromise(
-      send(outgoing(`https://127.0.0.1:${server.port}/`), { allowPrivate: false, timeoutMs: 200 })
+      send(outgoing(`https://127.0.0.1:${server.port}/`), { ...LIMITS, allowPrivate: false, timeoutMs: 200 })
     )
     const reason = noAnswerReason(answer)
     expect(reason).toContain("refused")
@@ -106,7 +108,7 @@ describe("send", () => {
   it("without allowPrivate, the alternative notations of loopback are refused without connecting", async () => {
     for (const host of ["2130706433", "0x7f000001", "127.1", "[::ffff:127.0.0.1]"]) {
       const answer = await Effect.runPromise(
-        send(outgoing(`https://${host}:${server.port}/`), { allowPrivate: false, timeoutMs: 200 })
+        send(outgoing(`https://${host}:${server.port}/`), { ...LIMITS, allowPrivate: false, timeoutMs: 200 })
       )
       expect(noAnswerReason(answer), host).toBe("refused: 127.0.0.1 is not a public address")
     }
@@ -115,7 +117,7 @@ describe("send", () => {
 
   it("without allowPrivate, localhost is refused by the DNS lookup check without connecting", async () => {
     const answer = await Effect.runPromise(
-      send(outgoing(`https://localhost:${server.port}/`), { allowPrivate: false, timeoutMs: 200 })
+      send(outgoing(`https://localhost:${server.port}/`), { ...LIMITS, allowPrivate: false, timeoutMs: 200 })
     )
     const reason = noAnswerReason(answer)
     expect(reason).toContain("refused")
@@ -127,7 +129,7 @@ describe("send", () => {
   it("a closed port gives NoAnswer (connection refused), not a timeout", async () => {
     const port = await closedPort()
     const answer = await Effect.runPromise(
-      send(outgoing(`https://127.0.0.1:${port}/hook`), { allowPrivate: true, timeoutMs: 10_000 })
+      send(outgoing(`https://127.0.0.1:${port}/hook`), { ...LIMITS, allowPrivate: true, timeoutMs: 10_000 })
     )
     const reason = noAnswerReason(answer)
     expect(reason).toContain("ECONNREFUSED")
@@ -136,7 +138,7 @@ describe("send", () => {
   })
 
   it("a stored URL that no longer parses is NoAnswer, not a crash", async () => {
-    const answer = await Effect.runPromise(send(outgoing("not a url"), { allowPrivate: true }))
+    const answer = await Effect.runPromise(send(outgoing("not a url"), { ...LIMITS, allowPrivate: true }))
     expect(noAnswerReason(answer)).toBe("the webhook URL is not a valid URL")
   })
 })
