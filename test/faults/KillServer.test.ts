@@ -1,8 +1,11 @@
 /**
  * `kill -9` of the server (inline engine) in the middle of operations: module operations at
  * different stages and a vehicle search. After the restart every one of them finishes, and
- * nothing is charged twice: the usage is exactly what the accepted requests charged.
+ * nothing is charged twice: the usage is exactly what the accepted requests charged. And an
+ * operation committed whose client left before it reached the engine is started by the running
+ * server's sweep, with no restart.
  */
+import Pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freshDatabase } from "../support/Postgres.js"
 import { runVda, type ServerProcess, startServer, waitFor } from "../support/Processes.js"
@@ -11,6 +14,7 @@ import { json } from "../support/TestApp.js"
 
 let env: Record<string, string>
 let key: string
+let accountId: string
 const servers: Array<ServerProcess> = []
 
 const start = async () => {
@@ -20,8 +24,9 @@ const start = async () => {
 }
 
 beforeAll(async () => {
-  env = { DATABASE_URL: await freshDatabase(), SANDBOX_MODULE_LATENCY_MS: "2500", SOURCE_RETRY_INITIAL_MS: "50" }
+  env = { DATABASE_URL: await freshDatabase(), SANDBOX_MODULE_LATENCY_MS: "2500", SOURCE_RETRY_INITIAL_MS: "50", INLINE_CLAIM_TTL_MS: "3000" }
   const account = JSON.parse((await runVda(["accounts", "create", "--owner", "Ops", "--plan", "growth", "--json"], env)).stdout)
+  accountId = account.id
   key = JSON.parse((await runVda(["keys", "create", "--account", account.id, "--environment", "sandbox", "--json"], env)).stdout).key
 })
 
@@ -74,4 +79,27 @@ describe("kill -9 in the middle of operations", () => {
     expect(usage.data.plateQueries.used).toBe(1)
     expect(await second.stop("SIGTERM")).toBe(0)
   }, 90_000)
+  it("an operation committed whose client left before the engine had it is started by the running server", async () => {
+    const server = await start()
+    await waitFor(() => (/sandbox API listening/.test(server.output()) ? true : undefined), "the listeners")
+    // what a request interrupted right after its commit leaves behind: a queued operation nobody runs
+    const id = "op_01KFAULTCLIENTGONE0000000"
+    const db = new Pg.Client({ connectionString: env.DATABASE_URL })
+    await db.connect()
+    try {
+      await db.query(
+        `insert into operations (id, account_id, environment, kind, plate, modules_key, status, input, created_at, updated_at)
+         values ($1, $2, 'sandbox', 'modules', 'AC330DE', 'vtv', 'queued', $3, now(), now())`,
+        [id, accountId, JSON.stringify({ kind: "modules", modules: ["vtv"] })]
+      )
+      await db.query(`insert into operation_modules (operation_id, module, status, updated_at) values ($1, 'vtv', 'queued', now())`, [id])
+    } finally {
+      await db.end()
+    }
+    const done = await waitFor(async () => {
+      const body = await json(await request(server, `/v2/operations/${id}`))
+      return FINAL.includes(body.status) ? body : undefined
+    }, "the sweep to run it", 20_000)
+    expect(done).toMatchObject({ status: "completed", modules: { vtv: { status: "completed" } } })
+  }, 60_000)
 })
