@@ -9,6 +9,7 @@ import { OperationsApi } from "./operations/Api.js"
 import * as Errors from "./platform/Errors.js"
 import { HealthApi } from "./platform/HealthApi.js"
 import { VehiclesApi } from "./vehicles/Api.js"
+import { V1Api } from "./v1/Api.js"
 import { WebhooksApi } from "./webhooks/Api.js"
 import { stripDecodeErrors } from "./platform/OpenApiDocs.js"
 
@@ -19,6 +20,7 @@ export class Api extends HttpApi.make("vehicle-data-api")
   .add(AccountsApi)
   .add(MeteringApi)
   .add(HealthApi)
+  .add(V1Api)
   .addError(Errors.BadRequestJson)
   .addError(Errors.UnauthorizedJson)
   .addError(Errors.ForbiddenJson)

@@ -26,6 +26,7 @@ import { SqlError } from "@effect/sql/SqlError"
 import { Cause, Clock, Effect, Layer, Option } from "effect"
 import { AccountsHttpLive } from "./accounts/Http.js"
 import { AccountsRepo } from "./accounts/Repo.js"
+import { AccountStatus } from "./accounts/Status.js"
 import { AdmittedPrincipal, ApiKeyAuthLive } from "./accounts/Security.js"
 import { Api } from "./Api.js"
 import { readBodyText } from "./platform/RequestBody.js"
@@ -34,6 +35,7 @@ import { Metering } from "./metering/Metering.js"
 import { Admission } from "./metering/Admission.js"
 import { UsageReader } from "./metering/UsageReader.js"
 import { Catalog } from "./catalog/Catalog.js"
+import { V1HttpLive } from "./v1/Http.js"
 import { VehiclesHttpLive } from "./vehicles/Http.js"
 import { VehicleStore } from "./vehicles/Store.js"
 import { VehicleQuery } from "./vehicles/VehicleQuery.js"
@@ -64,7 +66,10 @@ import * as RequestInput from "./platform/RequestInput.js"
 const setHeaders = (headers: Record<string, string>) =>
   HttpApp.appendPreResponseHandler((_request, response) => Effect.succeed(HttpServerResponse.setHeaders(response, headers)))
 
-const isAuthenticatedPath = (url: string) => url === "/v2" || url.startsWith("/v2/") || url.startsWith("/v2?")
+const versionOf = (url: string): "v1" | "v2" | undefined => {
+  const match = /^\/(v[12])(?:[/?]|$)/.exec(url)
+  return match ? (match[1] as "v1" | "v2") : undefined
+}
 
 const describeDecodeError = (error: HttpApiError.HttpApiDecodeError) => {
   const issues = error.issues.slice(0, 3).map((issue) =>
@@ -195,12 +200,15 @@ export const makeRequestPipeline = <Id extends string, Groups extends HttpApiGro
         // headers every response of this request carries, filled in as the request advances
         const headers: Record<string, string> = { "x-request-id": requestId }
         yield* setHeaders(headers)
-        const routed = isAuthenticatedPath(request.url)
+        const version = versionOf(request.url)
+        const routed = version !== undefined
           ? Effect.flatMap(admit(request, headers), (principal) =>
             Effect.provideService(checked(app), AdmittedPrincipal, Option.some(principal)))
           : checked(app)
-        return yield* routed.pipe(
-          Effect.catchAllCause((cause) => normalizeFailure(request, cause)),
+        const answered = routed.pipe(Effect.catchAllCause((cause) => normalizeFailure(request, cause)))
+        return yield* (version === "v1"
+          ? answered.pipe(Effect.catchAll((failure) => Effect.succeed(Errors.v1ErrorResponse(failure))), Effect.map(Errors.toV1Envelope))
+          : answered).pipe(
           HttpIncomingMessage.withMaxBodySize(Option.some(FileSystem.Size(requestBody.maxBytes))),
           Effect.provideService(RequestId, requestId),
           Effect.annotateLogs("requestId", requestId)
@@ -210,6 +218,7 @@ export const makeRequestPipeline = <Id extends string, Groups extends HttpApiGro
 )
 
 const HandlersLive = Layer.mergeAll(
+  V1HttpLive,
   VehiclesHttpLive,
   OperationsHttpLive,
   WebhooksHttpLive,
@@ -241,8 +250,7 @@ const RetentionLive = Layer.mergeAll(MeteringRetentionLive, DeliveriesRetentionL
 export const ServicesLive = Layer.mergeAll(
   RetentionLive,
   Admission.Default,
-  UsageReader.Default,
-  AccountsRepo.Default,
+  AccountStatus.Default.pipe(Layer.provideMerge(UsageReader.Default), Layer.provideMerge(AccountsRepo.Default)),
   VehicleStore.Default,
   Catalog.Default,
   ModuleRegistry.Default,

@@ -3,7 +3,14 @@ import { Clock, Effect } from "effect"
 import { CurrentPrincipal } from "../accounts/Domain.js"
 import { Api } from "../Api.js"
 import * as Errors from "../platform/Errors.js"
-import { Operations } from "./Operations.js"
+import type { LimitReached } from "../metering/Metering.js"
+import {
+  type DuplicateModule,
+  type InvalidModulesPlate,
+  type ModuleNotEnabled,
+  Operations,
+  type UnsupportedModule
+} from "./Operations.js"
 
 /**
  * An accepted operation: 202 with the `Location` of its polling URL. (Both the 200 and the 202
@@ -17,6 +24,26 @@ export const accepted = (id: string) =>
 
 const listed = (modules: ReadonlyArray<string>) => modules.join(", ")
 
+/** A module request refused before anything is consumed, as the contract's error (v1 and v2 alike). */
+export const refuseModulesRequest = <A, R>(
+  effect: Effect.Effect<A, InvalidModulesPlate | UnsupportedModule | DuplicateModule | ModuleNotEnabled | LimitReached, R>
+) =>
+  effect.pipe(
+    Effect.catchTags({
+      InvalidModulesPlate: () =>
+        Errors.badRequest(
+          "invalid_plate",
+          "The plate must be three letters and three digits (AAA999) or two letters, three digits and two letters (AA999AA)"
+        ),
+      UnsupportedModule: (e) =>
+        Errors.badRequest("unsupported_module", `Unsupported module ${listed(e.modules)}: use fines, vtv, tax_debt or gnc`),
+      DuplicateModule: (e) => Errors.badRequest("duplicate_module", `Module requested more than once: ${listed(e.modules)}`),
+      ModuleNotEnabled: (e) =>
+        Errors.forbidden("module_not_enabled", `Module not enabled for this account: ${listed(e.modules)}`),
+      LimitReached: (reached) => Effect.flatMap(Clock.currentTimeMillis, (now) => Errors.limitReached(reached, now))
+    })
+  )
+
 export const OperationsHttpLive = HttpApiBuilder.group(Api, "operations", (handlers) =>
   Effect.gen(function*() {
     const operations = yield* Operations
@@ -27,21 +54,7 @@ export const OperationsHttpLive = HttpApiBuilder.group(Api, "operations", (handl
           const { created, operation } = yield* operations.createModules(principal, path.plate, payload.modules)
           if (created) yield* accepted(operation.id)
           return operation
-        }).pipe(
-          Effect.catchTags({
-            InvalidModulesPlate: () =>
-              Errors.badRequest(
-                "invalid_plate",
-                "The plate must be three letters and three digits (AAA999) or two letters, three digits and two letters (AA999AA)"
-              ),
-            UnsupportedModule: (e) =>
-              Errors.badRequest("unsupported_module", `Unsupported module ${listed(e.modules)}: use fines, vtv, tax_debt or gnc`),
-            DuplicateModule: (e) => Errors.badRequest("duplicate_module", `Module requested more than once: ${listed(e.modules)}`),
-            ModuleNotEnabled: (e) =>
-              Errors.forbidden("module_not_enabled", `Module not enabled for this account: ${listed(e.modules)}`),
-            LimitReached: (reached) => Effect.flatMap(Clock.currentTimeMillis, (now) => Errors.limitReached(reached, now))
-          })
-        ))
+        }).pipe(refuseModulesRequest))
       .handle("getOperation", ({ path }) =>
         Effect.flatMap(CurrentPrincipal, (principal) => operations.get(principal, path.id)).pipe(
           Effect.catchTag("OperationNotFound", (e) => Errors.notFound("operation_not_found", `No operation ${e.id}`))

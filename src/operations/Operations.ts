@@ -15,12 +15,13 @@ import { MODULES, type ModuleName, modulesKey } from "../../workflows/shared.js"
 import type { Principal } from "../accounts/Domain.js"
 import * as Charges from "../metering/Charges.js"
 import { type LimitReached, Metering } from "../metering/Metering.js"
+import type { ApiVersion } from "../metering/Meters.js"
 import { ulid } from "../platform/Ids.js"
 import { RequestId } from "../platform/RequestContext.js"
 import type { VehicleQueryParams } from "../vehicles/Api.js"
 import { normalizePlate } from "../vehicles/Plates.js"
 import type { ModuleResults, ModulesOperation, Operation, VehicleOperation } from "./Api.js"
-import { type NewOperation, type OperationRow, OperationsRepo } from "./Repo.js"
+import { type NewOperation, type OperationRow, OperationsRepo, type ReuseKey } from "./Repo.js"
 import { WorkflowEngine } from "./WorkflowEngine.js"
 
 export class InvalidModulesPlate extends Data.TaggedError("InvalidModulesPlate")<{ readonly raw: string }> {}
@@ -111,12 +112,12 @@ export class Operations extends Effect.Service<Operations>()("vda/Operations", {
         if (!(yield* repo.insert(operation))) return yield* new LostRace()
       })
 
-    const createModules = (principal: Principal, rawPlate: string, requested: ReadonlyArray<string>) =>
+    const createModules = (principal: Principal, rawPlate: string, requested: ReadonlyArray<string>, apiVersion: ApiVersion = "v2") =>
       Effect.gen(function*() {
         const plate = normalizePlate(rawPlate)
         if (plate === undefined) return yield* new InvalidModulesPlate({ raw: rawPlate })
         const modules = yield* validateModules(principal, requested)
-        const key = { accountId: principal.accountId, environment: principal.environment, plate, modulesKey: modulesKey(modules) }
+        const key: ReuseKey = { accountId: principal.accountId, environment: principal.environment, apiVersion, plate, modulesKey: modulesKey(modules) }
         const at = yield* Clock.currentTimeMillis
         const id = `op_${yield* ulid}`
         const attempt: Effect.Effect<string | undefined, LimitReached | LostRace> = Effect.gen(function*() {
@@ -127,7 +128,7 @@ export class Operations extends Effect.Service<Operations>()("vda/Operations", {
           if (Option.isSome(active)) return active.value.id
           yield* chargeAndInsert(
             { id, ...key, kind: "modules", input: { kind: "modules", modules }, createdAt: new Date(at) },
-            Charges.moduleQueries(principal, modules, at)
+            Charges.moduleQueries(principal, modules, at, apiVersion)
           )
           return undefined
         }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
@@ -138,7 +139,14 @@ export class Operations extends Effect.Service<Operations>()("vda/Operations", {
           return { operation: (yield* requireOperation(reused)) as ModulesOperation, created: false }
         }
         yield* engine.start({ kind: "modules", operationId: id, accountId: key.accountId, environment: key.environment, plate, modules })
-        return { operation: (yield* requireOperation(id)) as ModulesOperation, created: true } satisfies Created<ModulesOperation>
+        // answered from what was committed, not read back: once charged, the client gets its 202
+        // even if the database has just gone away
+        const createdAt = new Date(at)
+        const operation = toOperation(
+          { id, ...key, kind: "modules", status: "queued", input: { kind: "modules", modules }, result: null, startedAt: null, createdAt, updatedAt: createdAt },
+          modules.map((module) => ({ operationId: id, module, status: "queued", data: null, error: null, warnings: [], updatedAt: createdAt }))
+        ) as ModulesOperation
+        return { operation, created: true } satisfies Created<ModulesOperation>
       })
 
     /** A vehicle search for `onMiss=search`: one plate query charged now, answered by the workflow. */
@@ -147,21 +155,23 @@ export class Operations extends Effect.Service<Operations>()("vda/Operations", {
         const at = yield* Clock.currentTimeMillis
         const id = `op_${yield* ulid}`
         const requestId = yield* RequestId
-        yield* chargeAndInsert(
-          {
-            id,
-            accountId: principal.accountId,
-            environment: principal.environment,
-            plate,
-            modulesKey: null,
-            kind: "vehicle",
-            input: { kind: "vehicle", params: { ...params }, requestId },
-            createdAt: new Date(at)
-          },
-          Charges.plateQuery(principal, plate, at)
-        ).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die), Effect.catchTag("LostRace", Effect.die))
+        const search: NewOperation = {
+          id,
+          accountId: principal.accountId,
+          environment: principal.environment,
+          plate,
+          modulesKey: null,
+          kind: "vehicle",
+          apiVersion: "v2",
+          input: { kind: "vehicle", params: { ...params }, requestId },
+          createdAt: new Date(at)
+        }
+        yield* chargeAndInsert(search, Charges.plateQuery(principal, plate, at)).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die), Effect.catchTag("LostRace", Effect.die))
         yield* engine.start({ kind: "vehicle", operationId: id, accountId: principal.accountId, environment: principal.environment, plate })
-        return (yield* requireOperation(id)) as VehicleOperation
+        return toOperation(
+          { ...search, status: "queued", result: null, startedAt: null, updatedAt: search.createdAt },
+          []
+        ) as VehicleOperation
       })
 
     /** The caller's own operation; anything else is indistinguishable from a missing one. */
@@ -174,7 +184,20 @@ export class Operations extends Effect.Service<Operations>()("vda/Operations", {
         return toOperation(row.value, row.value.kind === "modules" ? yield* repo.modules(id) : [])
       })
 
-    return { createModules, createVehicleSearch, get }
+    /** The caller's own modules operation created through `apiVersion` (v1 polls only its own). */
+    const getModules = (principal: Principal, id: string, apiVersion: ApiVersion) =>
+      Effect.gen(function*() {
+        const row = yield* repo.find(id)
+        if (
+          Option.isNone(row) || row.value.accountId !== principal.accountId || row.value.environment !== principal.environment ||
+          row.value.kind !== "modules" || row.value.apiVersion !== apiVersion
+        ) {
+          return yield* new OperationNotFound({ id })
+        }
+        return toOperation(row.value, yield* repo.modules(id)) as ModulesOperation
+      })
+
+    return { createModules, createVehicleSearch, get, getModules }
   }),
   dependencies: [OperationsRepo.Default]
 }) {}

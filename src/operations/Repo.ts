@@ -6,12 +6,15 @@ import { Effect, Option } from "effect"
 import type { FinalStatus, ModuleName, ModuleOutcome, OperationStatus, VehicleSearchResult } from "../../workflows/shared.js"
 import { PRESENCE_PREFIX } from "../platform/Presence.js"
 import type { Environment } from "../platform/RequestContext.js"
+import type { ApiVersion } from "../metering/Meters.js"
 
 export interface OperationRow {
   readonly id: string
   readonly accountId: string
   readonly environment: Environment
   readonly kind: "modules" | "vehicle"
+  /** The API the operation was created through: its reuse key and its events' shape. */
+  readonly apiVersion: ApiVersion
   readonly plate: string
   readonly modulesKey: string | null
   readonly status: OperationStatus
@@ -39,6 +42,9 @@ export interface ModuleRow {
 
 export type NewOperation = Omit<OperationRow, "result" | "startedAt" | "updatedAt" | "status">
 
+/** Identical requests (same account, environment, API version, plate and module set) share one active operation. */
+export type ReuseKey = Pick<OperationRow, "accountId" | "environment" | "apiVersion" | "plate"> & { readonly modulesKey: string }
+
 const ACTIVE = ["queued", "processing"]
 const FINAL = ["completed", "partial", "failed"]
 
@@ -51,7 +57,7 @@ export class OperationsRepo extends Effect.Service<OperationsRepo>()("vda/Operat
         or not exists (select 1 from pg_stat_activity where application_name = ${PRESENCE_PREFIX} || claimed_by))`
 
     const columns = sql.literal(
-      "id, account_id, environment, kind, plate, modules_key, status, input, result, started_at, created_at, updated_at"
+      "id, account_id, environment, kind, api_version, plate, modules_key, status, input, result, started_at, created_at, updated_at"
     )
 
     return {
@@ -59,10 +65,11 @@ export class OperationsRepo extends Effect.Service<OperationsRepo>()("vda/Operat
       insert: (operation: NewOperation) =>
         Effect.gen(function*() {
           const rows = yield* sql`
-            insert into operations (id, account_id, environment, kind, plate, modules_key, status, input, created_at, updated_at)
-            values (${operation.id}, ${operation.accountId}, ${operation.environment}, ${operation.kind}, ${operation.plate},
-              ${operation.modulesKey}, 'queued', ${JSON.stringify(operation.input)}, ${operation.createdAt}, ${operation.createdAt})
-            on conflict (account_id, environment, plate, modules_key) where kind = 'modules' and status in ('queued', 'processing')
+            insert into operations (id, account_id, environment, kind, api_version, plate, modules_key, status, input, created_at, updated_at)
+            values (${operation.id}, ${operation.accountId}, ${operation.environment}, ${operation.kind}, ${operation.apiVersion},
+              ${operation.plate}, ${operation.modulesKey}, 'queued', ${JSON.stringify(operation.input)}, ${operation.createdAt},
+              ${operation.createdAt})
+            on conflict (account_id, environment, api_version, plate, modules_key) where kind = 'modules' and status in ('queued', 'processing')
             do nothing
             returning id`
           if (rows.length === 0) return false
@@ -76,15 +83,16 @@ export class OperationsRepo extends Effect.Service<OperationsRepo>()("vda/Operat
         }),
 
       /** Held until the transaction ends: requests with the same reuse key are decided one at a time. */
-      lockReuseKey: (key: { accountId: string; environment: Environment; plate: string; modulesKey: string }) =>
-        sql`select pg_advisory_xact_lock(hashtextextended(${`${key.accountId}/${key.environment}/${key.plate}/${key.modulesKey}`}, 0))`
-          .pipe(Effect.asVoid),
+      lockReuseKey: (key: ReuseKey) =>
+        sql`select pg_advisory_xact_lock(hashtextextended(${
+          `${key.accountId}/${key.environment}/${key.apiVersion}/${key.plate}/${key.modulesKey}`
+        }, 0))`.pipe(Effect.asVoid),
 
-      findActiveModules: (key: { accountId: string; environment: Environment; plate: string; modulesKey: string }) =>
+      findActiveModules: (key: ReuseKey) =>
         sql<OperationRow>`
           select ${columns} from operations
-          where account_id = ${key.accountId} and environment = ${key.environment} and plate = ${key.plate}
-            and modules_key = ${key.modulesKey} and kind = 'modules' and status in ('queued', 'processing')`.pipe(
+          where account_id = ${key.accountId} and environment = ${key.environment} and api_version = ${key.apiVersion}
+            and plate = ${key.plate} and modules_key = ${key.modulesKey} and kind = 'modules' and status in ('queued', 'processing')`.pipe(
           Effect.map((rows) => Option.fromNullable(rows[0]))
         ),
 

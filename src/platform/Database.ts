@@ -16,6 +16,7 @@ import migration0004 from "./migrations/0004_operations.js"
 import migration0005 from "./migrations/0005_webhooks.js"
 import migration0006 from "./migrations/0006_leases.js"
 import migration0007 from "./migrations/0007_claims.js"
+import migration0008 from "./migrations/0008_api_versions.js"
 
 export const migrations = {
   "0001_foundation": migration0001,
@@ -24,7 +25,8 @@ export const migrations = {
   "0004_operations": migration0004,
   "0005_webhooks": migration0005,
   "0006_leases": migration0006,
-  "0007_claims": migration0007
+  "0007_claims": migration0007,
+  "0008_api_versions": migration0008
 }
 
 /** Where the database is, and whether it is the embedded one this process manages. */

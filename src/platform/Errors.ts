@@ -63,6 +63,17 @@ export class Unavailable extends Schema.TaggedError<Unavailable>()("Unavailable"
 
 export type ApiError = BadRequest | Unauthorized | Forbidden | NotFound | TooManyRequests | InternalError | Unavailable
 
+/** Each error's HTTP status: one table for v2's wire form and v1's envelope. */
+export const STATUS = {
+  BadRequest: 400,
+  Unauthorized: 401,
+  Forbidden: 403,
+  NotFound: 404,
+  TooManyRequests: 429,
+  InternalError: 500,
+  Unavailable: 503
+} as const satisfies Record<ApiError["_tag"], number>
+
 type ErrorClass<Self> = Schema.Schema<Self, any, never> & { new(props: { readonly error: ErrorBody }): Self }
 
 /** The wire form of an error class: only `{error}`, no `_tag`, with its status for HttpApi. */
@@ -73,13 +84,32 @@ const wire = <Self extends { readonly error: ErrorBody }>(Self: ErrorClass<Self>
     encode: (self) => ({ error: self.error })
   }).annotations(HttpApiSchema.annotations({ status, description }))
 
-export const BadRequestJson = wire(BadRequest, 400, "Invalid request, plate, module or parameters")
-export const UnauthorizedJson = wire(Unauthorized, 401, "Missing, unknown or revoked API key")
-export const ForbiddenJson = wire(Forbidden, 403, "The plan or account does not allow this")
-export const NotFoundJson = wire(NotFound, 404, "Unknown route or resource")
-export const TooManyRequestsJson = wire(TooManyRequests, 429, "Requests per minute or quota exhausted")
-export const InternalErrorJson = wire(InternalError, 500, "Internal failure")
-export const UnavailableJson = wire(Unavailable, 503, "Temporarily unavailable")
+export const BadRequestJson = wire(BadRequest, STATUS.BadRequest, "Invalid request, plate, module or parameters")
+export const UnauthorizedJson = wire(Unauthorized, STATUS.Unauthorized, "Missing, unknown or revoked API key")
+export const ForbiddenJson = wire(Forbidden, STATUS.Forbidden, "The plan or account does not allow this")
+export const NotFoundJson = wire(NotFound, STATUS.NotFound, "Unknown route or resource")
+export const TooManyRequestsJson = wire(TooManyRequests, STATUS.TooManyRequests, "Requests per minute or quota exhausted")
+export const InternalErrorJson = wire(InternalError, STATUS.InternalError, "Internal failure")
+export const UnavailableJson = wire(Unavailable, STATUS.Unavailable, "Temporarily unavailable")
+
+/** v1 answers errors in its envelope: `{success: false, error}`, same statuses, codes and headers. */
+export const v1ErrorResponse = (failure: ApiError) =>
+  HttpServerResponse.unsafeJson({ success: false, error: failure.error }, { status: STATUS[failure._tag] })
+
+const decoder = new TextDecoder()
+
+/** An error answer rendered in v2's form (`{error}`), put in v1's envelope; anything else is left as it is. */
+export const toV1Envelope = (response: HttpServerResponse.HttpServerResponse): HttpServerResponse.HttpServerResponse => {
+  if (response.status < 400 || response.body._tag !== "Uint8Array") return response
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(decoder.decode(response.body.body))
+  } catch {
+    return response
+  }
+  if (typeof parsed !== "object" || parsed === null || !("error" in parsed) || "success" in parsed) return response
+  return HttpServerResponse.unsafeJson({ success: false, error: parsed.error }, { status: response.status, headers: response.headers })
+}
 
 const body = (code: ErrorCode, message: string, retryable: boolean, details?: ErrorDetails) =>
   Effect.map(RequestId, (requestId): ErrorBody =>

@@ -1,12 +1,20 @@
 /**
  * Touch-ups of the generated OpenAPI document. The library documents its own decode-error body on
- * every 400, but the request pipeline always answers with our error body instead; and the probes
- * outside /v2 take no key, so they answer none of the key, plan or quota errors.
+ * every 400, but the request pipeline always answers with our error body instead; the probes
+ * outside /v1 and /v2 take no key, so they answer none of the key, plan or quota errors; and v1's
+ * errors come in v1's envelope (`V1Error`).
  */
 type Json = Record<string, any>
 
 const DECODE_ERROR_REF = "#/components/schemas/HttpApiDecodeError"
 const UNAUTHENTICATED_ONLY = ["401", "403", "429"]
+const V1_ERROR: Json = {
+  type: "object",
+  required: ["success", "error"],
+  properties: { success: { type: "boolean", enum: [false] }, error: { $ref: "#/components/schemas/ErrorBody" } },
+  additionalProperties: false,
+  description: "v1's error envelope: the same error body as v2's, beside `success: false`"
+}
 
 export const stripDecodeErrors = (spec: Json): Json => {
   const schemas: Json = spec.components?.schemas ?? {}
@@ -16,7 +24,8 @@ export const stripDecodeErrors = (spec: Json): Json => {
   for (const [path, pathItem] of Object.entries<Json>(spec.paths ?? {})) {
     for (const operation of Object.values<Json>(pathItem)) {
       const responses: Json = operation?.responses ?? {}
-      if (!path.startsWith("/v2")) for (const status of UNAUTHENTICATED_ONLY) delete responses[status]
+      const versioned = path.startsWith("/v2") || path.startsWith("/v1")
+      if (!versioned) for (const status of UNAUTHENTICATED_ONLY) delete responses[status]
       const badRequest = responses["400"]
       if (badRequest === undefined) continue
       badRequest.description = "Invalid request, plate, module or parameters"
@@ -25,6 +34,16 @@ export const stripDecodeErrors = (spec: Json): Json => {
       if (anyOf === undefined) continue
       const kept = anyOf.filter((s) => s.$ref !== DECODE_ERROR_REF)
       media.schema = kept.length === 1 ? kept[0] : { anyOf: kept }
+    }
+  }
+  schemas.V1Error = V1_ERROR
+  for (const [path, pathItem] of Object.entries<Json>(spec.paths ?? {})) {
+    if (!path.startsWith("/v1")) continue
+    for (const operation of Object.values<Json>(pathItem)) {
+      for (const [status, response] of Object.entries<Json>(operation?.responses ?? {})) {
+        const media = response.content?.["application/json"]
+        if (Number(status) >= 400 && media !== undefined) media.schema = { $ref: "#/components/schemas/V1Error" }
+      }
     }
   }
   return spec

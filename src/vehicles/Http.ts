@@ -6,7 +6,28 @@ import { AcceptedVehicleOperation } from "../operations/Api.js"
 import { accepted } from "../operations/Http.js"
 import { Operations } from "../operations/Operations.js"
 import * as Errors from "../platform/Errors.js"
-import { VehicleQuery } from "./VehicleQuery.js"
+import type { LimitReached } from "../metering/Metering.js"
+import type { SourceUnavailable } from "./Upstream.js"
+import { type InvalidParameter, type InvalidPlate, type PaidPlanRequired, VehicleQuery } from "./VehicleQuery.js"
+
+/** A vehicle query refused (nothing consumed), or its source down, as the contract's error (v1 and v2 alike). */
+export const refuseVehicleQuery = <A, R>(
+  effect: Effect.Effect<A, InvalidPlate | InvalidParameter | PaidPlanRequired | SourceUnavailable | LimitReached, R>
+) =>
+  effect.pipe(
+    Effect.catchTags({
+      InvalidPlate: () =>
+        Errors.badRequest(
+          "invalid_plate",
+          "The plate must be three letters and three digits (AAA999) or two letters, three digits and two letters (AA999AA)"
+        ),
+      InvalidParameter: (e) => Errors.invalidRequest(e.message),
+      PaidPlanRequired: (e) =>
+        Errors.forbidden("access_denied", `${e.options.join(", ")} ${e.options.length > 1 ? "need" : "needs"} a paid or custom plan`),
+      SourceUnavailable: () => Errors.temporarilyUnavailable("The vehicle source is temporarily unavailable; nothing was charged"),
+      LimitReached: (reached) => Effect.flatMap(Clock.currentTimeMillis, (now) => Errors.limitReached(reached, now))
+    })
+  )
 
 export const VehiclesHttpLive = HttpApiBuilder.group(Api, "vehicles", (handlers) =>
   Effect.gen(function*() {
@@ -20,18 +41,5 @@ export const VehiclesHttpLive = HttpApiBuilder.group(Api, "vehicles", (handlers)
         const operation = yield* operations.createVehicleSearch(principal, outcome.plate, urlParams)
         yield* accepted(operation.id)
         return new AcceptedVehicleOperation(operation)
-      }).pipe(
-        Effect.catchTags({
-          InvalidPlate: () =>
-            Errors.badRequest(
-              "invalid_plate",
-              "The plate must be three letters and three digits (AAA999) or two letters, three digits and two letters (AA999AA)"
-            ),
-          InvalidParameter: (e) => Errors.invalidRequest(e.message),
-          PaidPlanRequired: (e) =>
-            Errors.forbidden("access_denied", `${e.options.join(", ")} ${e.options.length > 1 ? "need" : "needs"} a paid or custom plan`),
-          SourceUnavailable: () => Errors.temporarilyUnavailable("The vehicle source is temporarily unavailable; nothing was charged"),
-          LimitReached: (reached) => Effect.flatMap(Clock.currentTimeMillis, (now) => Errors.limitReached(reached, now))
-        })
-      ))
+      }).pipe(refuseVehicleQuery))
   }))

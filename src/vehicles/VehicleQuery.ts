@@ -14,6 +14,7 @@ import { Catalog } from "../catalog/Catalog.js"
 import { classification, codiaLookup, sheetLookup, tires } from "../catalog/Enrichments.js"
 import * as Charges from "../metering/Charges.js"
 import { Metering } from "../metering/Metering.js"
+import type { ApiVersion } from "../metering/Meters.js"
 import { AppConfig } from "../platform/Config.js"
 import { type Environment, RequestId } from "../platform/RequestContext.js"
 import { generateVehicle } from "../sandbox/Generator.js"
@@ -178,7 +179,7 @@ export class VehicleQuery extends Effect.Service<VehicleQuery>()("vda/VehicleQue
      * Answers a query (charging one plate query last), or says a vehicle search must be accepted
      * (`onMiss=search` with a plate the source must be asked for).
      */
-    const run = (principal: Principal, rawPlate: string, params: VehicleQueryParams) =>
+    const run = (principal: Principal, rawPlate: string, params: VehicleQueryParams, version: ApiVersion = "v2") =>
       Effect.gen(function*() {
         const plate = yield* validate(principal, rawPlate, params)
         const started = yield* Clock.currentTimeMillis
@@ -206,7 +207,7 @@ export class VehicleQuery extends Effect.Service<VehicleQuery>()("vda/VehicleQue
           }
         }
         const response = yield* respond(plate, lookup, params, yield* RequestId)
-        yield* metering.consume(Charges.plateQuery(principal, plate, yield* Clock.currentTimeMillis))
+        yield* metering.consume(Charges.plateQuery(principal, plate, yield* Clock.currentTimeMillis, version))
         return { _tag: "Answered", response } satisfies QueryOutcome
       })
 

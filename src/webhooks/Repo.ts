@@ -13,6 +13,11 @@ export interface ConfigRow {
   readonly secret: string
 }
 
+/** The configuration as stored, with when it last changed. */
+export interface StoredConfig extends ConfigRow {
+  readonly updatedAt: Date
+}
+
 export interface DeliveryRow {
   readonly id: string
   readonly accountId: string
@@ -67,8 +72,8 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("vda/WebhooksRe
       config: (accountId: string, environment: Environment, secret: string, at: Date) =>
         Effect.gen(function*() {
           yield* ensureConfig(accountId, environment, secret, at)
-          const [row] = yield* sql<ConfigRow>`
-            select url, enabled, secret from webhook_configs where account_id = ${accountId} and environment = ${environment}`
+          const [row] = yield* sql<StoredConfig>`
+            select url, enabled, secret, updated_at from webhook_configs where account_id = ${accountId} and environment = ${environment}`
           return row!
         }).pipe(Effect.orDie),
 
@@ -92,7 +97,7 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("vda/WebhooksRe
           yield* sql`
             update webhook_configs set url = ${next.url}, enabled = ${next.enabled}, secret = ${next.secret}, updated_at = ${at}
             where account_id = ${accountId} and environment = ${environment}`.pipe(Effect.orDie)
-          return next
+          return { ...next, updatedAt: at } satisfies StoredConfig
         }).pipe(sql.withTransaction, Effect.catchIf((error): error is SqlError => error instanceof SqlError, Effect.die)),
 
       findConfig: (accountId: string, environment: Environment) =>

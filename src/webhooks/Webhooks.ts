@@ -7,9 +7,9 @@ import type { Principal } from "../accounts/Domain.js"
 import { WorkflowEngine } from "../operations/WorkflowEngine.js"
 import { AppConfig } from "../platform/Config.js"
 import { randomBase62 } from "../platform/Ids.js"
-import type { Delivery, WebhookConfig, WebhookConfigUpdate } from "./Api.js"
+import type { Delivery, WebhookConfigUpdate } from "./Api.js"
 import { WebhookDeliveries } from "./Deliveries.js"
-import { type DeliveryRow, WebhooksRepo } from "./Repo.js"
+import { type DeliveryRow, type StoredConfig, WebhooksRepo } from "./Repo.js"
 import { checkWebhookUrl, UrlRejected } from "./UrlPolicy.js"
 
 /** The change asked for breaks a rule of the configuration. */
@@ -42,7 +42,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("vda/Webhooks", {
 
     const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
 
-    const getConfig = (principal: Principal): Effect.Effect<WebhookConfig> =>
+    const getConfig = (principal: Principal): Effect.Effect<StoredConfig> =>
       Effect.flatMap(now, (at) => repo.config(principal.accountId, principal.environment, generateSecret(), at))
 
     /**

@@ -31,6 +31,7 @@ const insert = (accountId: string, id: string) =>
       accountId,
       environment: "sandbox",
       kind: "modules",
+      apiVersion: "v2",
       plate: `AB${id.slice(-3)}CD`,
       modulesKey: "fines",
       input: { kind: "modules", modules: ["fines"] },

@@ -72,6 +72,7 @@ const newOperation = (kind: "modules" | "vehicle", createdAt = new Date()) =>
       accountId: account.id,
       environment: "sandbox",
       kind,
+      apiVersion: "v2",
       plate: PLATE,
       modulesKey: kind === "modules" ? "fines+gnc" : null,
       input: kind === "modules" ? { kind, modules: ["fines", "gnc"] } : { kind, params: {}, requestId: "req_1" },

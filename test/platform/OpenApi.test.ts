@@ -13,6 +13,13 @@ describe("OpenAPI document", () => {
     expect(operations.sort()).toEqual([
       "GET /healthz",
       "GET /readyz",
+      "GET /v1/status",
+      "GET /v1/vehicles/basic",
+      "GET /v1/vehicles/modules/{id}",
+      "GET /v1/webhooks/config",
+      "GET /v1/webhooks/deliveries",
+      "PATCH /v1/webhooks/config",
+      "POST /v1/vehicles/modules",
       "GET /v2/operations/{id}",
       "GET /v2/plans",
       "GET /v2/status",
@@ -23,7 +30,7 @@ describe("OpenAPI document", () => {
       "PATCH /v2/webhooks/config",
       "POST /v2/vehicles/{plate}/modules",
       "POST /v2/webhooks/test"
-    ])
+    ].sort())
   })
 
   it("documents the test event's 202 and the deliveries' paging parameters", () => {
@@ -48,6 +55,17 @@ describe("OpenAPI document", () => {
     const body = spec.components.schemas.ErrorBody
     expect(Object.keys(body.properties).sort()).toEqual(["code", "details", "message", "requestId", "retryable"])
     expect(body.required.sort()).toEqual(["code", "message", "requestId", "retryable"])
+  })
+
+  it("puts v1 under its own tag, its errors in v1's envelope", () => {
+    const operation = spec.paths["/v1/status"].get
+    expect(operation.tags).toEqual(["v1 compatibility"])
+    expect(operation.security).toEqual([{ apiKey: [] }])
+    for (const status of ["400", "401", "429", "503"]) {
+      expect(operation.responses[status].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/V1Error" })
+    }
+    expect(spec.paths["/v2/status"].get.responses["401"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/Unauthorized" })
+    expect(spec.components.schemas.V1Error.properties.error).toEqual({ $ref: "#/components/schemas/ErrorBody" })
   })
 
   it("describes date-times as RFC 3339 strings", () => {

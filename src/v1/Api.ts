@@ -1,0 +1,175 @@
+/**
+ * Contract of the v1 API (DESIGN §11): the legacy paths and shapes, as a skin over the v2
+ * services. Success answers are `{success: true, data}`; errors come in v1's envelope
+ * `{success: false, error}` (the request pipeline puts them there).
+ */
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { KeyEntry } from "../accounts/Api.js"
+import { ApiKeyAuth } from "../accounts/Security.js"
+import { ModuleResults, OperationStatus } from "../operations/Api.js"
+import { DateTimeUtc, Limit, NonNegativeInt } from "../platform/Schemas.js"
+import { VehicleData } from "../vehicles/Response.js"
+import { DeliveriesQuery } from "../webhooks/Api.js"
+
+const ok = <A, I>(data: Schema.Schema<A, I>, identifier: string) =>
+  Schema.Struct({ success: Schema.Literal(true), data }).annotations({ identifier })
+
+/** v1's vehicle: v2's `data` without the enrichments. */
+export const V1VehicleData = VehicleData.pipe(Schema.omit("codia", "sheet", "classification", "tires", "debug"))
+  .annotations({ identifier: "V1VehicleData" })
+
+export const V1BasicVehicle = Schema.Struct({
+  success: Schema.Literal(true),
+  found: Schema.Boolean,
+  data: Schema.NullOr(V1VehicleData)
+}).annotations({ identifier: "V1BasicVehicle" })
+
+export const V1ModulesOperation = Schema.Struct({
+  id: Schema.String,
+  status: OperationStatus,
+  plate: Schema.String,
+  modules: ModuleResults,
+  createdAt: DateTimeUtc,
+  updatedAt: DateTimeUtc,
+  completedAt: Schema.NullOr(DateTimeUtc)
+}).annotations({ identifier: "V1ModulesOperation" })
+export type V1ModulesOperation = typeof V1ModulesOperation.Type
+
+export const V1ModulesRequest = Schema.Struct({
+  plate: Schema.String,
+  modules: Schema.Array(Schema.String).pipe(Schema.minItems(1), Schema.maxItems(4))
+}).annotations({
+  identifier: "V1ModulesRequest",
+  parseOptions: { onExcessProperty: "error" },
+  description: "The plate and 1 to 4 distinct modules among fines, vtv, tax_debt, gnc; no other properties"
+})
+
+export const V1WebhookConfig = Schema.Struct({
+  owner_ref: Schema.String,
+  url: Schema.NullOr(Schema.String),
+  secret: Schema.String,
+  enabled: Schema.Boolean,
+  updated_at: DateTimeUtc
+}).annotations({ identifier: "V1WebhookConfig" })
+
+export const V1WebhookConfigUpdate = Schema.Struct({
+  url: Schema.optional(Schema.NullOr(Schema.String)),
+  enabled: Schema.optional(Schema.Boolean),
+  rotate_secret: Schema.optional(Schema.Boolean)
+}).annotations({
+  identifier: "V1WebhookConfigUpdate",
+  parseOptions: { onExcessProperty: "error" },
+  description: "Every field optional; omitted ones are kept. `url: null` removes the URL and disables the webhook."
+})
+
+export const V1Delivery = Schema.Struct({
+  id: Schema.String,
+  event_type: Schema.String,
+  api_version: Schema.Literal("v1", "v2"),
+  status: Schema.Literal("pending", "processed", "failed"),
+  attempts: NonNegativeInt,
+  response_status: Schema.NullOr(Schema.Number),
+  next_attempt_at: DateTimeUtc,
+  created_at: DateTimeUtc,
+  payload: Schema.Unknown
+}).annotations({ identifier: "V1Delivery" })
+
+const UsedOf = Schema.Struct({ used: NonNegativeInt, limit: Limit })
+const Remaining = { used: NonNegativeInt, limit: Limit, remaining: Limit }
+
+export const V1CustomBilling = Schema.Struct({
+  contract: Schema.Struct({ status: Schema.Literal("active") }),
+  period: Schema.Struct({ key: Schema.String, start: DateTimeUtc, end: DateTimeUtc }),
+  usage: Schema.Struct({
+    basic: Schema.Struct(Remaining),
+    report: Schema.Struct(Remaining),
+    modules: Schema.Struct({
+      ...Remaining,
+      overage: NonNegativeInt,
+      subtotal_cents: NonNegativeInt,
+      currency: Schema.Literal("ARS")
+    })
+  }),
+  billing: Schema.Struct({
+    base: Schema.Struct({
+      estimated_total_cents: NonNegativeInt,
+      currency: Schema.Literal("ARS"),
+      pricing_mode: Schema.Literal("custom"),
+      tier_name: Schema.String
+    }),
+    modules: Schema.Struct({ estimated_overage_cents: NonNegativeInt, currency: Schema.Literal("ARS") })
+  })
+}).annotations({ identifier: "V1CustomBilling" })
+
+export const V1PlanName = Schema.Literal("free", "starter", "growth", "scale", "custom")
+
+export const V1Status = Schema.Struct({
+  owner: Schema.String,
+  plan: V1PlanName,
+  usage: Schema.Struct({ fast: UsedOf, intelligent: UsedOf, miss: UsedOf }),
+  rateLimits: Schema.Struct({ rpm_total: Limit, rpm_intelligent: Limit }),
+  resetAt: DateTimeUtc,
+  customBilling: Schema.NullOr(V1CustomBilling),
+  keys: Schema.Array(KeyEntry)
+}).annotations({ identifier: "V1Status" })
+export type V1Status = typeof V1Status.Type
+
+export class V1Api extends HttpApiGroup.make("v1")
+  .add(
+    HttpApiEndpoint.get("v1GetBasicVehicle", "/v1/vehicles/basic")
+      .setUrlParams(Schema.Struct({ plate: Schema.optional(Schema.String) }))
+      .addSuccess(V1BasicVehicle)
+      .annotate(OpenApi.Summary, "Basic vehicle query (v1)")
+      .annotate(OpenApi.Description, "v2's vehicle query without enrichments. One plate query, counted under `byVersion.v1`.")
+  )
+  .add(
+    HttpApiEndpoint.post("v1CreateModulesOperation", "/v1/vehicles/modules")
+      .setPayload(V1ModulesRequest)
+      .addSuccess(ok(V1ModulesOperation, "V1ModulesOperationResponse"))
+      .annotate(OpenApi.Summary, "Module query (v1)")
+      .annotate(
+        OpenApi.Description,
+        "As v2's module query: 202 for a new operation (N module queries), 200 when an identical active v1 operation is reused (nothing consumed). A v1 request never reuses a v2 operation."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("v1GetModulesOperation")`/v1/vehicles/modules/${HttpApiSchema.param("id", Schema.String)}`
+      .addSuccess(ok(V1ModulesOperation, "V1ModulesOperationResponse"))
+      .annotate(OpenApi.Summary, "Poll a module operation (v1)")
+  )
+  .add(
+    HttpApiEndpoint.get("v1GetStatus", "/v1/status")
+      .addSuccess(ok(V1Status, "V1StatusResponse"))
+      .annotate(OpenApi.Summary, "Account status (v1)")
+      .annotate(
+        OpenApi.Description,
+        "Plan (v1 names: starter is v2's basic), fast (plate queries this month), intelligent (module queries this month) and miss (unique plates today) usage, rate limits, the monthly reset, and for custom plans the billing estimate. Consumes only RPM."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("v1GetWebhookConfig", "/v1/webhooks/config")
+      .addSuccess(ok(V1WebhookConfig, "V1WebhookConfigResponse"))
+      .annotate(OpenApi.Summary, "Webhook configuration (v1)")
+  )
+  .add(
+    HttpApiEndpoint.patch("v1UpdateWebhookConfig", "/v1/webhooks/config")
+      .setPayload(V1WebhookConfigUpdate)
+      .addSuccess(ok(V1WebhookConfig, "V1WebhookConfigResponse"))
+      .annotate(OpenApi.Summary, "Change the webhook configuration (v1)")
+      .annotate(OpenApi.Description, "The same configuration as v2's, with the same rules and errors.")
+  )
+  .add(
+    HttpApiEndpoint.get("v1ListWebhookDeliveries", "/v1/webhooks/deliveries")
+      .setUrlParams(DeliveriesQuery)
+      .addSuccess(ok(
+        Schema.Struct({ deliveries: Schema.Array(V1Delivery), limit: NonNegativeInt, offset: NonNegativeInt }),
+        "V1DeliveriesList"
+      ))
+      .annotate(OpenApi.Summary, "Webhook deliveries (v1)")
+      .annotate(OpenApi.Description, "The same log as v2's (v1 and v2 deliveries), newest first.")
+  )
+  .middleware(ApiKeyAuth)
+  .annotate(OpenApi.Title, "v1 compatibility")
+  .annotate(OpenApi.Description, "The previous version, kept available: same keys, allowances, RPM and webhook configuration as v2.")
+{}

@@ -1,0 +1,114 @@
+/**
+ * The v1 handlers: each one calls the v2 services (vehicle query, operations, account status,
+ * webhooks) with `v1` as the version, and reshapes the answer.
+ */
+import { HttpApiBuilder, HttpApp, HttpServerResponse } from "@effect/platform"
+import { Effect } from "effect"
+import { CurrentPrincipal } from "../accounts/Domain.js"
+import { AccountStatus } from "../accounts/Status.js"
+import { Api } from "../Api.js"
+import type { ModulesOperation } from "../operations/Api.js"
+import { refuseModulesRequest } from "../operations/Http.js"
+import { Operations } from "../operations/Operations.js"
+import * as Errors from "../platform/Errors.js"
+import { refuseVehicleQuery } from "../vehicles/Http.js"
+import { VehicleQuery } from "../vehicles/VehicleQuery.js"
+import type { Delivery } from "../webhooks/Api.js"
+import type { StoredConfig } from "../webhooks/Repo.js"
+import { Webhooks } from "../webhooks/Webhooks.js"
+import type { V1ModulesOperation } from "./Api.js"
+import { toV1Status } from "./Status.js"
+
+const FINAL = ["completed", "partial", "failed"]
+
+export const toV1ModulesOperation = (operation: ModulesOperation): V1ModulesOperation => ({
+  id: operation.id,
+  status: operation.status,
+  plate: operation.plate,
+  modules: operation.modules,
+  createdAt: operation.createdAt,
+  updatedAt: operation.updatedAt,
+  completedAt: FINAL.includes(operation.status) ? operation.updatedAt : null
+})
+
+const toV1Config = (accountId: string, config: StoredConfig) => ({
+  owner_ref: accountId,
+  url: config.url,
+  secret: config.secret,
+  enabled: config.enabled,
+  updated_at: config.updatedAt
+})
+
+const toV1Delivery = (delivery: Delivery) => ({
+  id: delivery.id,
+  event_type: delivery.event,
+  api_version: delivery.apiVersion,
+  status: delivery.status,
+  attempts: delivery.attempts,
+  response_status: delivery.responseStatus,
+  next_attempt_at: delivery.nextAttemptAt,
+  created_at: delivery.createdAt,
+  payload: delivery.payload
+})
+
+/** 202 for a new v1 operation, with where to poll it. */
+const acceptedV1 = (id: string) =>
+  HttpApp.appendPreResponseHandler((_request, response) =>
+    Effect.succeed(
+      HttpServerResponse.setHeader(HttpServerResponse.setStatus(response, 202), "location", `/v1/vehicles/modules/${id}`)
+    ))
+
+const DEFAULT_LIMIT = 25
+
+export const V1HttpLive = HttpApiBuilder.group(Api, "v1", (handlers) =>
+  Effect.gen(function*() {
+    const query = yield* VehicleQuery
+    const operations = yield* Operations
+    const status = yield* AccountStatus
+    const webhooks = yield* Webhooks
+    return handlers
+      .handle("v1GetBasicVehicle", ({ urlParams }) =>
+        Effect.gen(function*() {
+          const principal = yield* CurrentPrincipal
+          const outcome = yield* query.run(principal, urlParams.plate ?? "", {}, "v1")
+          if (outcome._tag !== "Answered") return yield* Effect.die(new Error("a v1 query never searches in the background"))
+          return outcome.response
+        }).pipe(refuseVehicleQuery))
+      .handle("v1CreateModulesOperation", ({ payload }) =>
+        Effect.gen(function*() {
+          const principal = yield* CurrentPrincipal
+          const { created, operation } = yield* operations.createModules(principal, payload.plate, payload.modules, "v1")
+          if (created) yield* acceptedV1(operation.id)
+          return { success: true as const, data: toV1ModulesOperation(operation) }
+        }).pipe(refuseModulesRequest))
+      .handle("v1GetModulesOperation", ({ path }) =>
+        Effect.flatMap(CurrentPrincipal, (principal) => operations.getModules(principal, path.id, "v1")).pipe(
+          Effect.map((operation) => ({ success: true as const, data: toV1ModulesOperation(operation) })),
+          Effect.catchTag("OperationNotFound", (e) => Errors.notFound("operation_not_found", `No operation ${e.id}`))
+        ))
+      .handle("v1GetStatus", () =>
+        Effect.map(Effect.flatMap(CurrentPrincipal, status.read), (data) => ({ success: true as const, data: toV1Status(data) })))
+      .handle("v1GetWebhookConfig", () =>
+        Effect.gen(function*() {
+          const principal = yield* CurrentPrincipal
+          return { success: true as const, data: toV1Config(principal.accountId, yield* webhooks.getConfig(principal)) }
+        }))
+      .handle("v1UpdateWebhookConfig", ({ payload }) =>
+        Effect.gen(function*() {
+          const principal = yield* CurrentPrincipal
+          const config = yield* webhooks.updateConfig(principal, {
+            ...(payload.url !== undefined ? { url: payload.url } : {}),
+            ...(payload.enabled !== undefined ? { enabled: payload.enabled } : {}),
+            ...(payload.rotate_secret !== undefined ? { rotateSecret: payload.rotate_secret } : {})
+          })
+          return { success: true as const, data: toV1Config(principal.accountId, config) }
+        }).pipe(
+          Effect.catchTag("InvalidWebhookConfig", (e) => Errors.invalidRequest(`Invalid webhook configuration: ${e.reason}`))
+        ))
+      .handle("v1ListWebhookDeliveries", ({ urlParams }) =>
+        Effect.gen(function*() {
+          const principal = yield* CurrentPrincipal
+          const list = yield* webhooks.listDeliveries(principal, urlParams.limit ?? DEFAULT_LIMIT, urlParams.offset ?? 0)
+          return { success: true as const, data: { ...list, deliveries: list.deliveries.map(toV1Delivery) } }
+        }))
+  }))
