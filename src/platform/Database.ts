@@ -17,6 +17,7 @@ import migration0005 from "./migrations/0005_webhooks.js"
 import migration0006 from "./migrations/0006_leases.js"
 import migration0007 from "./migrations/0007_claims.js"
 import migration0008 from "./migrations/0008_api_versions.js"
+import migration0009 from "./migrations/0009_deliveries_when_disabled.js"
 
 export const migrations = {
   "0001_foundation": migration0001,
@@ -26,7 +27,8 @@ export const migrations = {
   "0005_webhooks": migration0005,
   "0006_leases": migration0006,
   "0007_claims": migration0007,
-  "0008_api_versions": migration0008
+  "0008_api_versions": migration0008,
+  "0009_deliveries_when_disabled": migration0009
 }
 
 /** Where the database is, and whether it is the embedded one this process manages. */

@@ -169,6 +169,24 @@ export class V1Api extends HttpApiGroup.make("v1")
       .annotate(OpenApi.Summary, "Webhook deliveries (v1)")
       .annotate(OpenApi.Description, "The same log as v2's (v1 and v2 deliveries), newest first.")
   )
+  .add(
+    HttpApiEndpoint.post("v1SendWebhookTest", "/v1/webhooks/test")
+      .addSuccess(ok(
+        Schema.Struct({
+          id: Schema.String,
+          event_type: Schema.Literal("report.completed"),
+          is_test: Schema.Literal(true),
+          status: Schema.Literal("pending"),
+          payload: Schema.Unknown
+        }),
+        "V1WebhookTest"
+      ))
+      .annotate(OpenApi.Summary, "Send a test event (v1)")
+      .annotate(
+        OpenApi.Description,
+        "Paid and custom plans: a realistic `report.completed` event for a sample plate, signed and sent to the configured URL even while deliveries are disabled (400 without a URL). It appears in the deliveries log like any other."
+      )
+  )
   .middleware(ApiKeyAuth)
   .annotate(OpenApi.Title, "v1 compatibility")
   .annotate(OpenApi.Description, "The previous version, kept available: same keys, allowances, RPM and webhook configuration as v2.")

@@ -111,4 +111,15 @@ export const V1HttpLive = HttpApiBuilder.group(Api, "v1", (handlers) =>
           const list = yield* webhooks.listDeliveries(principal, urlParams.limit ?? DEFAULT_LIMIT, urlParams.offset ?? 0)
           return { success: true as const, data: { ...list, deliveries: list.deliveries.map(toV1Delivery) } }
         }))
+      .handle("v1SendWebhookTest", () =>
+        Effect.flatMap(CurrentPrincipal, webhooks.sendV1Test).pipe(
+          Effect.map((delivery) => ({
+            success: true as const,
+            data: { id: delivery.id, event_type: "report.completed" as const, is_test: true as const, status: "pending" as const, payload: delivery.payload }
+          })),
+          Effect.catchTags({
+            WebhookNotReady: (e) => Errors.invalidRequest(e.reason),
+            PaidPlanRequired: () => Errors.forbidden("access_denied", "Test events need a paid or custom plan")
+          })
+        ))
   }))

@@ -20,6 +20,7 @@ import type { Environment } from "../platform/RequestContext.js"
 import { type EventType, WebhookEvent } from "./Api.js"
 import { WebhooksRepo } from "./Repo.js"
 import { send } from "./Sender.js"
+import { v1ModulesEvent, v1ModulesEventType, type V1EventType, v1ReportTestEvent } from "./V1Events.js"
 import { checkUrlSyntax } from "./UrlPolicy.js"
 import { signWebhook } from "./verify.js"
 
@@ -45,29 +46,35 @@ export class WebhookDeliveries extends Effect.Service<WebhookDeliveries>()("vda/
 
     const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
 
-    /** Records an event and its (pending) delivery; returns the delivery id. */
+    /** Records an event (its body built from its id and time) and its pending delivery; returns the delivery id. */
     const record = (input: {
       readonly accountId: string
       readonly environment: Environment
-      readonly type: EventType
-      readonly data: WebhookEvent["data"]
+      readonly apiVersion: "v1" | "v2"
+      readonly type: EventType | V1EventType
       readonly operationId: string | null
+      readonly sendsWhenDisabled?: boolean
+      readonly body: (eventId: string, at: Date) => unknown
     }) =>
       Effect.gen(function*() {
         const at = yield* now
         const id = randomUUID()
-        const body = JSON.stringify(encodeEvent({ id: `evt_${id}`, type: input.type, apiVersion: "v2", createdAt: at, data: input.data }))
         return yield* repo.insertDelivery({
           id,
           accountId: input.accountId,
           environment: input.environment,
-          apiVersion: "v2",
+          apiVersion: input.apiVersion,
           eventType: input.type,
           operationId: input.operationId,
-          body,
+          body: JSON.stringify(input.body(`evt_${id}`, at)),
+          sendsWhenDisabled: input.sendsWhenDisabled ?? false,
           createdAt: at
         })
       })
+
+    /** A v2 event: `{id, type, apiVersion, createdAt, data}`. */
+    const v2Event = (type: EventType, data: WebhookEvent["data"]) => (eventId: string, at: Date) =>
+      encodeEvent({ id: eventId, type, apiVersion: "v2", createdAt: at, data })
 
     /**
      * The event step of an operation's workflow: when the operation is final and the webhook is
@@ -80,12 +87,25 @@ export class WebhookDeliveries extends Effect.Service<WebhookDeliveries>()("vda/
         const webhook = Option.getOrUndefined(yield* repo.findConfig(row.accountId, row.environment))
         if (webhook === undefined || !webhook.enabled || webhook.url === null) return null
         const operation = toOperation(row, row.kind === "modules" ? yield* operations.modules(operationId) : [])
+        const encoded = encodeOperation(operation)
+        if (row.apiVersion === "v1") {
+          const type = v1ModulesEventType(operation)
+          return yield* record({
+            accountId: row.accountId,
+            environment: row.environment,
+            apiVersion: "v1",
+            type,
+            operationId,
+            body: (eventId) => v1ModulesEvent(eventId, type, encoded as typeof encoded & { updatedAt: string })
+          })
+        }
         return yield* record({
           accountId: row.accountId,
           environment: row.environment,
+          apiVersion: "v2",
           type: eventTypeOf(operation),
-          data: encodeOperation(operation),
-          operationId
+          operationId,
+          body: v2Event(eventTypeOf(operation), encoded)
         })
       })
 
@@ -93,9 +113,22 @@ export class WebhookDeliveries extends Effect.Service<WebhookDeliveries>()("vda/
       record({
         accountId,
         environment,
+        apiVersion: "v2",
         type: "webhook.test",
-        data: { message: "This is a test event from the Vehicle Data API" },
-        operationId: null
+        operationId: null,
+        body: v2Event("webhook.test", { message: "This is a test event from the Vehicle Data API" })
+      })
+
+    /** v1's test: a sample `report.completed`, sent even while the webhook is disabled. */
+    const recordV1Test = (accountId: string, environment: Environment) =>
+      record({
+        accountId,
+        environment,
+        apiVersion: "v1",
+        type: "report.completed",
+        operationId: null,
+        sendsWhenDisabled: true,
+        body: v1ReportTestEvent
       })
 
     /**
@@ -123,7 +156,7 @@ export class WebhookDeliveries extends Effect.Service<WebhookDeliveries>()("vda/
           )
 
         const webhook = Option.getOrUndefined(yield* repo.findConfig(delivery.accountId, delivery.environment))
-        if (webhook === undefined || !webhook.enabled || webhook.url === null) {
+        if (webhook === undefined || webhook.url === null || (!webhook.enabled && !delivery.sendsWhenDisabled)) {
           return yield* fail("the webhook is disabled or has no URL", null, false)
         }
         const url = yield* checkUrlSyntax(webhook.url).pipe(Effect.either)
@@ -156,7 +189,7 @@ export class WebhookDeliveries extends Effect.Service<WebhookDeliveries>()("vda/
     /** Ends a delivery still pending `failed` (its workflow is gone, or its attempts ran out). */
     const settle = (deliveryId: string, reason: string) => Effect.flatMap(now, (at) => repo.settle(deliveryId, reason, at))
 
-    return { emitForOperation, recordTest, attempt, settle }
+    return { emitForOperation, recordTest, recordV1Test, attempt, settle }
   }),
   dependencies: [WebhooksRepo.Default]
 }) {}

@@ -26,6 +26,8 @@ export interface DeliveryRow {
   readonly eventType: string
   readonly operationId: string | null
   readonly body: string
+  /** v1's test event: sent even while the webhook is disabled. */
+  readonly sendsWhenDisabled: boolean
   readonly status: "pending" | "processed" | "failed"
   readonly attempts: number
   readonly responseStatus: number | null
@@ -37,7 +39,7 @@ export interface DeliveryRow {
 
 export type NewDelivery = Pick<
   DeliveryRow,
-  "id" | "accountId" | "environment" | "apiVersion" | "eventType" | "operationId" | "body" | "createdAt"
+  "id" | "accountId" | "environment" | "apiVersion" | "eventType" | "operationId" | "body" | "sendsWhenDisabled" | "createdAt"
 >
 
 export interface AttemptRecord {
@@ -50,7 +52,7 @@ export interface AttemptRecord {
 }
 
 const DELIVERY_COLUMNS =
-  "id::text as id, account_id, environment, api_version, event_type, operation_id, body, status, attempts, response_status, last_error, next_attempt_at, started_at, created_at"
+  "id::text as id, account_id, environment, api_version, event_type, operation_id, body, sends_when_disabled, status, attempts, response_status, last_error, next_attempt_at, started_at, created_at"
 
 export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("vda/WebhooksRepo", {
   effect: Effect.gen(function*() {
@@ -111,10 +113,11 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("vda/WebhooksRe
       insertDelivery: (delivery: NewDelivery) =>
         Effect.gen(function*() {
           const inserted = yield* sql<{ readonly id: string }>`
-            insert into webhook_deliveries (id, account_id, environment, api_version, event_type, operation_id, body, status,
-              attempts, next_attempt_at, created_at, updated_at)
+            insert into webhook_deliveries (id, account_id, environment, api_version, event_type, operation_id, body,
+              sends_when_disabled, status, attempts, next_attempt_at, created_at, updated_at)
             values (${delivery.id}, ${delivery.accountId}, ${delivery.environment}, ${delivery.apiVersion}, ${delivery.eventType},
-              ${delivery.operationId}, ${delivery.body}, 'pending', 0, ${delivery.createdAt}, ${delivery.createdAt}, ${delivery.createdAt})
+              ${delivery.operationId}, ${delivery.body}, ${delivery.sendsWhenDisabled}, 'pending', 0, ${delivery.createdAt},
+              ${delivery.createdAt}, ${delivery.createdAt})
             on conflict (operation_id) do nothing
             returning id::text as id`
           if (inserted[0]) return inserted[0].id

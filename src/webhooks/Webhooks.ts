@@ -2,8 +2,8 @@
  * The webhook endpoints' logic: the configuration (one per account and environment, created
  * disabled with a fresh secret on first use), the deliveries log and the test event.
  */
-import { Clock, Data, Effect } from "effect"
-import type { Principal } from "../accounts/Domain.js"
+import { Clock, Data, Effect, Option } from "effect"
+import { isPaidOrCustom, type Principal } from "../accounts/Domain.js"
 import { WorkflowEngine } from "../operations/WorkflowEngine.js"
 import { AppConfig } from "../platform/Config.js"
 import { randomBase62 } from "../platform/Ids.js"
@@ -17,6 +17,7 @@ export class InvalidWebhookConfig extends Data.TaggedError("InvalidWebhookConfig
 
 /** A test needs somewhere to go. */
 export class WebhookNotReady extends Data.TaggedError("WebhookNotReady")<{ readonly reason: string }> {}
+export class PaidPlanRequired extends Data.TaggedError("PaidPlanRequired") {}
 
 /** `whsec_` + 32 random base62 characters. */
 export const generateSecret = () => `whsec_${randomBase62(32)}`
@@ -90,7 +91,24 @@ export class Webhooks extends Effect.Service<Webhooks>()("vda/Webhooks", {
         return { id, status: "pending" as const }
       })
 
-    return { getConfig, updateConfig, listDeliveries, sendTest }
+    /**
+     * v1's test (paid and custom plans): a sample `report.completed`, sent to the configured URL
+     * even while deliveries are disabled. The delivery as listed, payload included.
+     */
+    const sendV1Test = (principal: Principal) =>
+      Effect.gen(function*() {
+        if (!isPaidOrCustom(principal.entitlements.plan)) return yield* new PaidPlanRequired()
+        const webhook = yield* getConfig(principal)
+        if (webhook.url === null) {
+          return yield* new WebhookNotReady({ reason: "No webhook URL is configured: set one with PATCH /v1/webhooks/config" })
+        }
+        const id = yield* deliveries.recordV1Test(principal.accountId, principal.environment)
+        const recorded = toDelivery(Option.getOrThrow(yield* repo.findDelivery(id)))
+        yield* engine.startDelivery({ deliveryId: id, accountId: principal.accountId, environment: principal.environment })
+        return recorded
+      })
+
+    return { getConfig, updateConfig, listDeliveries, sendTest, sendV1Test }
   }),
   dependencies: [WebhookDeliveries.Default]
 }) {}

@@ -4,6 +4,7 @@
  * by the receiver with its own HMAC code. Retries are fast here: 400 ms, then doubling up to 1 s.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { digestOf } from "../../src/reports/Digest.js"
 import { freshDatabase } from "../support/Postgres.js"
 import { runVda, type ServerProcess, startServer, waitFor } from "../support/Processes.js"
 import { DeliveriesList, ErrorResponse, expectShape, TestDeliveryAccepted, WebhookConfig, WebhookEvent } from "../support/SpecShapes.js"
@@ -215,6 +216,49 @@ describe("webhook events", () => {
     }
     // every operation is final and delivered: the immediate vehicle answer added nothing
     expect(receiver.at("/kinds")).toHaveLength(3)
+  })
+})
+
+describe("v1 events", () => {
+  it("a v1 module operation's event: v1's payload and header, signed like v2, in both deliveries lists as v1", async () => {
+    const secret = await configure("sandbox", "/v1-modules")
+    const created = await call("sandbox", "/v1/vehicles/modules", { method: "POST", body: JSON.stringify({ plate: "AB001CD", modules: ["fines", "gnc"] }) })
+    expect(created.status).toBe(202)
+    const { data: { id } } = await json(created)
+    const [request] = await waitFor(() => (receiver.at("/v1-modules").length > 0 ? receiver.at("/v1-modules") : undefined), "the v1 event")
+    const polled = (await json(await call("sandbox", `/v1/vehicles/modules/${id}`))).data
+    const event = eventOf(request!)
+    expect(event).toEqual({ eventId: expect.stringMatching(/^evt_[0-9a-f-]{36}$/), event: "modules.completed", ...polled })
+    expect(polled.completedAt).toBe(polled.updatedAt)
+    expect(request!.headers["x-service-event"]).toBe("v1.modules.completed")
+    expect(request!.headers["x-service-delivery"]).toBe(event.eventId.slice("evt_".length))
+    expect(signatureIsValid(secret, request!)).toBe(true)
+
+    const recorded = await waitForDelivery("sandbox", event.eventId.slice(4), (d) => d.status === "processed")
+    expect(recorded).toMatchObject({ event: "modules.completed", apiVersion: "v1", payload: event })
+    const v1List = (await json(await call("sandbox", "/v1/webhooks/deliveries?limit=100"))).data.deliveries
+    expect(v1List.find((d: any) => d.id === recorded.id)).toMatchObject({ event_type: "modules.completed", api_version: "v1", status: "processed", payload: event })
+  })
+
+  it("v1's test event: a sample report.completed with its digest, sent even while the webhook is disabled", async () => {
+    const secret = await configure("production", "/v1-test")
+    const disabled = await call("production", "/v1/webhooks/config", { method: "PATCH", body: JSON.stringify({ enabled: false }) })
+    expect((await json(disabled)).data).toMatchObject({ enabled: false, url: `${receiver.url}/v1-test` })
+    const res = await call("production", "/v1/webhooks/test", { method: "POST" })
+    expect(res.status).toBe(200)
+    const { data } = await json(res)
+    expect(data).toMatchObject({ event_type: "report.completed", is_test: true, status: "pending" })
+    const [request] = await waitFor(() => (receiver.at("/v1-test").length > 0 ? receiver.at("/v1-test") : undefined), "the v1 test event")
+    const event = eventOf(request!)
+    expect(event).toEqual(data.payload)
+    expect(request!.headers["x-service-event"]).toBe("v1.report.completed")
+    expect(signatureIsValid(secret, request!)).toBe(true)
+    expect(event).toMatchObject({ eventId: `evt_${data.id}`, event: "report.completed", status: "completed", id: expect.stringMatching(/^rep_/) })
+    expect(Object.keys(event.report)).toEqual(["vehicle", "results", "digest"])
+    expect(event.report.digest).toEqual(digestOf(event.report.results, event.createdAt.slice(0, 10)))
+    expect(event.report.vehicle).toMatchObject({ plate: event.plate })
+    const recorded = await waitForDelivery("production", data.id, (d) => d.status === "processed")
+    expect(recorded).toMatchObject({ event: "report.completed", apiVersion: "v1", attempts: 1 })
   })
 })
 

@@ -104,6 +104,7 @@ const newDelivery = (createdAt: Date, accountId?: string) =>
       eventType: "webhook.test",
       operationId: null,
       body: "{}",
+      sendsWhenDisabled: false,
       createdAt
     })
   })

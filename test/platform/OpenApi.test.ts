@@ -20,6 +20,7 @@ describe("OpenAPI document", () => {
       "GET /v1/webhooks/deliveries",
       "PATCH /v1/webhooks/config",
       "POST /v1/vehicles/modules",
+      "POST /v1/webhooks/test",
       "GET /v2/operations/{id}",
       "GET /v2/plans",
       "GET /v2/status",

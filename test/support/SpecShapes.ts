@@ -327,18 +327,28 @@ export const WebhookEvent = object({
   data: operationOrTest
 })
 
-export const DeliveriesList = object({
-  deliveries: array(object({
+/** v1's events (DESIGN §11): flat, the event id and name beside the resource's fields. */
+const V1Event = object(
+  { eventId: string, event: literal("modules.completed", "modules.failed", "report.completed", "report.failed"), id: string, status: STATUS, plate: string, createdAt: dateTime, updatedAt: dateTime, completedAt: nullable(dateTime) },
+  { modules: anyObject, report: anyObject }
+)
+
+const delivery = (apiVersion: "v1" | "v2") =>
+  object({
     id: uuid,
     event: string,
-    apiVersion: literal("v1", "v2"),
+    apiVersion: literal(apiVersion),
     status: literal("pending", "processed", "failed"),
     attempts: nonNegativeInt,
     responseStatus: nullable(number),
     nextAttemptAt: dateTime,
     createdAt: dateTime,
-    payload: WebhookEvent
-  })),
+    payload: apiVersion === "v2" ? WebhookEvent : V1Event
+  })
+
+export const DeliveriesList = object({
+  deliveries: array((v, p) =>
+    (typeof v === "object" && v !== null && (v as { apiVersion?: unknown }).apiVersion === "v1" ? delivery("v1") : delivery("v2"))(v, p)),
   limit: nonNegativeInt,
   offset: nonNegativeInt
 })

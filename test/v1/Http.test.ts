@@ -265,6 +265,15 @@ describe("v1 webhook configuration and deliveries", () => {
     await expectRefused(await get(account, "/v1/webhooks/deliveries?limit=0"), 400, "invalid_request")
   })
 
+  it("the test event: 403 access_denied on the free plan, 400 without a URL, in v1's envelope and recording nothing", async () => {
+    const free = await app.createAccount({ plan: "free" })
+    await send(free, "PATCH", "/v1/webhooks/config", { url: "https://127.0.0.1:9/hook" })
+    await expectRefused(await send(free, "POST", "/v1/webhooks/test", {}), 403, "access_denied")
+    const paid = await app.createAccount({ plan: "growth" })
+    await expectRefused(await send(paid, "POST", "/v1/webhooks/test", {}), 400, "invalid_request")
+    for (const account of [free, paid]) expect((await json(await get(account, "/v1/webhooks/deliveries"))).data.deliveries).toEqual([])
+  })
+
   it("an unknown v1 path is 404 in v1's envelope", async () => {
     const account = await app.createAccount({ plan: "growth" })
     await expectRefused(await get(account, "/v1/vehicles"), 404, "invalid_request")

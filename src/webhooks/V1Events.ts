@@ -1,0 +1,48 @@
+/**
+ * v1's event payloads (DESIGN §11): the same signature and headers as v2 (`x-service-event:
+ * v1.<event>`), a flat body with the event id and name beside the resource's fields.
+ */
+import type { Operation } from "../operations/Api.js"
+import { sampleReport } from "../reports/Sample.js"
+import { ulidAt } from "../platform/Ids.js"
+
+export type V1EventType = "modules.completed" | "modules.failed" | "report.completed" | "report.failed"
+
+/** An operation as encoded for the wire (dates as strings). */
+type EncodedOperation = { readonly status: string; readonly updatedAt: string } & Record<string, unknown>
+
+const completedAt = (operation: EncodedOperation) =>
+  ["completed", "partial", "failed"].includes(operation.status) ? operation.updatedAt : null
+
+export const v1ModulesEventType = (operation: Pick<Operation, "status">): V1EventType =>
+  operation.status === "failed" ? "modules.failed" : "modules.completed"
+
+/** `modules.completed` / `modules.failed` for a v1 module operation. */
+export const v1ModulesEvent = (eventId: string, event: V1EventType, operation: EncodedOperation) => ({
+  eventId,
+  event,
+  id: operation.id,
+  status: operation.status,
+  plate: operation.plate,
+  modules: operation.modules,
+  createdAt: operation.createdAt,
+  updatedAt: operation.updatedAt,
+  completedAt: completedAt(operation)
+})
+
+/** v1's test event: a realistic `report.completed` for a sample plate. */
+export const v1ReportTestEvent = (eventId: string, at: Date) => {
+  const { vehicle, ...report } = sampleReport(at)
+  const when = at.toISOString()
+  return {
+    eventId,
+    event: "report.completed" as const,
+    id: `rep_${ulidAt(at.getTime())}`,
+    status: "completed" as const,
+    plate: vehicle.plate,
+    report: { vehicle, ...report },
+    createdAt: when,
+    updatedAt: when,
+    completedAt: when
+  }
+}
