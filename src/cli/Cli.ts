@@ -12,6 +12,7 @@ import { VehicleStore } from "../vehicles/Store.js"
 import * as Imports from "./Imports.js"
 import type { CustomPlanTerms, EntitledAccountRow, KeyRow } from "../accounts/Repo.js"
 import { DEFAULT_TIMEZONE, isValidTimezone } from "../metering/Periods.js"
+import { OpeningBalance } from "../metering/OpeningBalance.js"
 import { AppConfig } from "../platform/Config.js"
 import { makeDatabaseLive } from "../platform/Database.js"
 import { plateHash } from "../platform/PlateHash.js"
@@ -42,16 +43,17 @@ const limitOption = (flag: string, description: string) =>
     Options.optional
   )
 
-const nonNegativeOption = (flag: string, description: string) =>
+const nonNegativeInteger = (flag: string, description: string) =>
   Options.text(flag).pipe(
     Options.withDescription(description),
     Options.mapEffect((raw) =>
       /^\d+$/.test(raw) && Number.isSafeInteger(Number(raw))
         ? Effect.succeed(Number(raw))
         : Effect.fail(invalid(`--${flag} must be a non-negative integer, got "${raw}"`))
-    ),
-    Options.optional
+    )
   )
+
+const nonNegativeOption = (flag: string, description: string) => nonNegativeInteger(flag, description).pipe(Options.optional)
 
 const parseModules = (raw: string) => {
   const names = raw.split(",").map((m) => m.trim()).filter((m) => m.length > 0)
@@ -145,9 +147,22 @@ const accountsSetCustom = Command.make("set-custom", {
       "Module billing periods already open keep their frozen price and included units."
   ))
 
+const accountsSetOpeningBalance = Command.make("set-opening-balance", {
+  account: Options.text("account"),
+  environment: Options.choice("environment", ["production", "sandbox"]),
+  plateQueries: nonNegativeInteger("plate-queries", "Plate queries already used this month in the old system")
+}, ({ account, environment, plateQueries }) =>
+  Effect.gen(function*() {
+    const found = yield* (yield* Accounts).require(account)
+    const month = yield* (yield* OpeningBalance).set({ accountId: found.id, environment, timezone: found.timezone, plateQueries })
+    yield* Console.log(
+      `opening balance of ${found.id} (${environment}) for the month from ${month.start.toISOString()}: ${plateQueries} plate queries`
+    )
+  })).pipe(Command.withDescription("Carry over this month's plate queries from the old system (counts toward the monthly limit)"))
+
 const accounts = Command.make("accounts").pipe(
   Command.withDescription("Manage accounts and plans"),
-  Command.withSubcommands([accountsCreate, accountsSetPlan, accountsSetCustom])
+  Command.withSubcommands([accountsCreate, accountsSetPlan, accountsSetCustom, accountsSetOpeningBalance])
 )
 
 // keys ----------------------------------------------------------------------------------------
@@ -233,7 +248,7 @@ const plates = Command.make("plates").pipe(
 )
 
 /** Services the commands use, on the configured database. Built only when a command runs. */
-export const CliServicesLive = Layer.mergeAll(Accounts.Default, Catalog.Default, VehicleStore.Default, ModuleRegistry.Default).pipe(
+export const CliServicesLive = Layer.mergeAll(Accounts.Default, OpeningBalance.Default, Catalog.Default, VehicleStore.Default, ModuleRegistry.Default).pipe(
   Layer.provideMerge(makeDatabaseLive("cli")),
   Layer.provideMerge(AppConfig.Default)
 )

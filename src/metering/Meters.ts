@@ -11,5 +11,8 @@ export const byVersion = (version: ApiVersion, meter: VersionedMeter) => `${vers
 
 export const byModule = (module: Module) => `module:${module}`
 
+/** The month's plate queries carried over from the old system (already inside `plate_queries`). */
+export const LEGACY_OPENING_PLATE_QUERIES = "legacy:plate_queries"
+
 /** `meteringPolicyVersion` in usage: bump when the rules of what consumes what change. */
 export const METERING_POLICY_VERSION = "2026-11"

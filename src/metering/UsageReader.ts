@@ -6,7 +6,7 @@ import { Clock, Effect } from "effect"
 import type { Principal } from "../accounts/Domain.js"
 import type { Module } from "../platform/Schemas.js"
 import type { MeterUsage, ModuleUsage, Usage } from "./Api.js"
-import { type ApiVersion, byModule, byVersion, METERING_POLICY_VERSION } from "./Meters.js"
+import { type ApiVersion, byModule, byVersion, LEGACY_OPENING_PLATE_QUERIES, METERING_POLICY_VERSION } from "./Meters.js"
 import { dayOf, minuteOf, monthOf, type Period } from "./Periods.js"
 
 interface CounterRow {
@@ -65,7 +65,10 @@ export class UsageReader extends Effect.Service<UsageReader>()("vda/UsageReader"
           moduleQueries: meterUsage(entitlements.moduleQueriesMonthly, used("module_queries", month), month),
           uniquePlates: meterUsage(entitlements.uniquePlatesDaily, used("unique_plates", day), day),
           requests: meterUsage(entitlements.requestsPerMinute, used("requests", minute), minute),
-          byVersion: v1Used ? { v1, v2: versionUsage("v2") } : { v2: versionUsage("v2") }
+          byVersion: v1Used ? { v1, v2: versionUsage("v2") } : { v2: versionUsage("v2") },
+          ...(rows.some((r) => r.meter === LEGACY_OPENING_PLATE_QUERIES && r.periodStart.getTime() === month.start.getTime())
+            ? { legacyOpeningBalance: { plateQueries: used(LEGACY_OPENING_PLATE_QUERIES, month), source: "owner_quotas.monthly_used" as const } }
+            : {})
         }
         if (principal.modulePricing === null) return usage
 
