@@ -1,0 +1,69 @@
+/**
+ * v1 on the real server process, on both listeners: the vehicle query, module operations, status
+ * and webhook configuration answer in v1's shapes and envelope, drawing on the same allowance
+ * as v2. (Events and the test event: e2e/Webhooks.test.ts.)
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { freshDatabase } from "../support/Postgres.js"
+import { runVda, type ServerProcess, startServer, waitFor } from "../support/Processes.js"
+import { expectShape } from "../support/SpecShapes.js"
+import { json } from "../support/TestApp.js"
+import { V1BasicVehicle, V1Error, V1ModulesOperation, V1Status, V1WebhookConfig } from "../support/V1Shapes.js"
+
+let server: ServerProcess
+const keys = {} as Record<"production" | "sandbox", string>
+
+beforeAll(async () => {
+  const env = { DATABASE_URL: await freshDatabase(), SANDBOX_MODULE_LATENCY_MS: "50" }
+  const account = JSON.parse((await runVda(["accounts", "create", "--owner", "Legacy", "--plan", "basic", "--json"], env)).stdout)
+  for (const environment of ["production", "sandbox"] as const) {
+    keys[environment] = JSON.parse((await runVda(["keys", "create", "--account", account.id, "--environment", environment, "--json"], env)).stdout).key
+  }
+  server = await startServer(env)
+}, 60_000)
+afterAll(async () => {
+  if (server?.child.exitCode === null) await server.stop("SIGKILL")
+})
+
+const call = (environment: "production" | "sandbox", path: string, init: RequestInit = {}) =>
+  fetch(`${environment === "production" ? server.productionUrl : server.sandboxUrl}${path}`, {
+    ...init,
+    headers: { "x-api-key": keys[environment], "content-type": "application/json", ...init.headers }
+  })
+
+describe("v1 on the server process", () => {
+  it("the sandbox: a basic query, a module operation polled to the end, status counting both under one allowance", async () => {
+    const vehicle = await call("sandbox", "/v1/vehicles/basic?plate=AB123CD")
+    expect(vehicle.status).toBe(200)
+    expectShape(await json(vehicle), V1BasicVehicle)
+    expect((await call("sandbox", "/v2/vehicles/AB124CD")).status).toBe(200)
+
+    const created = await call("sandbox", "/v1/vehicles/modules", { method: "POST", body: JSON.stringify({ plate: "AB123CD", modules: ["vtv"] }) })
+    expect(created.status).toBe(202)
+    const { data } = await json(created)
+    const done = await waitFor(async () => {
+      const body = await json(await call("sandbox", `/v1/vehicles/modules/${data.id}`))
+      return body.data.completedAt !== null ? body : undefined
+    }, "the v1 operation")
+    expectShape(done, V1ModulesOperation)
+
+    const status = await json(await call("sandbox", "/v1/status"))
+    expectShape(status, V1Status)
+    expect(status.data).toMatchObject({ plan: "starter", usage: { fast: { used: 2 }, intelligent: { used: 1 }, miss: { used: 2 } }, customBilling: null })
+    const usage = (await json(await call("sandbox", "/v2/usage"))).data
+    expect(usage.byVersion).toEqual({ v1: { plateQueries: 1, moduleQueries: 1, reports: 0 }, v2: { plateQueries: 1, moduleQueries: 0, reports: 0 } })
+  })
+
+  it("production: its own counters and configuration; refusals in v1's envelope", async () => {
+    const config = await json(await call("production", "/v1/webhooks/config"))
+    expectShape(config, V1WebhookConfig)
+    const status = await json(await call("production", "/v1/status"))
+    expect(status.data.usage.fast.used).toBe(0)
+    const refused = await call("production", "/v1/vehicles/basic?plate=%00")
+    expect(refused.status).toBe(400)
+    expectShape(await json(refused), V1Error("invalid_request"))
+    const noKey = await fetch(`${server.productionUrl}/v1/status`)
+    expect(noKey.status).toBe(401)
+    expectShape(await json(noKey), V1Error("invalid_api_key"))
+  })
+})
