@@ -73,6 +73,7 @@ export const createActivities = (runtime: Runtime): ActivityInterface => ({
   searchVehicle: activity(runtime, (a, input: Parameters<ActivityInterface["searchVehicle"]>[0]) => a.searchVehicle(input)),
   finalizeVehicleSearch: activity(runtime, (a, input: Parameters<ActivityInterface["finalizeVehicleSearch"]>[0]) =>
     a.finalizeVehicleSearch(input)),
+  finalizeReport: activity(runtime, (a, input: Parameters<ActivityInterface["finalizeReport"]>[0]) => a.finalizeReport(input)),
   emitEvent: activity(runtime, (a, input: Parameters<ActivityInterface["emitEvent"]>[0]) => a.emitEvent(input)),
   // the attempt number is Temporal's: the count the delivery policy's five attempts are made of
   attemptDelivery: activity(runtime, (a, input: Parameters<ActivityInterface["attemptDelivery"]>[0]) =>

@@ -16,7 +16,7 @@ import {
   WorkflowIdReusePolicy,
   workflowInfo
 } from "@temporalio/workflow"
-import { type Attempted, type EventActivities, runDelivery, runModulesOperation, runVehicleSearch } from "./orchestration.js"
+import { type Attempted, type EventActivities, runDelivery, runModulesOperation, runReport, runVehicleSearch } from "./orchestration.js"
 import { searchAttributeKeys, searchAttributesOf, workflowMetadataOf } from "./searchAttributes.js"
 import {
   ACTIVITY_TIMEOUTS,
@@ -28,6 +28,7 @@ import {
   type ModulesOperationInput,
   type OperationActivities,
   PATCHES,
+  type ReportInput,
   type RetryPolicy,
   type VehicleSearchInput,
   type VehicleSearchResult,
@@ -121,6 +122,20 @@ export async function vehicleSearch(input: VehicleSearchInput): Promise<VehicleS
   }, input)
   recordStatus(result.ok ? "completed" : "failed")
   return result
+}
+
+export async function report(input: ReportInput): Promise<FinalStatus> {
+  const lookups = activities(ACTIVITY_TIMEOUTS.sourceMs, input.retry)
+  const status = await runReport({
+    markProcessing: bookkeeping.markProcessing,
+    fetchModule: (args) => attempt(lookups.fetchModule(args)),
+    recordModule: bookkeeping.recordModule,
+    searchVehicle: (args) => attempt(lookups.searchVehicle(args)),
+    finalizeReport: bookkeeping.finalizeReport,
+    ...events(input)
+  }, input)
+  recordStatus(status)
+  return status
 }
 
 /**

@@ -11,6 +11,7 @@ import {
   type ModuleName,
   type ModuleOutcome,
   type ModulesOperationInput,
+  type ReportInput,
   type SourceFailure,
   sourceUnavailableMessage,
   type VehicleSearchInput,
@@ -38,6 +39,14 @@ export interface VehicleSearchActivities extends EventActivities {
   readonly markProcessing: (operationId: string) => Promise<void>
   readonly searchVehicle: (input: { operationId: string }) => Promise<Attempted<unknown>>
   readonly finalizeVehicleSearch: (input: { operationId: string; result: VehicleSearchResult }) => Promise<void>
+}
+
+export interface ReportActivities extends EventActivities {
+  readonly markProcessing: (operationId: string) => Promise<void>
+  readonly fetchModule: ModulesActivities["fetchModule"]
+  readonly recordModule: ModulesActivities["recordModule"]
+  readonly searchVehicle: VehicleSearchActivities["searchVehicle"]
+  readonly finalizeReport: (input: { operationId: string; status: FinalStatus; vehicle: VehicleSearchResult }) => Promise<void>
 }
 
 export interface DeliveryActivities {
@@ -93,6 +102,40 @@ export async function runVehicleSearch(acts: VehicleSearchActivities, input: Veh
   await acts.finalizeVehicleSearch({ operationId: input.operationId, result })
   await publish(acts, input.operationId)
   return result
+}
+
+/**
+ * A report's status: the modules' rules with the vehicle as one more part. A vehicle not found is
+ * a partial report; a vehicle source that could not answer is a failed part.
+ */
+export const reportStatus = (vehicle: VehicleSearchResult, outcomes: ReadonlyArray<ModuleOutcome>): FinalStatus => {
+  const found = vehicle.ok && (vehicle.response as { found?: unknown } | null)?.found === true
+  const vehiclePart: ModuleOutcome = vehicle.ok
+    ? { status: found ? "completed" : "partial", data: null, error: null, warnings: [] }
+    : { status: "failed", data: null, error: { code: "module_unavailable", message: vehicle.error.message, retryable: vehicle.error.retryable }, warnings: [] }
+  return finalStatus([vehiclePart, ...outcomes])
+}
+
+/**
+ * Mark processing; look the vehicle and every module up in parallel, recording each module as it
+ * lands; finalize with the vehicle part; publish the event.
+ */
+export async function runReport(acts: ReportActivities, input: ReportInput): Promise<FinalStatus> {
+  await acts.markProcessing(input.operationId)
+  const [vehicle, outcomes] = await Promise.all([
+    acts.searchVehicle({ operationId: input.operationId }).then((attempted): VehicleSearchResult =>
+      attempted.ok ? { ok: true, response: attempted.value } : failedVehicleSearch(attempted)),
+    Promise.all(input.modules.map(async (module) => {
+      const attempted = await acts.fetchModule({ operationId: input.operationId, module })
+      const outcome = attempted.ok ? attempted.value : failedModule(module, attempted)
+      await acts.recordModule({ operationId: input.operationId, module, outcome })
+      return outcome
+    }))
+  ])
+  const status = reportStatus(vehicle, outcomes)
+  await acts.finalizeReport({ operationId: input.operationId, status, vehicle })
+  await publish(acts, input.operationId)
+  return status
 }
 
 /**

@@ -108,6 +108,13 @@ export interface ModulesOperationInput extends DeliverySettings {
   readonly retry: RetryPolicy
 }
 
+/** A v1 report: the vehicle and every module the account has, looked up in parallel. */
+export interface ReportInput extends DeliverySettings {
+  readonly operationId: string
+  readonly modules: ReadonlyArray<ModuleName>
+  readonly retry: RetryPolicy
+}
+
 export interface VehicleSearchInput extends DeliverySettings {
   readonly operationId: string
   readonly retry: RetryPolicy
@@ -148,6 +155,8 @@ export const workflowIds = {
     `modules/${o.environment}/${o.accountId}/${o.plateHash}/${modulesKey(o.modules)}/${o.operationId}`,
   vehicle: (o: { environment: string; accountId: string; plateHash: string; operationId: string }) =>
     `vehicle/${o.environment}/${o.accountId}/${o.plateHash}/${o.operationId}`,
+  report: (o: { environment: string; accountId: string; plateHash: string; operationId: string }) =>
+    `report/${o.environment}/${o.accountId}/${o.plateHash}/${o.operationId}`,
   delivery: (deliveryId: string) => `webhook-delivery/${deliveryId}`
 }
 
@@ -164,7 +173,7 @@ export const SEARCH_ATTRIBUTES = [
   { name: "VdaStatus", type: "Keyword" }
 ] as const
 
-export type WorkflowKind = "modules" | "vehicle" | "delivery"
+export type WorkflowKind = "modules" | "vehicle" | "report" | "delivery"
 
 /** What operators see of a workflow: its search attributes' values (status is added at the end). */
 export interface WorkflowLabels {
@@ -226,6 +235,8 @@ export interface OperationActivities {
   readonly finalizeOperation: (input: { operationId: string; status: FinalStatus }) => Promise<void>
   readonly searchVehicle: (input: { operationId: string }) => Promise<unknown>
   readonly finalizeVehicleSearch: (input: { operationId: string; result: VehicleSearchResult }) => Promise<void>
+  /** A report's final status, with its vehicle part. */
+  readonly finalizeReport: (input: { operationId: string; status: FinalStatus; vehicle: VehicleSearchResult }) => Promise<void>
   /** Records the final operation's webhook event, once; the delivery to start, if any. */
   readonly emitEvent: (input: { operationId: string }) => Promise<string | null>
   /** One attempt (its number comes from the engine); throws unless the endpoint answered 2xx. */

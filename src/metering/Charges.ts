@@ -30,6 +30,23 @@ export const plateQuery = (principal: Principal, plate: string, at: number, vers
 }
 
 /**
+ * A v1 report: one plate query (and the plate toward unique plates), one module query per module,
+ * and the report itself, all counted under v1 and decided together: everything or nothing.
+ */
+export const report = (principal: Principal, plate: string, modules: ReadonlyArray<Module>, at: number): Consumption => {
+  const plateCharges = plateQuery(principal, plate, at, "v1")
+  const moduleCharges = moduleQueries(principal, modules, at, "v1")
+  return {
+    ...moduleCharges,
+    charges: [
+      ...plateCharges.charges,
+      ...moduleCharges.charges,
+      { meter: byVersion("v1", "reports"), amount: 1, period: monthOf(at, principal.timezone) }
+    ]
+  }
+}
+
+/**
  * One module query per requested module this month, split by version and by module (custom plans
  * bill per module, at the price and included units frozen when the month's period opens).
  */

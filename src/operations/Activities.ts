@@ -4,7 +4,7 @@
  * Each is idempotent (keyed by operation id and module), because an engine may run it again.
  */
 import { Clock, Effect, Option } from "effect"
-import { failedModule, failedVehicleSearch } from "../../workflows/orchestration.js"
+import { failedModule, failedVehicleSearch, reportStatus } from "../../workflows/orchestration.js"
 import { type FinalStatus, finalStatus, type ModuleName, type ModuleOutcome, type RetryPolicy, type VehicleSearchResult } from "../../workflows/shared.js"
 import { ModuleSources } from "../modules/Sources.js"
 import type { VehicleQueryParams } from "../vehicles/Api.js"
@@ -43,7 +43,7 @@ export class OperationActivities extends Effect.Service<OperationActivities>()("
           const op = yield* operation(operationId)
           const recorded = (yield* repo.modules(operationId)).find((m) => m.module === module)
           if (recorded !== undefined && FINAL.has(recorded.status)) return storedOutcome(recorded)
-          const requested = op.input.kind === "modules" ? op.input.modules : [module]
+          const requested = op.input.kind === "vehicle" ? [module] : op.input.modules
           return yield* sources.fetch({ environment: op.environment, plate: op.plate, module, requested })
         }),
 
@@ -56,12 +56,17 @@ export class OperationActivities extends Effect.Service<OperationActivities>()("
       searchVehicle: ({ operationId }: { readonly operationId: string }) =>
         Effect.gen(function*() {
           const op = yield* operation(operationId)
-          if (op.input.kind !== "vehicle") return yield* Effect.die(new Error(`${operationId} is not a vehicle search`))
+          // a report's vehicle is the basic query's, without options
+          if (op.input.kind === "report") return yield* vehicles.search(op.environment, op.plate, {}, op.id)
+          if (op.input.kind !== "vehicle") return yield* Effect.die(new Error(`${operationId} has no vehicle to search`))
           return yield* vehicles.search(op.environment, op.plate, op.input.params as VehicleQueryParams, op.input.requestId)
         }),
 
       finalizeVehicleSearch: ({ operationId, result }: { readonly operationId: string; readonly result: VehicleSearchResult }) =>
         Effect.flatMap(now, (at) => repo.finalize(operationId, result.ok ? "completed" : "failed", at, result)).pipe(Effect.asVoid),
+
+      finalizeReport: (input: { readonly operationId: string; readonly status: FinalStatus; readonly vehicle: VehicleSearchResult }) =>
+        Effect.flatMap(now, (at) => repo.finalize(input.operationId, input.status, at, input.vehicle)).pipe(Effect.asVoid),
 
       /** The final operation's webhook event, recorded once; the delivery to start, if any. */
       emitEvent: ({ operationId }: { readonly operationId: string }) => deliveries.emitForOperation(operationId),
@@ -85,6 +90,7 @@ export class OperationActivities extends Effect.Service<OperationActivities>()("
           if (FINAL.has(op.status)) return false
           const at = yield* now
           if (op.input.kind === "vehicle") return yield* repo.finalize(operationId, "failed", at, failedVehicleSearch({ retryable: true }))
+          const lostVehicle = failedVehicleSearch({ retryable: true })
           const outcomes: Array<ModuleOutcome> = []
           for (const row of yield* repo.modules(operationId)) {
             if (FINAL.has(row.status)) {
@@ -95,7 +101,9 @@ export class OperationActivities extends Effect.Service<OperationActivities>()("
             yield* repo.recordModule(operationId, row.module, outcome, at)
             outcomes.push(outcome)
           }
-          return yield* repo.finalize(operationId, finalStatus(outcomes), at)
+          return op.input.kind === "report"
+            ? yield* repo.finalize(operationId, reportStatus(op.result ?? lostVehicle, outcomes), at, op.result ?? lostVehicle)
+            : yield* repo.finalize(operationId, finalStatus(outcomes), at)
         })
     }
   }),

@@ -14,10 +14,12 @@ import {
   type Attempted,
   type EventActivities,
   runDelivery,
+  type ModulesActivities,
+  type ReportActivities,
   runModulesOperation,
+  runReport,
   runVehicleSearch,
-  type VehicleSearchActivities,
-  type ModulesActivities
+  type VehicleSearchActivities
 } from "../../workflows/orchestration.js"
 import { BOOKKEEPING_RETRY, type DeliveryStatus, type RetryPolicy, retryDelayMs } from "../../workflows/shared.js"
 import { AppConfig } from "../platform/Config.js"
@@ -161,21 +163,26 @@ export const InlineEngineLive = Layer.scoped(
       finalizeVehicleSearch: (input) => bookkeeping(activities.finalizeVehicleSearch(input))
     })
 
+    const reportActivities = (policy: RetryPolicy): ReportActivities => ({
+      ...modulesActivities(policy),
+      searchVehicle: vehicleActivities(policy).searchVehicle,
+      finalizeReport: (input) => bookkeeping(activities.finalizeReport(input))
+    })
+
+    const orchestrate = (request: StartRequest): Promise<unknown> => {
+      const settings = { operationId: request.operationId, retry: config.sourceRetry, deliveryRetry: config.webhookRetry }
+      switch (request.kind) {
+        case "modules":
+          return runModulesOperation(modulesActivities(config.sourceRetry), { ...settings, modules: request.modules })
+        case "report":
+          return runReport(reportActivities(config.sourceRetry), { ...settings, modules: request.modules })
+        case "vehicle":
+          return runVehicleSearch(vehicleActivities(config.sourceRetry), settings)
+      }
+    }
+
     const workflow = (request: StartRequest) =>
-      Effect.tryPromise((): Promise<unknown> =>
-        request.kind === "modules"
-          ? runModulesOperation(modulesActivities(config.sourceRetry), {
-            operationId: request.operationId,
-            modules: request.modules,
-            retry: config.sourceRetry,
-            deliveryRetry: config.webhookRetry
-          })
-          : runVehicleSearch(vehicleActivities(config.sourceRetry), {
-            operationId: request.operationId,
-            retry: config.sourceRetry,
-            deliveryRetry: config.webhookRetry
-          })
-      ).pipe(
+      Effect.tryPromise(() => orchestrate(request)).pipe(
         Effect.catchAll((error) =>
           stopping.signal.aborted
             ? Effect.void

@@ -149,6 +149,48 @@ export class Operations extends Effect.Service<Operations>()("vda/Operations", {
         return { operation, created: true } satisfies Created<ModulesOperation>
       })
 
+    /**
+     * A v1 report: the vehicle and every module enabled for the account. Reuses the active report
+     * for the same plate (nothing charged), else charges everything at once and starts it.
+     */
+    const createReport = (principal: Principal, rawPlate: string) =>
+      Effect.gen(function*() {
+        const plate = normalizePlate(rawPlate)
+        if (plate === undefined) return yield* new InvalidModulesPlate({ raw: rawPlate })
+        const modules = MODULES.filter((m) => principal.entitlements.enabledModules.includes(m))
+        const key = { accountId: principal.accountId, environment: principal.environment, plate }
+        const at = yield* Clock.currentTimeMillis
+        const id = `rep_${yield* ulid}`
+        const createdAt = new Date(at)
+        const row: NewOperation = {
+          id, ...key, kind: "report", apiVersion: "v1", modulesKey: null, input: { kind: "report", modules }, createdAt
+        }
+        const reused = yield* Effect.gen(function*() {
+          yield* repo.lockReuseKey({ ...key, apiVersion: "v1", modulesKey: "report" })
+          const active = yield* repo.findActiveReport(key)
+          if (Option.isSome(active)) return active.value
+          yield* chargeAndInsert(row, Charges.report(principal, plate, modules, at))
+          return undefined
+        }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die), Effect.catchTag("LostRace", Effect.die))
+        if (reused !== undefined) return { row: reused, modules: yield* repo.modules(reused.id), created: false }
+        yield* engine.start({ kind: "report", operationId: id, accountId: key.accountId, environment: key.environment, plate, modules })
+        return {
+          row: { ...row, status: "queued" as const, result: null, startedAt: null, updatedAt: createdAt },
+          modules: modules.map((module) => ({ operationId: id, module, status: "queued" as const, data: null, error: null, warnings: [], updatedAt: createdAt })),
+          created: true
+        }
+      })
+
+    /** The caller's own report, with its module rows. */
+    const getReport = (principal: Principal, id: string) =>
+      Effect.gen(function*() {
+        const row = yield* repo.find(id)
+        if (Option.isNone(row) || row.value.accountId !== principal.accountId || row.value.environment !== principal.environment || row.value.kind !== "report") {
+          return yield* new OperationNotFound({ id })
+        }
+        return { row: row.value, modules: yield* repo.modules(id) }
+      })
+
     /** A vehicle search for `onMiss=search`: one plate query charged now, answered by the workflow. */
     const createVehicleSearch = (principal: Principal, plate: string, params: VehicleQueryParams) =>
       Effect.gen(function*() {
@@ -178,7 +220,10 @@ export class Operations extends Effect.Service<Operations>()("vda/Operations", {
     const get = (principal: Principal, id: string) =>
       Effect.gen(function*() {
         const row = yield* repo.find(id)
-        if (Option.isNone(row) || row.value.accountId !== principal.accountId || row.value.environment !== principal.environment) {
+        if (
+          Option.isNone(row) || row.value.accountId !== principal.accountId || row.value.environment !== principal.environment ||
+          row.value.kind === "report" // v1's resource: polled at /v1/reports/:id
+        ) {
           return yield* new OperationNotFound({ id })
         }
         return toOperation(row.value, row.value.kind === "modules" ? yield* repo.modules(id) : [])
@@ -197,7 +242,7 @@ export class Operations extends Effect.Service<Operations>()("vda/Operations", {
         return toOperation(row.value, yield* repo.modules(id)) as ModulesOperation
       })
 
-    return { createModules, createVehicleSearch, get, getModules }
+    return { createModules, createVehicleSearch, createReport, get, getModules, getReport }
   }),
   dependencies: [OperationsRepo.Default]
 }) {}

@@ -12,7 +12,7 @@ export interface OperationRow {
   readonly id: string
   readonly accountId: string
   readonly environment: Environment
-  readonly kind: "modules" | "vehicle"
+  readonly kind: "modules" | "vehicle" | "report"
   /** The API the operation was created through: its reuse key and its events' shape. */
   readonly apiVersion: ApiVersion
   readonly plate: string
@@ -28,6 +28,7 @@ export interface OperationRow {
 /** What the workflow needs to run the operation again (after a restart, say). */
 export type OperationInput =
   | { readonly kind: "modules"; readonly modules: ReadonlyArray<ModuleName> }
+  | { readonly kind: "report"; readonly modules: ReadonlyArray<ModuleName> }
   | { readonly kind: "vehicle"; readonly params: Record<string, unknown>; readonly requestId: string }
 
 export interface ModuleRow {
@@ -69,11 +70,10 @@ export class OperationsRepo extends Effect.Service<OperationsRepo>()("vda/Operat
             values (${operation.id}, ${operation.accountId}, ${operation.environment}, ${operation.kind}, ${operation.apiVersion},
               ${operation.plate}, ${operation.modulesKey}, 'queued', ${JSON.stringify(operation.input)}, ${operation.createdAt},
               ${operation.createdAt})
-            on conflict (account_id, environment, api_version, plate, modules_key) where kind = 'modules' and status in ('queued', 'processing')
-            do nothing
+            on conflict do nothing
             returning id`
           if (rows.length === 0) return false
-          if (operation.input.kind === "modules") {
+          if (operation.input.kind !== "vehicle") {
             yield* sql`
               insert into operation_modules (operation_id, module, status, updated_at)
               select ${operation.id}, module, 'queued', ${operation.createdAt}
@@ -93,6 +93,14 @@ export class OperationsRepo extends Effect.Service<OperationsRepo>()("vda/Operat
           select ${columns} from operations
           where account_id = ${key.accountId} and environment = ${key.environment} and api_version = ${key.apiVersion}
             and plate = ${key.plate} and modules_key = ${key.modulesKey} and kind = 'modules' and status in ('queued', 'processing')`.pipe(
+          Effect.map((rows) => Option.fromNullable(rows[0]))
+        ),
+
+      findActiveReport: (key: Pick<OperationRow, "accountId" | "environment" | "plate">) =>
+        sql<OperationRow>`
+          select ${columns} from operations
+          where account_id = ${key.accountId} and environment = ${key.environment} and plate = ${key.plate}
+            and kind = 'report' and status in ('queued', 'processing')`.pipe(
           Effect.map((rows) => Option.fromNullable(rows[0]))
         ),
 

@@ -67,7 +67,7 @@ const operationLabels = (request: StartRequest, hash: string): WorkflowLabels =>
   accountId: request.accountId,
   environment: request.environment,
   kind: request.kind,
-  modules: request.kind === "modules" ? modulesKey(request.modules) : "",
+  modules: request.kind === "vehicle" ? "" : modulesKey(request.modules),
   plateHash: hash
 })
 
@@ -80,19 +80,29 @@ export const workflowStart = (request: StartRequest, settings: EngineSettings): 
   const hash = settings.plateHash(request.plate)
   const delivery = { deliveryRetry: settings.deliveryRetry, deliveryTaskQueue: settings.taskQueues.deliveries }
   const common = { taskQueue: settings.taskQueues.operations, ...labelled(operationLabels(request, hash), request.operationId) }
-  return request.kind === "modules"
-    ? {
-      workflowType: "modulesOperation",
-      workflowId: workflowIds.modules({ ...request, plateHash: hash }),
-      args: [{ operationId: request.operationId, modules: request.modules, retry: settings.retry, ...delivery }],
-      ...common
-    }
-    : {
-      workflowType: "vehicleSearch",
-      workflowId: workflowIds.vehicle({ ...request, plateHash: hash }),
-      args: [{ operationId: request.operationId, retry: settings.retry, ...delivery }],
-      ...common
-    }
+  switch (request.kind) {
+    case "modules":
+      return {
+        workflowType: "modulesOperation",
+        workflowId: workflowIds.modules({ ...request, plateHash: hash }),
+        args: [{ operationId: request.operationId, modules: request.modules, retry: settings.retry, ...delivery }],
+        ...common
+      }
+    case "report":
+      return {
+        workflowType: "report",
+        workflowId: workflowIds.report({ ...request, plateHash: hash }),
+        args: [{ operationId: request.operationId, modules: request.modules, retry: settings.retry, ...delivery }],
+        ...common
+      }
+    case "vehicle":
+      return {
+        workflowType: "vehicleSearch",
+        workflowId: workflowIds.vehicle({ ...request, plateHash: hash }),
+        args: [{ operationId: request.operationId, retry: settings.retry, ...delivery }],
+        ...common
+      }
+  }
 }
 
 export const deliveryStart = (request: DeliveryStartRequest, settings: EngineSettings): WorkflowStart => ({

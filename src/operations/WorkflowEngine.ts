@@ -16,6 +16,14 @@ export type StartRequest =
     readonly modules: ReadonlyArray<ModuleName>
   }
   | {
+    readonly kind: "report"
+    readonly operationId: string
+    readonly accountId: string
+    readonly environment: Environment
+    readonly plate: string
+    readonly modules: ReadonlyArray<ModuleName>
+  }
+  | {
     readonly kind: "vehicle"
     readonly operationId: string
     readonly accountId: string
@@ -51,8 +59,10 @@ export const startRequestOf = (row: {
   readonly accountId: string
   readonly environment: Environment
   readonly plate: string
-  readonly input: { readonly kind: "modules"; readonly modules: ReadonlyArray<ModuleName> } | { readonly kind: "vehicle" }
+  readonly input:
+    | { readonly kind: "modules" | "report"; readonly modules: ReadonlyArray<ModuleName> }
+    | { readonly kind: "vehicle" }
 }): StartRequest =>
-  row.input.kind === "modules"
-    ? { kind: "modules", operationId: row.id, accountId: row.accountId, environment: row.environment, plate: row.plate, modules: row.input.modules }
-    : { kind: "vehicle", operationId: row.id, accountId: row.accountId, environment: row.environment, plate: row.plate }
+  row.input.kind === "vehicle"
+    ? { kind: "vehicle", operationId: row.id, accountId: row.accountId, environment: row.environment, plate: row.plate }
+    : { kind: row.input.kind, operationId: row.id, accountId: row.accountId, environment: row.environment, plate: row.plate, modules: row.input.modules }

@@ -10,6 +10,7 @@ import { ApiKeyAuth } from "../accounts/Security.js"
 import { ModuleResults, OperationStatus } from "../operations/Api.js"
 import { DateTimeUtc, Limit, NonNegativeInt } from "../platform/Schemas.js"
 import { VehicleData } from "../vehicles/Response.js"
+import { V1Report, V1ReportRequest } from "../reports/Api.js"
 import { DeliveriesQuery } from "../webhooks/Api.js"
 
 const ok = <A, I>(data: Schema.Schema<A, I>, identifier: string) =>
@@ -137,6 +138,21 @@ export class V1Api extends HttpApiGroup.make("v1")
     HttpApiEndpoint.get("v1GetModulesOperation")`/v1/vehicles/modules/${HttpApiSchema.param("id", Schema.String)}`
       .addSuccess(ok(V1ModulesOperation, "V1ModulesOperationResponse"))
       .annotate(OpenApi.Summary, "Poll a module operation (v1)")
+  )
+  .add(
+    HttpApiEndpoint.post("v1CreateReport", "/v1/reports")
+      .setPayload(V1ReportRequest)
+      .addSuccess(ok(V1Report, "V1ReportResponse"))
+      .annotate(OpenApi.Summary, "Vehicle report (v1)")
+      .annotate(
+        OpenApi.Description,
+        "A durable report: the vehicle and every module enabled for the account, with a digest. Consumes at once 1 plate query (and the plate toward unique plates), one module query per enabled module and 1 report, all under v1: 202. An active report for the same plate is reused at no cost: 200. Over any limit, nothing is consumed."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("v1GetReport")`/v1/reports/${HttpApiSchema.param("id", Schema.String)}`
+      .addSuccess(ok(V1Report, "V1ReportResponse"))
+      .annotate(OpenApi.Summary, "Poll a report (v1)")
   )
   .add(
     HttpApiEndpoint.get("v1GetStatus", "/v1/status")

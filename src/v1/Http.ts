@@ -17,6 +17,7 @@ import type { Delivery } from "../webhooks/Api.js"
 import type { StoredConfig } from "../webhooks/Repo.js"
 import { Webhooks } from "../webhooks/Webhooks.js"
 import type { V1ModulesOperation } from "./Api.js"
+import { toV1Report } from "../reports/Report.js"
 import { toV1Status } from "./Status.js"
 
 const FINAL = ["completed", "partial", "failed"]
@@ -51,12 +52,10 @@ const toV1Delivery = (delivery: Delivery) => ({
   payload: delivery.payload
 })
 
-/** 202 for a new v1 operation, with where to poll it. */
-const acceptedV1 = (id: string) =>
+/** 202 for a new v1 operation or report, with where to poll it. */
+const acceptedAt = (location: string) =>
   HttpApp.appendPreResponseHandler((_request, response) =>
-    Effect.succeed(
-      HttpServerResponse.setHeader(HttpServerResponse.setStatus(response, 202), "location", `/v1/vehicles/modules/${id}`)
-    ))
+    Effect.succeed(HttpServerResponse.setHeader(HttpServerResponse.setStatus(response, 202), "location", location)))
 
 const DEFAULT_LIMIT = 25
 
@@ -78,13 +77,25 @@ export const V1HttpLive = HttpApiBuilder.group(Api, "v1", (handlers) =>
         Effect.gen(function*() {
           const principal = yield* CurrentPrincipal
           const { created, operation } = yield* operations.createModules(principal, payload.plate, payload.modules, "v1")
-          if (created) yield* acceptedV1(operation.id)
+          if (created) yield* acceptedAt(`/v1/vehicles/modules/${operation.id}`)
           return { success: true as const, data: toV1ModulesOperation(operation) }
         }).pipe(refuseModulesRequest))
       .handle("v1GetModulesOperation", ({ path }) =>
         Effect.flatMap(CurrentPrincipal, (principal) => operations.getModules(principal, path.id, "v1")).pipe(
           Effect.map((operation) => ({ success: true as const, data: toV1ModulesOperation(operation) })),
           Effect.catchTag("OperationNotFound", (e) => Errors.notFound("operation_not_found", `No operation ${e.id}`))
+        ))
+      .handle("v1CreateReport", ({ payload }) =>
+        Effect.gen(function*() {
+          const principal = yield* CurrentPrincipal
+          const { created, modules, row } = yield* operations.createReport(principal, payload.plate)
+          if (created) yield* acceptedAt(`/v1/reports/${row.id}`)
+          return { success: true as const, data: toV1Report(row, modules) }
+        }).pipe(refuseModulesRequest))
+      .handle("v1GetReport", ({ path }) =>
+        Effect.flatMap(CurrentPrincipal, (principal) => operations.getReport(principal, path.id)).pipe(
+          Effect.map(({ modules, row }) => ({ success: true as const, data: toV1Report(row, modules) })),
+          Effect.catchTag("OperationNotFound", (e) => Errors.notFound("operation_not_found", `No report ${e.id}`))
         ))
       .handle("v1GetStatus", () =>
         Effect.map(Effect.flatMap(CurrentPrincipal, status.read), (data) => ({ success: true as const, data: toV1Status(data) })))

@@ -20,7 +20,9 @@ import type { Environment } from "../platform/RequestContext.js"
 import { type EventType, WebhookEvent } from "./Api.js"
 import { WebhooksRepo } from "./Repo.js"
 import { send } from "./Sender.js"
-import { v1ModulesEvent, v1ModulesEventType, type V1EventType, v1ReportTestEvent } from "./V1Events.js"
+import { V1Report } from "../reports/Api.js"
+import { toV1Report } from "../reports/Report.js"
+import { v1ModulesEvent, v1ModulesEventType, type V1EventType, v1ReportEvent, v1ReportTestEvent } from "./V1Events.js"
 import { checkUrlSyntax } from "./UrlPolicy.js"
 import { signWebhook } from "./verify.js"
 
@@ -32,6 +34,7 @@ export class DeliveryFailed extends Data.TaggedError("DeliveryFailed")<{
 
 const encodeOperation = Schema.encodeSync(Operation)
 const encodeEvent = Schema.encodeSync(WebhookEvent)
+const encodeReport = Schema.encodeSync(V1Report)
 
 const eventTypeOf = (operation: Operation): EventType =>
   operation.kind === "modules"
@@ -86,6 +89,18 @@ export class WebhookDeliveries extends Effect.Service<WebhookDeliveries>()("vda/
         if (row === undefined || row.status === "queued" || row.status === "processing") return null
         const webhook = Option.getOrUndefined(yield* repo.findConfig(row.accountId, row.environment))
         if (webhook === undefined || !webhook.enabled || webhook.url === null) return null
+        if (row.kind === "report") {
+          const report = encodeReport(toV1Report(row, yield* operations.modules(operationId)))
+          const type = report.status === "failed" ? "report.failed" : "report.completed"
+          return yield* record({
+            accountId: row.accountId,
+            environment: row.environment,
+            apiVersion: "v1",
+            type,
+            operationId,
+            body: (eventId) => v1ReportEvent(eventId, type, report)
+          })
+        }
         const operation = toOperation(row, row.kind === "modules" ? yield* operations.modules(operationId) : [])
         const encoded = encodeOperation(operation)
         if (row.apiVersion === "v1") {

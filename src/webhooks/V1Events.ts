@@ -3,6 +3,7 @@
  * v1.<event>`), a flat body with the event id and name beside the resource's fields.
  */
 import type { Operation } from "../operations/Api.js"
+import type { V1Report } from "../reports/Api.js"
 import { sampleReport } from "../reports/Sample.js"
 import { ulidAt } from "../platform/Ids.js"
 
@@ -28,6 +29,19 @@ export const v1ModulesEvent = (eventId: string, event: V1EventType, operation: E
   createdAt: operation.createdAt,
   updatedAt: operation.updatedAt,
   completedAt: completedAt(operation)
+})
+
+/** `report.completed` / `report.failed`: the V1Report as polled, with the event's id and name. */
+export const v1ReportEvent = (eventId: string, event: V1EventType, report: typeof V1Report.Encoded) => ({
+  eventId,
+  event,
+  id: report.id,
+  status: report.status,
+  plate: report.plate,
+  report: report.report,
+  createdAt: report.createdAt,
+  updatedAt: report.updatedAt,
+  completedAt: report.completedAt
 })
 
 /** v1's test event: a realistic `report.completed` for a sample plate. */

@@ -63,7 +63,7 @@ const attributes = (start: WorkflowStart) => Object.fromEntries(start.typedSearc
 const newAccount = Effect.flatMap(Accounts, (accounts) =>
   accounts.create({ owner: "T", plan: "growth", timezone: "America/Argentina/Buenos_Aires" }))
 
-const newOperation = (kind: "modules" | "vehicle", createdAt = new Date()) =>
+const newOperation = (kind: "modules" | "vehicle" | "report", createdAt = new Date()) =>
   Effect.gen(function*() {
     const account = yield* newAccount
     const id = `op_${kind}_${Math.random().toString(36).slice(2, 10)}`
@@ -72,17 +72,17 @@ const newOperation = (kind: "modules" | "vehicle", createdAt = new Date()) =>
       accountId: account.id,
       environment: "sandbox",
       kind,
-      apiVersion: "v2",
+      apiVersion: kind === "report" ? "v1" : "v2",
       plate: PLATE,
       modulesKey: kind === "modules" ? "fines+gnc" : null,
-      input: kind === "modules" ? { kind, modules: ["fines", "gnc"] } : { kind, params: {}, requestId: "req_1" },
+      input: kind === "vehicle" ? { kind, params: {}, requestId: "req_1" } : { kind, modules: ["fines", "gnc"] },
       createdAt
     }).pipe(Effect.orDie)
     return { id, accountId: account.id }
   })
 
 /** An operation started a while ago that has not moved since (its workflow may be gone). */
-const staleOperation = (kind: "modules" | "vehicle") =>
+const staleOperation = (kind: "modules" | "vehicle" | "report") =>
   Effect.gen(function*() {
     const longAgo = new Date(Date.now() - 60_000)
     const created = yield* newOperation(kind, longAgo)
@@ -148,6 +148,22 @@ layer(ServicesLive, { excludeTestServices: true })("Temporal engine", (it) => {
       })
       expect(JSON.stringify(start)).not.toContain(PLATE)
       expect((yield* operation(id)).startedAt).toBeInstanceOf(Date)
+    }))
+
+  it.effect("a v1 report: its own workflow type and id, labelled with its modules, without the plate", () =>
+    Effect.gen(function*() {
+      const temporal = fakeTemporal()
+      const engine = yield* makeTemporalEngine(temporal.gateway)
+      const { accountId, id } = yield* newOperation("report")
+      yield* engine.start({ kind: "report", operationId: id, accountId, environment: "sandbox", plate: PLATE, modules: ["fines", "gnc"] })
+      expect(temporal.starts[0]).toMatchObject({
+        workflowType: "report",
+        taskQueue: "vda-test-operations",
+        workflowId: `report/sandbox/${accountId}/${HASH}/${id}`,
+        args: [{ operationId: id, modules: ["fines", "gnc"], retry: SOURCE_POLICY, deliveryRetry: DELIVERY_POLICY }]
+      })
+      expect(attributes(temporal.starts[0]!)).toMatchObject({ VdaKind: "report", VdaModules: "fines+gnc", VdaPlateHash: HASH })
+      expect(JSON.stringify(temporal.starts[0])).not.toContain(PLATE)
     }))
 
   it.effect("a vehicle search; an id already started counts as started", () =>
@@ -267,6 +283,23 @@ layer(ServicesLive, { excludeTestServices: true })("Temporal engine", (it) => {
       // a second pass finds nothing more to do
       const again = yield* engine.reconcile
       expect(again.finalized).toBe(0)
+    }))
+
+  it.effect("a lost report: its vehicle and modules fail retryably with our messages, a v1 report.failed event goes out", () =>
+    Effect.gen(function*() {
+      const temporal = fakeTemporal()
+      const engine = yield* makeTemporalEngine(temporal.gateway)
+      const { accountId, id } = yield* staleOperation("report")
+      yield* enableWebhook(accountId)
+      temporal.states.set(`report/sandbox/${accountId}/${HASH}/${id}`, "closed")
+      yield* engine.reconcile
+      const row = yield* operation(id)
+      expect(row.status).toBe("failed")
+      expect(row.result).toEqual({ ok: false, error: { code: "temporarily_unavailable", message: "vehicle source unavailable", retryable: true } })
+      expect((yield* moduleRows(id)).map((m) => m.status)).toEqual(["failed", "failed"])
+      const deliveryStart = temporal.starts.find((s) => s.workflowType === "webhookDelivery")!
+      const sent = JSON.parse((yield* delivery(deliveryStart.workflowId.replace("webhook-delivery/", ""))).body)
+      expect(sent).toMatchObject({ event: "report.failed", id, status: "failed", report: { vehicle: null, digest: { alerts: ["module_unavailable"] } } })
     }))
 
   it.effect("a module already answered keeps its answer: the lost operation ends partial", () =>

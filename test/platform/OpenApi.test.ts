@@ -19,6 +19,8 @@ describe("OpenAPI document", () => {
       "GET /v1/webhooks/config",
       "GET /v1/webhooks/deliveries",
       "PATCH /v1/webhooks/config",
+      "POST /v1/reports",
+      "GET /v1/reports/{id}",
       "POST /v1/vehicles/modules",
       "POST /v1/webhooks/test",
       "GET /v2/operations/{id}",

@@ -96,3 +96,30 @@ export const V1DeliveriesList = ok(object({
   limit: nonNegativeInt,
   offset: nonNegativeInt
 }))
+
+export const V1Digest = object({
+  currency: literal("ARS"),
+  finesCount: nonNegativeInt,
+  finesAmount: number,
+  taxDebtCount: nonNegativeInt,
+  taxDebtAmount: number,
+  vtvStatus: literal("valid", "expired", "none", "unknown"),
+  gncStatus: literal("active", "none", "unknown"),
+  alerts: array(literal("unpaid_fines", "tax_debt", "vtv_expired", "vtv_missing", "module_unavailable"))
+})
+
+const V1ReportData: Shape = (v, p) => {
+  if (typeof v !== "object" || v === null) return [`${p}: expected object`]
+  const { report, ...rest } = v as Record<string, unknown>
+  const problems = object({ id: string, status: literal("queued", "processing", "completed", "partial", "failed"), plate: string, createdAt: dateTime, updatedAt: dateTime, completedAt: nullable(dateTime) })(rest, p)
+  if (!("report" in (v as object))) return [...problems, `${p}.report: missing`]
+  if (report === null) return problems
+  const modules = (report as { results?: unknown }).results
+  return [
+    ...problems,
+    ...object({ vehicle: nullable(VehicleData), results: (r, q) => (typeof r === "object" && r !== null ? [] : [`${q}: expected object`]), digest: V1Digest })(report, `${p}.report`),
+    // the results are v2's module results
+    ...ModulesOperation({ id: "x", kind: "modules", status: "completed", plate: "x", createdAt: "2026-01-01T00:00:00Z", updatedAt: "2026-01-01T00:00:00Z", modules }, `${p}.report.results`)
+  ]
+}
+export const V1Report = ok(V1ReportData)

@@ -36,6 +36,7 @@ const fake = OperationActivities.make({
   },
   recordModule: () => Effect.void,
   finalizeOperation: () => Effect.void,
+  finalizeReport: () => Effect.void,
   searchVehicle: () =>
     Effect.flatMap(Effect.sync(() => ActivityContext.current().info.attempt), (attempt) =>
       attempt < 3

@@ -5,7 +5,7 @@
 import * as Path from "node:path"
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker } from "@temporalio/worker"
 import { beforeAll, describe, expect, it } from "vitest"
-import type { DeliveryInput, ModuleOutcome, ModulesOperationInput, VehicleSearchInput } from "../../workflows/shared.js"
+import type { DeliveryInput, ModuleOutcome, ModulesOperationInput, ReportInput, VehicleSearchInput } from "../../workflows/shared.js"
 import { DELIVERY_RETRY, SOURCE_RETRY } from "../../workflows/shared.js"
 import { HistoryBuilder } from "../support/History.js"
 import { ROOT } from "../support/Processes.js"
@@ -149,6 +149,50 @@ describe("vehicleSearch replays", () => {
 
   it("the search answering, with its event delivered", async () => {
     await expect(replay(history("answers", "started"), "vehicle/sandbox/acct/AB123CD/op_2")).resolves.toBeUndefined()
+  })
+})
+
+describe("report replays", () => {
+  const reportInput: ReportInput = { operationId: "rep_1", modules: ["fines", "vtv"], retry: SOURCE_RETRY, deliveryRetry: DELIVERY_RETRY }
+  const WORKFLOW_ID = "report/sandbox/acct/hash/rep_1"
+  /** The vehicle and both modules looked up at once; each module recorded as it lands. */
+  const history = (vehicle: "found" | "fails", status: string, child: "none" | "started" = "none", order: "vehicle-first" | "modules-first" = "vehicle-first") => {
+    const b = new HistoryBuilder().started("report", reportInput)
+    const t1 = b.workflowTask()
+    b.schedule(t1, "1", "markProcessing", "rep_1").complete("1")
+    const t2 = b.workflowTask()
+    if (order === "vehicle-first") {
+      b.schedule(t2, "2", "searchVehicle", { operationId: "rep_1" })
+      b.schedule(t2, "3", "fetchModule", { operationId: "rep_1", module: "fines" })
+      b.schedule(t2, "4", "fetchModule", { operationId: "rep_1", module: "vtv" })
+    } else {
+      b.schedule(t2, "3", "fetchModule", { operationId: "rep_1", module: "fines" })
+      b.schedule(t2, "2", "searchVehicle", { operationId: "rep_1" })
+      b.schedule(t2, "4", "fetchModule", { operationId: "rep_1", module: "vtv" })
+    }
+    if (vehicle === "found") b.complete("2", { success: true, found: true, data: { plate: "AE100FG" } })
+    else b.fail("2", { type: "SourceUnavailable", message: "down", nonRetryable: false })
+    b.complete("3", answered).complete("4", answered)
+    const t3 = b.workflowTask()
+    b.schedule(t3, "5", "recordModule", { operationId: "rep_1", module: "fines" })
+    b.schedule(t3, "6", "recordModule", { operationId: "rep_1", module: "vtv" })
+    b.complete("5").complete("6")
+    const t4 = b.workflowTask()
+    b.schedule(t4, "7", "finalizeReport", { operationId: "rep_1", status }).complete("7")
+    const last = publish(b, "8", "rep_1", child)
+    return b.completed(last, status).build()
+  }
+
+  it("the vehicle and every module answering", async () => {
+    await expect(replay(history("found", "completed"), WORKFLOW_ID)).resolves.toBeUndefined()
+  })
+
+  it("the vehicle source failing through its retries: a partial report, with its event delivered", async () => {
+    await expect(replay(history("fails", "partial", "started"), WORKFLOW_ID)).resolves.toBeUndefined()
+  })
+
+  it("rejects a history that looked the modules up before the vehicle", async () => {
+    await expect(replay(history("found", "completed", "none", "modules-first"), WORKFLOW_ID)).rejects.toThrow(/[Nn]ondeterminism/)
   })
 })
 

@@ -23,6 +23,7 @@ const m = vi.hoisted(() => ({
     finalizeOperation: vi.fn(),
     searchVehicle: vi.fn(),
     finalizeVehicleSearch: vi.fn(),
+    finalizeReport: vi.fn(),
     emitEvent: vi.fn(),
     attemptDelivery: vi.fn(),
     settleDelivery: vi.fn()
@@ -50,7 +51,7 @@ vi.mock("@temporalio/workflow", async (importOriginal) => {
   }
 })
 
-const { modulesOperation, vehicleSearch, webhookDelivery } = await import("../../workflows/index.js")
+const { modulesOperation, report, vehicleSearch, webhookDelivery } = await import("../../workflows/index.js")
 const { ACTIVITY_TIMEOUTS, DELIVERY_RETRY, PATCHES, SOURCE_RETRY } = await import("../../workflows/shared.js")
 const { searchAttributeKeys } = await import("../../workflows/searchAttributes.js")
 const { WorkflowExecutionAlreadyStartedError } = await import("@temporalio/common")
@@ -69,6 +70,7 @@ beforeEach(() => {
   m.activities.recordModule.mockResolvedValue(undefined)
   m.activities.finalizeOperation.mockResolvedValue(undefined)
   m.activities.finalizeVehicleSearch.mockResolvedValue(undefined)
+  m.activities.finalizeReport.mockResolvedValue(undefined)
   m.activities.emitEvent.mockResolvedValue(null)
   m.startChild.mockReset()
   m.startChild.mockResolvedValue({})
@@ -209,6 +211,51 @@ describe("vehicleSearch", () => {
       operationId: "op_2",
       result: { ok: false, error: { code: "temporarily_unavailable", message: "vehicle source unavailable", retryable: true } }
     })
+  })
+})
+
+describe("report", () => {
+  it("looks the vehicle and every module up, records each module, finalizes with the vehicle part, and publishes", async () => {
+    m.activities.searchVehicle.mockResolvedValueOnce({ success: true, found: true, data: { plate: "AE100FG" } })
+    m.activities.fetchModule.mockResolvedValue(answered)
+    m.activities.emitEvent.mockResolvedValueOnce(DELIVERY_ID)
+    await expect(report({ operationId: "rep_1", modules: ["fines", "gnc"], retry, deliveryRetry })).resolves.toBe("completed")
+    expect(m.activities.markProcessing).toHaveBeenCalledWith("rep_1")
+    expect(m.activities.recordModule.mock.calls.map(([input]) => input.module)).toEqual(["fines", "gnc"])
+    expect(m.activities.finalizeReport).toHaveBeenCalledWith({
+      operationId: "rep_1",
+      status: "completed",
+      vehicle: { ok: true, response: { success: true, found: true, data: { plate: "AE100FG" } } }
+    })
+    expect(m.startChild).toHaveBeenCalledTimes(1)
+    expect(m.upsertSearchAttributes).toHaveBeenCalledWith([{ key: searchAttributeKeys.status, value: "completed" }])
+    // the lookups use the operation's policy, like modulesOperation's
+    expect(m.options.at(-1)).toMatchObject({ retry: { maximumAttempts: 3, initialInterval: 250 } })
+  })
+
+  it("a vehicle not found makes it partial; a vehicle source down is a failed part with our message", async () => {
+    m.activities.searchVehicle.mockResolvedValueOnce({ success: true, found: false, data: null })
+    m.activities.fetchModule.mockResolvedValue(answered)
+    await expect(report({ operationId: "rep_2", modules: ["vtv"], retry, deliveryRetry })).resolves.toBe("partial")
+
+    m.activities.searchVehicle.mockRejectedValueOnce(
+      activityFailure(ApplicationFailure.create({ type: "SourceUnavailable", message: INTERNAL, nonRetryable: false }))
+    )
+    m.activities.fetchModule.mockRejectedValueOnce(
+      activityFailure(ApplicationFailure.create({ type: "ModuleUnavailable", message: INTERNAL, nonRetryable: true }))
+    )
+    await expect(report({ operationId: "rep_3", modules: ["vtv"], retry, deliveryRetry })).resolves.toBe("failed")
+    expect(m.activities.finalizeReport).toHaveBeenLastCalledWith({
+      operationId: "rep_3",
+      status: "failed",
+      vehicle: { ok: false, error: { code: "temporarily_unavailable", message: "vehicle source unavailable", retryable: true } }
+    })
+    expect(m.activities.recordModule).toHaveBeenLastCalledWith({
+      operationId: "rep_3",
+      module: "vtv",
+      outcome: { status: "failed", data: null, error: { code: "module_unavailable", message: "VTV source unavailable", retryable: false }, warnings: [] }
+    })
+    expect(JSON.stringify(m.activities.finalizeReport.mock.calls)).not.toContain("select")
   })
 })
 

@@ -1,0 +1,39 @@
+/**
+ * Contract of v1 reports (DESIGN §11): the V1Report resource, its digest and the request.
+ */
+import { Schema } from "effect"
+import { ModuleResults, OperationStatus } from "../operations/Api.js"
+import { DateTimeUtc, NonNegativeInt } from "../platform/Schemas.js"
+import { VehicleData } from "../vehicles/Response.js"
+
+export const V1Digest = Schema.Struct({
+  currency: Schema.Literal("ARS"),
+  finesCount: NonNegativeInt,
+  finesAmount: Schema.Number,
+  taxDebtCount: NonNegativeInt,
+  taxDebtAmount: Schema.Number,
+  vtvStatus: Schema.Literal("valid", "expired", "none", "unknown"),
+  gncStatus: Schema.Literal("active", "none", "unknown"),
+  alerts: Schema.Array(Schema.Literal("unpaid_fines", "tax_debt", "vtv_expired", "vtv_missing", "module_unavailable"))
+}).annotations({ identifier: "V1Digest" })
+
+export const V1Report = Schema.Struct({
+  id: Schema.String,
+  status: OperationStatus,
+  plate: Schema.String,
+  report: Schema.NullOr(Schema.Struct({
+    vehicle: Schema.NullOr(VehicleData),
+    results: ModuleResults,
+    digest: V1Digest
+  })),
+  createdAt: DateTimeUtc,
+  updatedAt: DateTimeUtc,
+  completedAt: Schema.NullOr(DateTimeUtc)
+}).annotations({ identifier: "V1Report", description: "`report` is null until the report is final" })
+export type V1Report = typeof V1Report.Type
+
+export const V1ReportRequest = Schema.Struct({ plate: Schema.String }).annotations({
+  identifier: "V1ReportRequest",
+  parseOptions: { onExcessProperty: "error" }
+})
+
