@@ -193,6 +193,27 @@ describe.skipIf(address === undefined)("with a live Temporal server", () => {
     await exportHistory("vehicle-search", workflowId)
   }, 120_000)
 
+  it("runs a v1 report on the worker: vehicle and modules in parallel, its v1 event delivered", async () => {
+    await hookTo("sandbox", "/report")
+    const created = await call("sandbox", "/v1/reports", { method: "POST", body: JSON.stringify({ plate: "AE111FG" }) })
+    expect(created.status).toBe(202)
+    const { data: { id } } = await json(created)
+    const done = await waitFor(async () => {
+      const body = await json(await call("sandbox", `/v1/reports/${id}`))
+      return body.data.completedAt !== null ? body.data : undefined
+    }, "the report", 60_000)
+    expect(done).toMatchObject({ status: "completed", report: { vehicle: { plate: "AE111FG" }, digest: { currency: "ARS" } } })
+    const workflowId = `report/sandbox/${accountId}/${hash("AE111FG")}/${id}`
+    const description = await closed(workflowId)
+    expect(description.status.name).toBe("COMPLETED")
+    expect(attributesOf(description)).toMatchObject({ VdaKind: "report", VdaStatus: "completed", VdaPlateHash: hash("AE111FG") })
+    expect(historyToJSON(await client.workflow.getHandle(workflowId).fetchHistory())).not.toContain("AE111FG")
+    const [request] = await waitFor(() => (receiver.at("/report").length > 0 ? receiver.at("/report") : undefined), "the event")
+    expect(request!.headers["x-service-event"]).toBe("v1.report.completed")
+    expect(JSON.parse(request!.rawBody.toString("utf8"))).toMatchObject({ event: "report.completed", id, report: done.report })
+    await exportHistory("report-completed", workflowId)
+  }, 120_000)
+
   it("a delivery that succeeds on its third attempt", async () => {
     await hookTo("production", "/third")
     receiver.script("/third", [500, 500, 200])

@@ -15,7 +15,7 @@ import { LIVE_CODEC_KEYS } from "../support/LiveCodec.js"
 import { ROOT } from "../support/Processes.js"
 
 const FIXTURES = Path.join(ROOT, "test", "workflows", "fixtures")
-const EXPECTED = ["modules-completed", "vehicle-search", "delivery-processed", "delivery-third-attempt", "delivery-exhausted"]
+const EXPECTED = ["modules-completed", "vehicle-search", "report-completed", "delivery-processed", "delivery-third-attempt", "delivery-exhausted"]
 
 let workflowBundle: { code: string }
 const fixtures = (await Fs.readdir(FIXTURES)).filter((name) => name.endsWith(".json")).sort()
