@@ -8,7 +8,7 @@ import { freshDatabase } from "../support/Postgres.js"
 import { runVda, type ServerProcess, startServer, waitFor } from "../support/Processes.js"
 import { expectShape } from "../support/SpecShapes.js"
 import { json } from "../support/TestApp.js"
-import { V1BasicVehicle, V1Error, V1ModulesOperation, V1Status, V1WebhookConfig } from "../support/V1Shapes.js"
+import { V1BasicVehicle, V1Error, V1ModulesOperation, V1Report, V1Status, V1WebhookConfig } from "../support/V1Shapes.js"
 
 let server: ServerProcess
 const keys = {} as Record<"production" | "sandbox", string>
@@ -52,6 +52,28 @@ describe("v1 on the server process", () => {
     expect(status.data).toMatchObject({ plan: "starter", usage: { fast: { used: 2 }, intelligent: { used: 1 }, miss: { used: 2 } }, customBilling: null })
     const usage = (await json(await call("sandbox", "/v2/usage"))).data
     expect(usage.byVersion).toEqual({ v1: { plateQueries: 1, moduleQueries: 1, reports: 0 }, v2: { plateQueries: 1, moduleQueries: 0, reports: 0 } })
+  })
+
+  it("a report on the server: 202, polled to its digest, charged once under v1 (reuse: test/reports)", async () => {
+    const before = (await json(await call("sandbox", "/v2/usage"))).data
+    const created = await call("sandbox", "/v1/reports", { method: "POST", body: JSON.stringify({ plate: "AB125CD" }) })
+    expect(created.status).toBe(202)
+    const { data } = await json(created)
+    const done = await waitFor(async () => {
+      const body = await json(await call("sandbox", `/v1/reports/${data.id}`))
+      return body.data.completedAt !== null ? body : undefined
+    }, "the report")
+    expectShape(done, V1Report)
+    expect(done.data).toMatchObject({ status: "completed", report: { vehicle: { plate: "AB125CD" } } })
+    const after = (await json(await call("sandbox", "/v2/usage"))).data
+    expect({
+      reports: after.byVersion.v1.reports - (before.byVersion.v1?.reports ?? 0),
+      modules: after.moduleQueries.used - before.moduleQueries.used,
+      plates: after.plateQueries.used - before.plateQueries.used
+    }).toEqual({ reports: 1, modules: 4, plates: 1 })
+    const refused = await call("sandbox", "/v1/reports", { method: "POST", body: JSON.stringify({ plate: "nope" }) })
+    expect(refused.status).toBe(400)
+    expectShape(await json(refused), V1Error("invalid_plate"))
   })
 
   it("production: its own counters and configuration; refusals in v1's envelope", async () => {

@@ -240,6 +240,20 @@ describe("v1 events", () => {
     expect(v1List.find((d: any) => d.id === recorded.id)).toMatchObject({ event_type: "modules.completed", api_version: "v1", status: "processed", payload: event })
   })
 
+  it("a report's event: report.completed with the polled report, signed, header v1.report.completed", async () => {
+    const secret = await configure("sandbox", "/v1-report")
+    const created = await call("sandbox", "/v1/reports", { method: "POST", body: JSON.stringify({ plate: "AB002CD" }) })
+    expect(created.status).toBe(202)
+    const { data: { id } } = await json(created)
+    const [request] = await waitFor(() => (receiver.at("/v1-report").length > 0 ? receiver.at("/v1-report") : undefined), "the report event")
+    const polled = (await json(await call("sandbox", `/v1/reports/${id}`))).data
+    const event = eventOf(request!)
+    expect(event).toEqual({ eventId: expect.stringMatching(/^evt_/), event: "report.completed", ...polled })
+    expect(request!.headers["x-service-event"]).toBe("v1.report.completed")
+    expect(signatureIsValid(secret, request!)).toBe(true)
+    expect(event.report.digest).toEqual(digestOf(event.report.results, event.updatedAt.slice(0, 10)))
+  })
+
   it("v1's test event: a sample report.completed with its digest, sent even while the webhook is disabled", async () => {
     const secret = await configure("production", "/v1-test")
     const disabled = await call("production", "/v1/webhooks/config", { method: "PATCH", body: JSON.stringify({ enabled: false }) })
