@@ -9,6 +9,14 @@ export type ModuleName = (typeof MODULES)[number]
 export type OperationStatus = "queued" | "processing" | "completed" | "partial" | "failed"
 export type FinalStatus = "completed" | "partial" | "failed"
 
+export const FINAL_STATUSES: ReadonlyArray<FinalStatus> = ["completed", "partial", "failed"]
+
+export const isFinal = (status: string): status is FinalStatus => (FINAL_STATUSES as ReadonlyArray<string>).includes(status)
+
+/** When an operation ended: its last update once it is final, null before. */
+export const completedAtOf = <D>(operation: { readonly status: string; readonly updatedAt: D }): D | null =>
+  isFinal(operation.status) ? operation.updatedAt : null
+
 export interface ModuleWarning {
   readonly code: "reduced_coverage"
   readonly message: string

@@ -5,14 +5,13 @@
  */
 import { Clock, Effect, Option } from "effect"
 import { failedModule, failedVehicleSearch, reportStatus } from "../../workflows/orchestration.js"
-import { type FinalStatus, finalStatus, type ModuleName, type ModuleOutcome, type RetryPolicy, type VehicleSearchResult } from "../../workflows/shared.js"
+import { type FinalStatus, finalStatus, isFinal, type ModuleName, type ModuleOutcome, type RetryPolicy, type VehicleSearchResult } from "../../workflows/shared.js"
 import { ModuleSources } from "../modules/Sources.js"
 import type { VehicleQueryParams } from "../vehicles/Api.js"
 import { VehicleQuery } from "../vehicles/VehicleQuery.js"
 import { WebhookDeliveries } from "../webhooks/Deliveries.js"
 import { type ModuleRow, OperationsRepo } from "./Repo.js"
 
-const FINAL = new Set(["completed", "partial", "failed"])
 
 const storedOutcome = (row: ModuleRow): ModuleOutcome =>
   row.status === "failed"
@@ -42,7 +41,7 @@ export class OperationActivities extends Effect.Service<OperationActivities>()("
         Effect.gen(function*() {
           const op = yield* operation(operationId)
           const recorded = (yield* repo.modules(operationId)).find((m) => m.module === module)
-          if (recorded !== undefined && FINAL.has(recorded.status)) return storedOutcome(recorded)
+          if (recorded !== undefined && isFinal(recorded.status)) return storedOutcome(recorded)
           const requested = op.input.kind === "vehicle" ? [module] : op.input.modules
           return yield* sources.fetch({ environment: op.environment, plate: op.plate, module, requested })
         }),
@@ -87,13 +86,13 @@ export class OperationActivities extends Effect.Service<OperationActivities>()("
       finalizeLost: (operationId: string) =>
         Effect.gen(function*() {
           const op = yield* operation(operationId)
-          if (FINAL.has(op.status)) return false
+          if (isFinal(op.status)) return false
           const at = yield* now
           if (op.input.kind === "vehicle") return yield* repo.finalize(operationId, "failed", at, failedVehicleSearch({ retryable: true }))
           const lostVehicle = failedVehicleSearch({ retryable: true })
           const outcomes: Array<ModuleOutcome> = []
           for (const row of yield* repo.modules(operationId)) {
-            if (FINAL.has(row.status)) {
+            if (isFinal(row.status)) {
               outcomes.push(storedOutcome(row))
               continue
             }

@@ -21,7 +21,7 @@ import { RequestId } from "../platform/RequestContext.js"
 import type { VehicleQueryParams } from "../vehicles/Api.js"
 import { normalizePlate } from "../vehicles/Plates.js"
 import type { ModuleResults, ModulesOperation, Operation, VehicleOperation } from "./Api.js"
-import { type NewOperation, type OperationRow, OperationsRepo, type ReuseKey } from "./Repo.js"
+import { type ModuleRow, type NewOperation, type OperationRow, OperationsRepo, type ReuseKey } from "./Repo.js"
 import { WorkflowEngine } from "./WorkflowEngine.js"
 
 export class InvalidModulesPlate extends Data.TaggedError("InvalidModulesPlate")<{ readonly raw: string }> {}
@@ -42,7 +42,7 @@ export interface Created<A> {
 const isModule = (name: string): name is ModuleName => (MODULES as ReadonlyArray<string>).includes(name)
 
 /** The Operation resource as the spec shapes it. */
-export const toOperation = (row: OperationRow, modules: ReadonlyArray<import("./Repo.js").ModuleRow>): Operation => {
+export const toOperation = (row: OperationRow, modules: ReadonlyArray<ModuleRow>): Operation => {
   const common = {
     id: row.id,
     status: row.status,
@@ -72,6 +72,26 @@ export const toOperation = (row: OperationRow, modules: ReadonlyArray<import("./
   return { ...common, kind: "modules", modules: results as ModuleResults } satisfies ModulesOperation
 }
 
+/**
+ * A just-committed operation as it stands (queued, every module queued), built from what was
+ * committed rather than read back: once charged, the client gets its answer even if the database
+ * has just gone away.
+ */
+const justCommitted = (row: NewOperation): { row: OperationRow; modules: Array<ModuleRow> } => ({
+  row: { ...row, status: "queued", result: null, startedAt: null, updatedAt: row.createdAt },
+  modules: row.input.kind === "vehicle"
+    ? []
+    : row.input.modules.map((module) => ({
+      operationId: row.id,
+      module,
+      status: "queued",
+      data: null,
+      error: null,
+      warnings: [],
+      updatedAt: row.createdAt
+    }))
+})
+
 export class Operations extends Effect.Service<Operations>()("vda/Operations", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -91,6 +111,14 @@ export class Operations extends Effect.Service<Operations>()("vda/Operations", {
         onNone: () => Effect.die(new Error(`operation ${id} vanished`)),
         onSome: Effect.succeed
       }))
+
+    /** The caller's own operation, of the kind `accept` takes; anything else is indistinguishable from a missing one. */
+    const findOwn = (principal: Principal, id: string, accept: (row: OperationRow) => boolean) =>
+      Effect.flatMap(repo.find(id), (row) =>
+        Option.isSome(row) && row.value.accountId === principal.accountId && row.value.environment === principal.environment &&
+          accept(row.value)
+          ? Effect.succeed(row.value)
+          : Effect.fail(new OperationNotFound({ id })))
 
     const validateModules = (principal: Principal, requested: ReadonlyArray<string>) =>
       Effect.gen(function*() {
@@ -120,16 +148,14 @@ export class Operations extends Effect.Service<Operations>()("vda/Operations", {
         const key: ReuseKey = { accountId: principal.accountId, environment: principal.environment, apiVersion, plate, modulesKey: modulesKey(modules) }
         const at = yield* Clock.currentTimeMillis
         const id = `op_${yield* ulid}`
+        const row: NewOperation = { id, ...key, kind: "modules", input: { kind: "modules", modules }, createdAt: new Date(at) }
         const attempt: Effect.Effect<string | undefined, LimitReached | LostRace> = Effect.gen(function*() {
           // identical requests queue here, in every process: the second sees the first's operation
           // (reuse is decided before quota, and the unique index is never raced)
           yield* repo.lockReuseKey(key)
           const active = yield* repo.findActiveModules(key)
           if (Option.isSome(active)) return active.value.id
-          yield* chargeAndInsert(
-            { id, ...key, kind: "modules", input: { kind: "modules", modules }, createdAt: new Date(at) },
-            Charges.moduleQueries(principal, modules, at, apiVersion)
-          )
+          yield* chargeAndInsert(row, Charges.moduleQueries(principal, modules, at, apiVersion))
           return undefined
         }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
         // once committed the operation is durable: if the client leaves before the engine has it,
@@ -139,14 +165,8 @@ export class Operations extends Effect.Service<Operations>()("vda/Operations", {
           return { operation: (yield* requireOperation(reused)) as ModulesOperation, created: false }
         }
         yield* engine.start({ kind: "modules", operationId: id, accountId: key.accountId, environment: key.environment, plate, modules })
-        // answered from what was committed, not read back: once charged, the client gets its 202
-        // even if the database has just gone away
-        const createdAt = new Date(at)
-        const operation = toOperation(
-          { id, ...key, kind: "modules", status: "queued", input: { kind: "modules", modules }, result: null, startedAt: null, createdAt, updatedAt: createdAt },
-          modules.map((module) => ({ operationId: id, module, status: "queued", data: null, error: null, warnings: [], updatedAt: createdAt }))
-        ) as ModulesOperation
-        return { operation, created: true } satisfies Created<ModulesOperation>
+        const committed = justCommitted(row)
+        return { operation: toOperation(committed.row, committed.modules) as ModulesOperation, created: true } satisfies Created<ModulesOperation>
       })
 
     /**
@@ -161,9 +181,8 @@ export class Operations extends Effect.Service<Operations>()("vda/Operations", {
         const key = { accountId: principal.accountId, environment: principal.environment, plate }
         const at = yield* Clock.currentTimeMillis
         const id = `rep_${yield* ulid}`
-        const createdAt = new Date(at)
         const row: NewOperation = {
-          id, ...key, kind: "report", apiVersion: "v1", modulesKey: null, input: { kind: "report", modules }, createdAt
+          id, ...key, kind: "report", apiVersion: "v1", modulesKey: null, input: { kind: "report", modules }, createdAt: new Date(at)
         }
         const reused = yield* Effect.gen(function*() {
           yield* repo.lockReuseKey({ ...key, apiVersion: "v1", modulesKey: "report" })
@@ -174,21 +193,14 @@ export class Operations extends Effect.Service<Operations>()("vda/Operations", {
         }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die), Effect.catchTag("LostRace", Effect.die))
         if (reused !== undefined) return { row: reused, modules: yield* repo.modules(reused.id), created: false }
         yield* engine.start({ kind: "report", operationId: id, accountId: key.accountId, environment: key.environment, plate, modules })
-        return {
-          row: { ...row, status: "queued" as const, result: null, startedAt: null, updatedAt: createdAt },
-          modules: modules.map((module) => ({ operationId: id, module, status: "queued" as const, data: null, error: null, warnings: [], updatedAt: createdAt })),
-          created: true
-        }
+        return { ...justCommitted(row), created: true }
       })
 
     /** The caller's own report, with its module rows. */
     const getReport = (principal: Principal, id: string) =>
       Effect.gen(function*() {
-        const row = yield* repo.find(id)
-        if (Option.isNone(row) || row.value.accountId !== principal.accountId || row.value.environment !== principal.environment || row.value.kind !== "report") {
-          return yield* new OperationNotFound({ id })
-        }
-        return { row: row.value, modules: yield* repo.modules(id) }
+        const row = yield* findOwn(principal, id, (r) => r.kind === "report")
+        return { row, modules: yield* repo.modules(id) }
       })
 
     /** A vehicle search for `onMiss=search`: one plate query charged now, answered by the workflow. */
@@ -210,36 +222,22 @@ export class Operations extends Effect.Service<Operations>()("vda/Operations", {
         }
         yield* chargeAndInsert(search, Charges.plateQuery(principal, plate, at)).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die), Effect.catchTag("LostRace", Effect.die))
         yield* engine.start({ kind: "vehicle", operationId: id, accountId: principal.accountId, environment: principal.environment, plate })
-        return toOperation(
-          { ...search, status: "queued", result: null, startedAt: null, updatedAt: search.createdAt },
-          []
-        ) as VehicleOperation
+        return toOperation(justCommitted(search).row, []) as VehicleOperation
       })
 
     /** The caller's own operation; anything else is indistinguishable from a missing one. */
     const get = (principal: Principal, id: string) =>
       Effect.gen(function*() {
-        const row = yield* repo.find(id)
-        if (
-          Option.isNone(row) || row.value.accountId !== principal.accountId || row.value.environment !== principal.environment ||
-          row.value.kind === "report" // v1's resource: polled at /v1/reports/:id
-        ) {
-          return yield* new OperationNotFound({ id })
-        }
-        return toOperation(row.value, row.value.kind === "modules" ? yield* repo.modules(id) : [])
+        // a report is v1's resource, polled at /v1/reports/:id
+        const row = yield* findOwn(principal, id, (r) => r.kind !== "report")
+        return toOperation(row, row.kind === "modules" ? yield* repo.modules(id) : [])
       })
 
     /** The caller's own modules operation created through `apiVersion` (v1 polls only its own). */
     const getModules = (principal: Principal, id: string, apiVersion: ApiVersion) =>
       Effect.gen(function*() {
-        const row = yield* repo.find(id)
-        if (
-          Option.isNone(row) || row.value.accountId !== principal.accountId || row.value.environment !== principal.environment ||
-          row.value.kind !== "modules" || row.value.apiVersion !== apiVersion
-        ) {
-          return yield* new OperationNotFound({ id })
-        }
-        return toOperation(row.value, yield* repo.modules(id)) as ModulesOperation
+        const row = yield* findOwn(principal, id, (r) => r.kind === "modules" && r.apiVersion === apiVersion)
+        return toOperation(row, yield* repo.modules(id)) as ModulesOperation
       })
 
     return { createModules, createVehicleSearch, createReport, get, getModules, getReport }

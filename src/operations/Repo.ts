@@ -3,7 +3,14 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
-import type { FinalStatus, ModuleName, ModuleOutcome, OperationStatus, VehicleSearchResult } from "../../workflows/shared.js"
+import {
+  FINAL_STATUSES,
+  type FinalStatus,
+  type ModuleName,
+  type ModuleOutcome,
+  type OperationStatus,
+  type VehicleSearchResult
+} from "../../workflows/shared.js"
 import { PRESENCE_PREFIX } from "../platform/Presence.js"
 import type { Environment } from "../platform/RequestContext.js"
 import type { ApiVersion } from "../metering/Meters.js"
@@ -47,7 +54,7 @@ export type NewOperation = Omit<OperationRow, "result" | "startedAt" | "updatedA
 export type ReuseKey = Pick<OperationRow, "accountId" | "environment" | "apiVersion" | "plate"> & { readonly modulesKey: string }
 
 const ACTIVE = ["queued", "processing"]
-const FINAL = ["completed", "partial", "failed"]
+
 
 export class OperationsRepo extends Effect.Service<OperationsRepo>()("vda/OperationsRepo", {
   effect: Effect.gen(function*() {
@@ -141,7 +148,7 @@ export class OperationsRepo extends Effect.Service<OperationsRepo>()("vda/Operat
         sql`
           update operations set status = ${status}, updated_at = ${at},
             result = coalesce(${result === undefined ? null : JSON.stringify(result)}::jsonb, result)
-          where id = ${id} and status not in ${sql.in(FINAL)}
+          where id = ${id} and status not in ${sql.in(FINAL_STATUSES)}
           returning id`.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie),
 
       /** Claims an active operation for `holder` (the inline engine of one process); false if another holds it. */

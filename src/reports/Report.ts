@@ -2,14 +2,13 @@
  * The V1Report resource (DESIGN §11) from a report operation's row: `report` is filled once the
  * report is final (the vehicle's v2 data or null, the module results as v2 shows them, the digest).
  */
-import type { VehicleSearchResult } from "../../workflows/shared.js"
+import { completedAtOf, isFinal, type VehicleSearchResult } from "../../workflows/shared.js"
 import type { ModuleRow, OperationRow } from "../operations/Repo.js"
 import type { ModuleResults } from "../operations/Api.js"
 import type { VehicleData } from "../vehicles/Response.js"
 import type { V1Report } from "./Api.js"
 import { digestOf, type DigestInput } from "./Digest.js"
 
-const FINAL = ["completed", "partial", "failed"]
 
 const moduleResult = (row: ModuleRow) => ({
   status: row.status,
@@ -26,7 +25,7 @@ const vehicleOf = (result: VehicleSearchResult | null) => {
 }
 
 export const toV1Report = (row: OperationRow, modules: ReadonlyArray<ModuleRow>): V1Report => {
-  const final = FINAL.includes(row.status)
+  const final = isFinal(row.status)
   const results = Object.fromEntries(modules.map((m) => [m.module, moduleResult(m)]))
   return {
     id: row.id,
@@ -41,6 +40,6 @@ export const toV1Report = (row: OperationRow, modules: ReadonlyArray<ModuleRow>)
       : null,
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,
-    completedAt: final ? row.updatedAt : null
+    completedAt: completedAtOf(row)
   }
 }

@@ -3,6 +3,7 @@
  * webhooks) with `v1` as the version, and reshapes the answer.
  */
 import { HttpApiBuilder, HttpApp, HttpServerResponse } from "@effect/platform"
+import { completedAtOf } from "../../workflows/shared.js"
 import { Effect } from "effect"
 import { CurrentPrincipal } from "../accounts/Domain.js"
 import { AccountStatus } from "../accounts/Status.js"
@@ -20,8 +21,6 @@ import type { V1ModulesOperation } from "./Api.js"
 import { toV1Report } from "../reports/Report.js"
 import { toV1Status } from "./Status.js"
 
-const FINAL = ["completed", "partial", "failed"]
-
 export const toV1ModulesOperation = (operation: ModulesOperation): V1ModulesOperation => ({
   id: operation.id,
   status: operation.status,
@@ -29,7 +28,7 @@ export const toV1ModulesOperation = (operation: ModulesOperation): V1ModulesOper
   modules: operation.modules,
   createdAt: operation.createdAt,
   updatedAt: operation.updatedAt,
-  completedAt: FINAL.includes(operation.status) ? operation.updatedAt : null
+  completedAt: completedAtOf(operation)
 })
 
 const toV1Config = (accountId: string, config: StoredConfig) => ({

@@ -14,7 +14,7 @@ import { Clock, Data, Effect, Option, Schema } from "effect"
 import { type DeliveryStatus, type RetryPolicy, retryDelayMs } from "../../workflows/shared.js"
 import { Operation } from "../operations/Api.js"
 import { toOperation } from "../operations/Operations.js"
-import { OperationsRepo } from "../operations/Repo.js"
+import { type ModuleRow, type OperationRow, OperationsRepo } from "../operations/Repo.js"
 import { AppConfig } from "../platform/Config.js"
 import type { Environment } from "../platform/RequestContext.js"
 import { type EventType, WebhookEvent } from "./Api.js"
@@ -40,6 +40,30 @@ const eventTypeOf = (operation: Operation): EventType =>
   operation.kind === "modules"
     ? operation.status === "failed" ? "modules.failed" : "modules.completed"
     : operation.status === "failed" ? "vehicle.failed" : "vehicle.completed"
+
+/** A v2 event: `{id, type, apiVersion, createdAt, data}`. */
+const v2Event = (type: EventType, data: WebhookEvent["data"]) => (eventId: string, at: Date) =>
+  encodeEvent({ id: eventId, type, apiVersion: "v2", createdAt: at, data })
+
+/** The event of a final operation, in the shape of the API version it was created through. */
+const eventOf = (row: OperationRow, modules: ReadonlyArray<ModuleRow>): {
+  readonly type: EventType | V1EventType
+  readonly body: (eventId: string, at: Date) => unknown
+} => {
+  if (row.kind === "report") {
+    const report = encodeReport(toV1Report(row, modules))
+    const type = report.status === "failed" ? "report.failed" : "report.completed"
+    return { type, body: (eventId) => v1ReportEvent(eventId, type, report) }
+  }
+  const operation = toOperation(row, modules)
+  const encoded = encodeOperation(operation)
+  if (row.apiVersion === "v1") {
+    const type = v1ModulesEventType(operation)
+    return { type, body: (eventId) => v1ModulesEvent(eventId, type, encoded as typeof encoded & { updatedAt: string }) }
+  }
+  const type = eventTypeOf(operation)
+  return { type, body: v2Event(type, encoded) }
+}
 
 export class WebhookDeliveries extends Effect.Service<WebhookDeliveries>()("vda/WebhookDeliveries", {
   effect: Effect.gen(function*() {
@@ -75,10 +99,6 @@ export class WebhookDeliveries extends Effect.Service<WebhookDeliveries>()("vda/
         })
       })
 
-    /** A v2 event: `{id, type, apiVersion, createdAt, data}`. */
-    const v2Event = (type: EventType, data: WebhookEvent["data"]) => (eventId: string, at: Date) =>
-      encodeEvent({ id: eventId, type, apiVersion: "v2", createdAt: at, data })
-
     /**
      * The event step of an operation's workflow: when the operation is final and the webhook is
      * enabled with a URL, records its event (once) and returns the delivery to start.
@@ -89,38 +109,13 @@ export class WebhookDeliveries extends Effect.Service<WebhookDeliveries>()("vda/
         if (row === undefined || row.status === "queued" || row.status === "processing") return null
         const webhook = Option.getOrUndefined(yield* repo.findConfig(row.accountId, row.environment))
         if (webhook === undefined || !webhook.enabled || webhook.url === null) return null
-        if (row.kind === "report") {
-          const report = encodeReport(toV1Report(row, yield* operations.modules(operationId)))
-          const type = report.status === "failed" ? "report.failed" : "report.completed"
-          return yield* record({
-            accountId: row.accountId,
-            environment: row.environment,
-            apiVersion: "v1",
-            type,
-            operationId,
-            body: (eventId) => v1ReportEvent(eventId, type, report)
-          })
-        }
-        const operation = toOperation(row, row.kind === "modules" ? yield* operations.modules(operationId) : [])
-        const encoded = encodeOperation(operation)
-        if (row.apiVersion === "v1") {
-          const type = v1ModulesEventType(operation)
-          return yield* record({
-            accountId: row.accountId,
-            environment: row.environment,
-            apiVersion: "v1",
-            type,
-            operationId,
-            body: (eventId) => v1ModulesEvent(eventId, type, encoded as typeof encoded & { updatedAt: string })
-          })
-        }
+        const modules = row.kind === "vehicle" ? [] : yield* operations.modules(operationId)
         return yield* record({
           accountId: row.accountId,
           environment: row.environment,
-          apiVersion: "v2",
-          type: eventTypeOf(operation),
+          apiVersion: row.apiVersion,
           operationId,
-          body: v2Event(eventTypeOf(operation), encoded)
+          ...eventOf(row, modules)
         })
       })
 

@@ -2,6 +2,7 @@
  * v1's event payloads (DESIGN §11): the same signature and headers as v2 (`x-service-event:
  * v1.<event>`), a flat body with the event id and name beside the resource's fields.
  */
+import { completedAtOf } from "../../workflows/shared.js"
 import type { Operation } from "../operations/Api.js"
 import type { V1Report } from "../reports/Api.js"
 import { sampleReport } from "../reports/Sample.js"
@@ -11,9 +12,6 @@ export type V1EventType = "modules.completed" | "modules.failed" | "report.compl
 
 /** An operation as encoded for the wire (dates as strings). */
 type EncodedOperation = { readonly status: string; readonly updatedAt: string } & Record<string, unknown>
-
-const completedAt = (operation: EncodedOperation) =>
-  ["completed", "partial", "failed"].includes(operation.status) ? operation.updatedAt : null
 
 export const v1ModulesEventType = (operation: Pick<Operation, "status">): V1EventType =>
   operation.status === "failed" ? "modules.failed" : "modules.completed"
@@ -28,7 +26,7 @@ export const v1ModulesEvent = (eventId: string, event: V1EventType, operation: E
   modules: operation.modules,
   createdAt: operation.createdAt,
   updatedAt: operation.updatedAt,
-  completedAt: completedAt(operation)
+  completedAt: completedAtOf(operation)
 })
 
 /** `report.completed` / `report.failed`: the V1Report as polled, with the event's id and name. */

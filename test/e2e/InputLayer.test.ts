@@ -5,7 +5,7 @@
 import * as Net from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freshDatabase } from "../support/Postgres.js"
-import { runVda, type ServerProcess, startServer } from "../support/Processes.js"
+import { cliAccount, type ServerProcess, startServer } from "../support/Processes.js"
 
 let server: ServerProcess
 let env: Record<string, string>
@@ -13,9 +13,7 @@ let key: string
 
 beforeAll(async () => {
   env = { DATABASE_URL: await freshDatabase(), SANDBOX_MODULE_LATENCY_MS: "50" }
-  const account = JSON.parse((await runVda(["accounts", "create", "--owner", "Input", "--plan", "custom", "--json"], env)).stdout)
-  await runVda(["accounts", "set-custom", account.id, "--rpm", "unlimited"], env)
-  key = JSON.parse((await runVda(["keys", "create", "--account", account.id, "--environment", "sandbox", "--json"], env)).stdout).key
+  key = (await cliAccount(env, { owner: "Input", plan: "custom", custom: ["--rpm", "unlimited"], environments: ["sandbox"] })).keys.sandbox
   server = await startServer(env)
 }, 60_000)
 afterAll(async () => {

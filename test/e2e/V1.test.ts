@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freshDatabase } from "../support/Postgres.js"
-import { runVda, type ServerProcess, startServer, waitFor } from "../support/Processes.js"
+import { cliAccount, type ServerProcess, startServer, waitFor } from "../support/Processes.js"
 import { expectShape } from "../support/SpecShapes.js"
 import { json } from "../support/TestApp.js"
 import { V1BasicVehicle, V1Error, V1ModulesOperation, V1Report, V1Status, V1WebhookConfig } from "../support/V1Shapes.js"
@@ -15,10 +15,7 @@ const keys = {} as Record<"production" | "sandbox", string>
 
 beforeAll(async () => {
   const env = { DATABASE_URL: await freshDatabase(), SANDBOX_MODULE_LATENCY_MS: "50" }
-  const account = JSON.parse((await runVda(["accounts", "create", "--owner", "Legacy", "--plan", "basic", "--json"], env)).stdout)
-  for (const environment of ["production", "sandbox"] as const) {
-    keys[environment] = JSON.parse((await runVda(["keys", "create", "--account", account.id, "--environment", environment, "--json"], env)).stdout).key
-  }
+  Object.assign(keys, (await cliAccount(env, { owner: "Legacy", plan: "basic", environments: ["production", "sandbox"] })).keys)
   server = await startServer(env)
 }, 60_000)
 afterAll(async () => {

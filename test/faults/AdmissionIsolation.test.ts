@@ -8,7 +8,7 @@
 import Pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freshDatabase } from "../support/Postgres.js"
-import { runVda, type ServerProcess, startServer } from "../support/Processes.js"
+import { cliAccount, type ServerProcess, startServer } from "../support/Processes.js"
 
 let databaseUrl: string
 let server: ServerProcess
@@ -20,10 +20,8 @@ beforeAll(async () => {
   // the busy account's requests wait for its counters rather than give up after the usual 2 s
   const env = { DATABASE_URL: databaseUrl, DB_LOCK_TIMEOUT_MS: "30000", DB_STATEMENT_TIMEOUT_MS: "30000" }
   for (const name of ["busy", "other"] as const) {
-    const account = JSON.parse((await runVda(["accounts", "create", "--owner", name, "--plan", "custom", "--json"], env)).stdout)
-    await runVda(["accounts", "set-custom", account.id, "--rpm", "unlimited"], env)
-    const key = JSON.parse((await runVda(["keys", "create", "--account", account.id, "--environment", "sandbox", "--json"], env)).stdout).key
-    accounts[name] = { id: account.id, key }
+    const account = await cliAccount(env, { owner: name, plan: "custom", custom: ["--rpm", "unlimited"], environments: ["sandbox"] })
+    accounts[name] = { id: account.id, key: account.keys.sandbox }
   }
   server = await startServer(env)
   blocker = new Pg.Client({ connectionString: databaseUrl })

@@ -9,7 +9,7 @@ import type { AddressInfo } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { expectErrorBody } from "../support/ErrorShape.js"
 import { freshDatabase } from "../support/Postgres.js"
-import { runVda, type ServerProcess, startServer } from "../support/Processes.js"
+import { cliAccount, type ServerProcess, startServer } from "../support/Processes.js"
 
 let env: Record<string, string>
 let servers: Array<ServerProcess>
@@ -24,13 +24,13 @@ const startSlowUpstream = () =>
     server.listen(0, "127.0.0.1", () => resolve(server))
   })
 
-const account = async (moduleQueries: string) => {
-  const created = JSON.parse((await runVda(["accounts", "create", "--owner", "Twins", "--plan", "custom", "--json"], env)).stdout)
-  await runVda(["accounts", "set-custom", created.id, "--rpm", "unlimited", "--module-queries", moduleQueries], env)
-  const keyOf = async (environment: string) =>
-    JSON.parse((await runVda(["keys", "create", "--account", created.id, "--environment", environment, "--json"], env)).stdout).key as string
-  return { production: await keyOf("production"), sandbox: await keyOf("sandbox") }
-}
+const account = async (moduleQueries: string) =>
+  (await cliAccount(env, {
+    owner: "Twins",
+    plan: "custom",
+    custom: ["--rpm", "unlimited", "--module-queries", moduleQueries],
+    environments: ["production", "sandbox"]
+  })).keys
 
 beforeAll(async () => {
   upstream = await startSlowUpstream()

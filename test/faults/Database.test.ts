@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Cluster, startCluster, stopCluster } from "../../src/platform/EmbeddedPostgres.js"
 import { adminQuery, migrate } from "../support/Admin.js"
 import { expectErrorBody } from "../support/ErrorShape.js"
-import { runVda, type ServerProcess, startServer, waitFor } from "../support/Processes.js"
+import { cliAccount, type ServerProcess, startServer, waitFor } from "../support/Processes.js"
 
 let dataDir: string
 let cluster: Cluster
@@ -31,9 +31,7 @@ beforeAll(async () => {
     SOURCE_RETRY_INITIAL_MS: "50",
     DB_ACQUIRE_TIMEOUT_MS: "1000"
   }
-  const account = JSON.parse((await runVda(["accounts", "create", "--owner", "Faults", "--plan", "custom", "--json"], env)).stdout)
-  await runVda(["accounts", "set-custom", account.id, "--rpm", "unlimited"], env)
-  key = JSON.parse((await runVda(["keys", "create", "--account", account.id, "--environment", "sandbox", "--json"], env)).stdout).key
+  key = (await cliAccount(env, { owner: "Faults", plan: "custom", custom: ["--rpm", "unlimited"], environments: ["sandbox"] })).keys.sandbox
   server = await startServer(env)
 }, 90_000)
 

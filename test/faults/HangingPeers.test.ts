@@ -9,7 +9,7 @@ import type { AddressInfo } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { sourceUnavailableMessage, SOURCE_RETRY } from "../../workflows/shared.js"
 import { freshDatabase } from "../support/Postgres.js"
-import { runVda, type ServerProcess, startServer, waitFor } from "../support/Processes.js"
+import { cliAccount, type ServerProcess, startServer, waitFor } from "../support/Processes.js"
 import { json } from "../support/TestApp.js"
 import { makeTlsFixture, type Receiver, startReceiver, type TlsFixture } from "../support/WebhookReceiver.js"
 
@@ -53,9 +53,7 @@ beforeAll(async () => {
     MODULE_UPSTREAM_TIMEOUT_MS: String(DEADLINES.module),
     WEBHOOK_TIMEOUT_MS: String(DEADLINES.webhook)
   }
-  const account = JSON.parse((await runVda(["accounts", "create", "--owner", "Peers", "--plan", "custom", "--json"], env)).stdout)
-  await runVda(["accounts", "set-custom", account.id, "--rpm", "unlimited"], env)
-  key = JSON.parse((await runVda(["keys", "create", "--account", account.id, "--environment", "production", "--json"], env)).stdout).key
+  key = (await cliAccount(env, { owner: "Peers", plan: "custom", custom: ["--rpm", "unlimited"], environments: ["production"] })).keys.production
   server = await startServer(env)
 }, 60_000)
 

@@ -8,7 +8,7 @@
 import Pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freshDatabase } from "../support/Postgres.js"
-import { runVda, type ServerProcess, startServer, waitFor } from "../support/Processes.js"
+import { cliAccount, type ServerProcess, startServer, waitFor } from "../support/Processes.js"
 import { expectShape, ModulesOperation } from "../support/SpecShapes.js"
 import { json } from "../support/TestApp.js"
 
@@ -25,9 +25,9 @@ const start = async () => {
 
 beforeAll(async () => {
   env = { DATABASE_URL: await freshDatabase(), SANDBOX_MODULE_LATENCY_MS: "2500", SOURCE_RETRY_INITIAL_MS: "50", INLINE_CLAIM_TTL_MS: "3000" }
-  const account = JSON.parse((await runVda(["accounts", "create", "--owner", "Ops", "--plan", "growth", "--json"], env)).stdout)
+  const account = await cliAccount(env, { owner: "Ops", plan: "growth", environments: ["sandbox"] })
   accountId = account.id
-  key = JSON.parse((await runVda(["keys", "create", "--account", account.id, "--environment", "sandbox", "--json"], env)).stdout).key
+  key = account.keys.sandbox
 })
 
 afterAll(async () => {

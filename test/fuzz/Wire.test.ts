@@ -10,7 +10,7 @@ import * as Net from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { expectErrorBody } from "../support/ErrorShape.js"
 import { freshDatabase } from "../support/Postgres.js"
-import { runVda, type ServerProcess, startServer } from "../support/Processes.js"
+import { cliAccount, type ServerProcess, startServer } from "../support/Processes.js"
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 60)
 
@@ -19,9 +19,7 @@ let key: string
 
 beforeAll(async () => {
   const env = { DATABASE_URL: await freshDatabase(), SANDBOX_MODULE_LATENCY_MS: "50", HTTP_HEADERS_TIMEOUT_MS: "1500", HTTP_REQUEST_TIMEOUT_MS: "1500" }
-  const account = JSON.parse((await runVda(["accounts", "create", "--owner", "Wire", "--plan", "custom", "--json"], env)).stdout)
-  await runVda(["accounts", "set-custom", account.id, "--rpm", "unlimited"], env)
-  key = JSON.parse((await runVda(["keys", "create", "--account", account.id, "--environment", "sandbox", "--json"], env)).stdout).key
+  key = (await cliAccount(env, { owner: "Wire", plan: "custom", custom: ["--rpm", "unlimited"], environments: ["sandbox"] })).keys.sandbox
   server = await startServer(env)
 }, 60_000)
 afterAll(async () => {

@@ -121,3 +121,25 @@ export const runVda = (args: ReadonlyArray<string>, env: Record<string, string>)
     child.on("error", reject)
     child.on("exit", (code) => resolve({ code, stdout, stderr }))
   })
+
+/**
+ * An account made with `vda`, as an operator makes one: the plan (a custom plan's terms given as
+ * `set-custom` flags) and a key for each environment asked for.
+ */
+export const cliAccount = async (
+  env: Record<string, string>,
+  options: {
+    readonly owner: string
+    readonly plan: string
+    readonly custom?: ReadonlyArray<string>
+    readonly environments: ReadonlyArray<"production" | "sandbox">
+  }
+) => {
+  const account = JSON.parse((await runVda(["accounts", "create", "--owner", options.owner, "--plan", options.plan, "--json"], env)).stdout)
+  if (options.custom !== undefined) await runVda(["accounts", "set-custom", account.id, ...options.custom], env)
+  const keys: Partial<Record<"production" | "sandbox", string>> = {}
+  for (const environment of options.environments) {
+    keys[environment] = JSON.parse((await runVda(["keys", "create", "--account", account.id, "--environment", environment, "--json"], env)).stdout).key
+  }
+  return { id: account.id as string, keys: keys as Record<"production" | "sandbox", string> }
+}
