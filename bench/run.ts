@@ -9,7 +9,8 @@
  *   GET /v2/status
  * Afterwards it checks that metering is exact: every 200 vehicle answer charged one plate query,
  * reuses and polls charged nothing. Prints one table (req/s, p50, p99, ratio to the bare Node row,
- * the issue's goal) and writes bench/results/latest.json. Not a test: it never runs in CI.
+ * the issue's goal, the bytes the server allocated per request) and writes bench/results/latest.json.
+ * Not a test: it never runs in CI.
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import * as Fs from "node:fs/promises"
@@ -27,6 +28,38 @@ interface Run {
   readonly p99: number
   readonly ok: number
   readonly other: number
+  /** Every request sent, answered or not. */
+  readonly total: number
+  /** Bytes the server's heap allocated per request during the run (null for the bare Node row). */
+  readonly bytesPerRequest: number | null
+}
+
+/**
+ * Bytes the server allocates, from its `--trace-gc` lines: between two collections a process
+ * allocated what its heap grew by (before this one, after the last), per process.
+ */
+class Allocations {
+  private total = 0
+  private readonly lastAfter = new Map<string, number>()
+  private pending = ""
+  private static readonly LINE = /^\[(\d+):[^\]]*\]\s+\d+ ms: [A-Za-z -]+?(?: \([a-z ]+\))? ([\d.]+) \([\d.]+\) -> ([\d.]+) \([\d.]+\) MB/
+
+  feed(chunk: string) {
+    const lines = (this.pending + chunk).split("\n")
+    this.pending = lines.pop() ?? ""
+    for (const line of lines) {
+      const match = Allocations.LINE.exec(line)
+      if (match === null) continue
+      const [, pid = "", before = "0", after = "0"] = match
+      const previous = this.lastAfter.get(pid)
+      if (previous !== undefined) this.total += Math.max(0, Number(before) - previous) * 1024 * 1024
+      this.lastAfter.set(pid, Number(after))
+    }
+  }
+
+  get bytes() {
+    return this.total
+  }
 }
 
 const run = (command: string, args: Array<string>, env: Record<string, string>) =>
@@ -51,6 +84,7 @@ const vda = async (env: Record<string, string>, ...args: Array<string>) => {
  * flight (charged by the server, never seen by the client), so runs that are counted use amounts.
  */
 const autocannon = async (
+  allocations: Allocations | undefined,
   url: string,
   headers: Record<string, string>,
   size: { duration: number } | { amount: number },
@@ -58,26 +92,33 @@ const autocannon = async (
 ): Promise<Run> => {
   const args = ["-c", String(CONNECTIONS), "-j", ...extra, ...("duration" in size ? ["-d", String(size.duration)] : ["-a", String(size.amount)])]
   for (const [name, value] of Object.entries(headers)) args.push("-H", `${name}=${value}`)
+  const before = allocations?.bytes ?? 0
   const result = await run(Path.join(ROOT, "node_modules", ".bin", "autocannon"), [...args, url], {})
   if (result.code !== 0) throw new Error(`autocannon failed: ${result.stderr}`)
   const report = JSON.parse(result.stdout)
+  const total = report.requests.sent as number
   return {
     requestsPerSecond: report.requests.average,
     p50: report.latency.p50,
     p99: report.latency.p99,
     ok: report["2xx"],
-    other: report.non2xx + report.errors + report.timeouts
+    other: report.non2xx + report.errors + report.timeouts,
+    total,
+    bytesPerRequest: allocations === undefined || total === 0 ? null : (allocations.bytes - before) / total
   }
 }
 
-const startServer = async (env: Record<string, string>) => {
-  const child: ChildProcess = spawn(process.execPath, ["src/start.js"], {
+const startServer = async (env: Record<string, string>, allocations: Allocations) => {
+  const child: ChildProcess = spawn(process.execPath, ["--trace-gc", "src/start.js"], {
     cwd: ROOT,
     env: { ...process.env, ...env, PORT: "0", SANDBOX_PORT: "0", HOST: "127.0.0.1" },
     stdio: ["ignore", "pipe", "pipe"]
   })
   let output = ""
-  child.stdout!.on("data", (c) => (output += c))
+  child.stdout!.on("data", (c) => {
+    allocations.feed(String(c))
+    if (output.length < 1_000_000) output += c
+  })
   child.stderr!.on("data", (c) => (output += c))
   const deadline = Date.now() + 60_000
   for (;;) {
@@ -110,15 +151,24 @@ interface Row {
   readonly run: (duration: number) => Promise<Run>
 }
 
+const sum = (runs: ReadonlyArray<Run>, of: (run: Run) => number) => runs.reduce((n, r) => n + of(r), 0)
+
 const mean = (runs: ReadonlyArray<Run>): Run => ({
-  requestsPerSecond: runs.reduce((n, r) => n + r.requestsPerSecond, 0) / runs.length,
+  requestsPerSecond: sum(runs, (r) => r.requestsPerSecond) / runs.length,
   p50: Math.max(...runs.map((r) => r.p50)),
   p99: Math.max(...runs.map((r) => r.p99)),
-  ok: runs.reduce((n, r) => n + r.ok, 0),
-  other: runs.reduce((n, r) => n + r.other, 0)
+  ok: sum(runs, (r) => r.ok),
+  other: sum(runs, (r) => r.other),
+  total: sum(runs, (r) => r.total),
+  bytesPerRequest: runs.some((r) => r.bytesPerRequest === null)
+    ? null
+    : sum(runs, (r) => r.bytesPerRequest! * r.total) / sum(runs, (r) => r.total)
 })
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2)
+const API_PROCESSES = Number(process.env.API_PROCESSES ?? 1)
+/** The issue's allocation budget for the vehicle query, in bytes. */
+const VEHICLE_ALLOCATION_GOAL = 40 * 1024
 
 const main = async () => {
   const PLATE = await demoPlate()
@@ -127,7 +177,13 @@ const main = async () => {
   const env = { DATA_DIR: dataDir, LOG_LEVEL: "warn" }
   const bare = await startBareNode()
   // module lookups that never finish during the bench: the operation stays active, so POSTs reuse it
-  const server = await startServer({ DATA_DIR: dataDir, LOG_LEVEL: "info", SANDBOX_MODULE_LATENCY_MS: "3600000" })
+  const allocations = new Allocations()
+  const server = await startServer({
+    DATA_DIR: dataDir,
+    LOG_LEVEL: "info",
+    SANDBOX_MODULE_LATENCY_MS: "3600000",
+    API_PROCESSES: String(API_PROCESSES)
+  }, allocations)
   try {
     const account = JSON.parse(await vda(env, "accounts", "create", "--owner", "Bench", "--plan", "custom", "--json"))
     await vda(env, "accounts", "set-custom", account.id, "--plate-queries", "unlimited", "--unique-plates", "unlimited",
@@ -147,26 +203,26 @@ const main = async () => {
 
     let vehicleAnswers = 1
     const rows: Array<Row> = [
-      { name: "bare Node http hello world", run: (d) => autocannon(bare.url, {}, { duration: d }) },
-      { name: "GET /healthz", run: (d) => autocannon(`${server.url}/healthz`, {}, { duration: d }) },
+      { name: "bare Node http hello world", run: (d) => autocannon(undefined, bare.url, {}, { duration: d }) },
+      { name: "GET /healthz", run: (d) => autocannon(allocations, `${server.url}/healthz`, {}, { duration: d }) },
       {
         name: `GET /v2/vehicles/${PLATE} (metered)`,
         goal: 0.3,
         // counted runs use amounts: a timed run stops with requests in flight, charged but unseen
         run: async (d) => {
-          const warm = await autocannon(vehicleUrl, { "x-api-key": key }, { amount: 1000 })
-          const r = await autocannon(vehicleUrl, { "x-api-key": key }, { amount: Math.max(1000, Math.round(warm.requestsPerSecond * d)) })
+          const warm = await autocannon(allocations, vehicleUrl, { "x-api-key": key }, { amount: 1000 })
+          const r = await autocannon(allocations, vehicleUrl, { "x-api-key": key }, { amount: Math.max(1000, Math.round(warm.requestsPerSecond * d)) })
           vehicleAnswers += warm.ok + r.ok
           return r
         }
       },
-      { name: "GET /v2/operations/{id} (polling)", goal: 0.2, run: (d) => autocannon(`${server.sandboxUrl}/v2/operations/${operationId}`, { "x-api-key": sandboxKey }, { duration: d }) },
+      { name: "GET /v2/operations/{id} (polling)", goal: 0.2, run: (d) => autocannon(allocations, `${server.sandboxUrl}/v2/operations/${operationId}`, { "x-api-key": sandboxKey }, { duration: d }) },
       {
         name: "POST modules (reuse)",
         goal: 0.08,
-        run: (d) => autocannon(`${server.sandboxUrl}/v2/vehicles/AB123CD/modules`, { "x-api-key": sandboxKey, "content-type": "application/json" }, { duration: d }, ["-m", "POST", "-b", modulesBody])
+        run: (d) => autocannon(allocations, `${server.sandboxUrl}/v2/vehicles/AB123CD/modules`, { "x-api-key": sandboxKey, "content-type": "application/json" }, { duration: d }, ["-m", "POST", "-b", modulesBody])
       },
-      { name: "GET /v2/status", run: (d) => autocannon(`${server.url}/v2/status`, { "x-api-key": key }, { duration: d }) }
+      { name: "GET /v2/status", run: (d) => autocannon(allocations, `${server.url}/v2/status`, { "x-api-key": key }, { duration: d }) }
     ]
 
     for (const row of rows) await row.run(2) // warm-up: JIT, pools
@@ -193,21 +249,24 @@ const main = async () => {
     await Fs.writeFile(Path.join(ROOT, "bench", "results", "latest.json"), JSON.stringify({
       date: new Date().toISOString(),
       machine: { cpus: Os.cpus().length, model: Os.cpus()[0]?.model ?? "unknown", node: process.version },
-      settings: { durationSeconds: DURATION_S, connections: CONNECTIONS, rounds: ROUNDS, plate: PLATE },
+      settings: { durationSeconds: DURATION_S, connections: CONNECTIONS, rounds: ROUNDS, plate: PLATE, apiProcesses: API_PROCESSES },
       rows: results.map((r) => ({ ...r, ratio: Number((r.requestsPerSecond / reference).toFixed(3)) })),
       metering
     }, null, 2) + "\n")
 
-    console.log(`\n${Os.cpus().length} CPUs, ${CONNECTIONS} connections, ${ROUNDS} interleaved rounds of ${DURATION_S} s, ${process.version}\n`)
-    console.log("| row                                  | req/s    | p50 ms | p99 ms | × bare | goal   | errors |")
-    console.log("|--------------------------------------|----------|--------|--------|--------|--------|--------|")
+    console.log(`\n${Os.cpus().length} CPUs, ${CONNECTIONS} connections, ${ROUNDS} interleaved rounds of ${DURATION_S} s, API_PROCESSES=${API_PROCESSES}, ${process.version}\n`)
+    console.log("| row                                  | req/s    | p50 ms | p99 ms | × bare | goal   | KB/req | errors |")
+    console.log("|--------------------------------------|----------|--------|--------|--------|--------|--------|--------|")
     for (const r of results) {
       const ratio = r.requestsPerSecond / reference
       const goal = r.goal === null ? "" : `${ratio >= r.goal ? "✓" : "✗"} ${r.goal}`
-      console.log(`| ${r.name.padEnd(36)} | ${r.requestsPerSecond.toFixed(0).padStart(8)} | ${String(r.p50).padStart(6)} | ${String(r.p99).padStart(6)} | ${ratio.toFixed(3).padStart(6)} | ${goal.padStart(6)} | ${String(r.other).padStart(6)} |`)
+      const kb = r.bytesPerRequest === null ? "" : (r.bytesPerRequest / 1024).toFixed(1)
+      console.log(`| ${r.name.padEnd(36)} | ${r.requestsPerSecond.toFixed(0).padStart(8)} | ${String(r.p50).padStart(6)} | ${String(r.p99).padStart(6)} | ${ratio.toFixed(3).padStart(6)} | ${goal.padStart(6)} | ${kb.padStart(6)} | ${String(r.other).padStart(6)} |`)
     }
+    const vehicle = results[2]!
+    const allocationMet = vehicle.bytesPerRequest !== null && vehicle.bytesPerRequest <= VEHICLE_ALLOCATION_GOAL
     console.log(`\nmetering: plateQueries.used = ${metering.plateQueriesUsed}, 200 vehicle answers = ${vehicleAnswers}; moduleQueries.used = ${metering.moduleQueriesUsed} (expected 2: reuses and polls charge nothing): ${metering.exact ? "exact" : "MISMATCH"}`)
-    console.log("bytes allocated per request: not measured yet")
+    console.log(`allocation: ${((vehicle.bytesPerRequest ?? 0) / 1024).toFixed(1)} KB per vehicle query (goal ≤ ${VEHICLE_ALLOCATION_GOAL / 1024} KB): ${allocationMet ? "✓" : "✗"}; the server's heap growth between collections (--trace-gc), over every request sent`)
     console.log("written: bench/results/latest.json")
     if (!metering.exact) process.exitCode = 1
   } finally {

@@ -35,6 +35,7 @@ import { Metering } from "./metering/Metering.js"
 import { Admission } from "./metering/Admission.js"
 import { UsageReader } from "./metering/UsageReader.js"
 import { Catalog } from "./catalog/Catalog.js"
+import { Lane } from "./lane/Lane.js"
 import { V1HttpLive } from "./v1/Http.js"
 import { VehiclesHttpLive } from "./vehicles/Http.js"
 import { VehicleStore } from "./vehicles/Store.js"
@@ -113,11 +114,10 @@ const classifyFailure = (
 
 const normalizeFailure = (request: HttpServerRequest.HttpServerRequest, cause: Cause.Cause<unknown>) =>
   classifyFailure(request, cause).pipe(
-    Effect.tapError((error) =>
-      error instanceof Errors.TooManyRequests || error instanceof Errors.Unavailable
-        ? setHeaders({ "retry-after": String(error.retryAfterSeconds ?? 1) })
-        : Effect.void
-    )
+    Effect.tapError((error) => {
+      const retryAfter = Errors.retryAfterOf(error)
+      return retryAfter === undefined ? Effect.void : setHeaders({ "retry-after": retryAfter })
+    })
   )
 
 /** Every route `api` serves, with the documentation's. */
@@ -179,7 +179,7 @@ export const makeRequestPipeline = <Id extends string, Groups extends HttpApiGro
 
     const admit = Effect.fnUntraced(function*(request: HttpServerRequest.HttpServerRequest, headers: Record<string, string>) {
       const environment = yield* CurrentEnvironment
-      const admitted = yield* admission.admit(request.headers["x-api-key"], environment).pipe(
+      const admitted = yield* admission.admitRequest(request.source, request.headers["x-api-key"], environment).pipe(
         Effect.catchTags({
           InvalidKey: (invalid) => Errors.invalidApiKey(invalid.explanation),
           LimitReached: (reached) => Effect.flatMap(Clock.currentTimeMillis, (now) => Errors.limitReached(reached, now))
@@ -266,7 +266,8 @@ export const ServicesLive = Layer.mergeAll(
 export const AppLive = Layer.mergeAll(
   HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" }),
   HttpApiScalar.layer({ path: "/docs" }),
-  makeRequestPipeline(Api)
+  makeRequestPipeline(Api),
+  Lane.Default
 ).pipe(
   Layer.provideMerge(HttpApiBuilder.api(Api).pipe(Layer.provide(HandlersLive))),
   Layer.provideMerge(ServicesLive)

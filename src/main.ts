@@ -10,6 +10,7 @@ import { Clock, Console, Effect, Layer, Logger, LogLevel } from "effect"
 import { Accounts } from "./accounts/Accounts.js"
 import { createDemoAccount, describeDemoAccount } from "./accounts/DemoAccount.js"
 import { HttpStackLive, withEnvironment } from "./Http.js"
+import { Lane } from "./lane/Lane.js"
 import { AppConfig } from "./platform/Config.js"
 import { DatabaseLocation, makeDatabaseLive } from "./platform/Database.js"
 import { createLimitedServer } from "./platform/HttpServerLimits.js"
@@ -56,6 +57,7 @@ const accessLog = HttpMiddleware.make((app) =>
 const ListenersLive = Layer.scopedDiscard(Effect.gen(function*() {
   const config = yield* AppConfig
   const app = yield* HttpApiBuilder.httpApp
+  const lane = yield* Lane
 
   // First run on an empty embedded database: demo data, then the demo account (which marks the
   // first run as done). Before the listeners open, so no request ever sees a half-set-up service.
@@ -74,13 +76,16 @@ const ListenersLive = Layer.scopedDiscard(Effect.gen(function*() {
   ]
   const urls: Array<string> = []
   for (const [environment, port] of listeners) {
-    const server = yield* NodeHttpServer.make(
-      () => drainOnClose(createLimitedServer(config.http), config.shutdownDrainMs),
-      { port, host: config.host }
-    )
+    const nodeServer = drainOnClose(createLimitedServer(config.http), config.shutdownDrainMs)
+    const server = yield* NodeHttpServer.make(() => nodeServer, { port, host: config.host })
     const served = withEnvironment(environment)(app)
     // the access log costs two clock reads and a step per request: only when it is printed
-    yield* (LogLevel.lessThanEqual(config.logLevel, LogLevel.Debug) ? server.serve(served, accessLog) : server.serve(served))
+    const handler = yield* (LogLevel.lessThanEqual(config.logLevel, LogLevel.Debug)
+      ? NodeHttpServer.makeHandler(served, accessLog)
+      : NodeHttpServer.makeHandler(served))
+    const listener = yield* lane.front(environment, handler)
+    nodeServer.on("request", listener)
+    yield* Effect.addFinalizer(() => Effect.sync(() => nodeServer.off("request", listener)))
     urls.push(addressOf(server.address))
     yield* Effect.logInfo(`${environment} API listening on ${addressOf(server.address)}`)
   }

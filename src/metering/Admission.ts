@@ -1,19 +1,21 @@
 /**
- * Admission of every /v2 request: the API key is checked and the request counted against the
- * account's per-minute limit (shared by all keys, per environment), before anything else.
+ * Admission of every /v1 and /v2 request: the API key is checked and the request counted against
+ * the account's per-minute limit (shared by all keys, per environment), before anything else.
  *
- * Concurrent requests are admitted in batches, in one round trip: the `vda_admit` database
- * function looks their keys up and counts them (exact across processes through the counters'
- * row locks, see `vda_consume`).
+ * Concurrent requests of one key are admitted in batches, in one round trip: the
+ * `vda_admit_consume` database function looks their keys up and counts them (exact across
+ * processes through the counters' row locks, see `vda_consume`). A request whose consumption is
+ * already known (the lean lane's vehicle query) is charged in the same round trip and commit,
+ * provided the account is still as the caller last saw it.
  */
+import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Either, FiberSet } from "effect"
 import { InvalidKey, keyHashOf, principalOf } from "../accounts/Authentication.js"
 import type { Principal } from "../accounts/Domain.js"
 import { AccountsRepo, type KeyLookupRow } from "../accounts/Repo.js"
-import { SqlClient } from "@effect/sql"
 import * as Batcher from "../platform/Batcher.js"
 import type { Environment } from "../platform/RequestContext.js"
-import { LimitReached } from "./Metering.js"
+import { type ChargeOutcome, type Decision, decisionOf, LimitReached, type PlainConsumption } from "./Metering.js"
 import { minuteOf } from "./Periods.js"
 
 export interface Admitted {
@@ -24,20 +26,65 @@ export interface Admitted {
   readonly resetAt: Date
 }
 
+/** An account as a key last showed it: its consumptions can be charged with its admission. */
+export interface KnownAccount {
+  readonly principal: Principal
+  readonly fingerprint: string
+}
+
+/** A consumption made for the account as `expected` showed it. */
+export interface PreparedConsumption {
+  readonly expected: KnownAccount
+  readonly consumption: PlainConsumption
+}
+
+export interface AdmittedAndCharged {
+  readonly admitted: Admitted
+  /** Undefined when the account changed since `expected`: nothing was charged. */
+  readonly decision: Decision | undefined
+}
+
 interface Request {
   readonly keyHash: string
   readonly environment: Environment
   readonly at: number
+  readonly prepared?: PreparedConsumption
 }
 
 /** `lastUsedAt` is a recent-activity hint, written at most once a minute per key and process. */
 const TOUCH_INTERVAL_MS = 60_000
+/** Accounts kept per process, by key hash (a hint only: the database checks the fingerprint). */
+const KNOWN_MAX = 10_000
 
-/** A row of `vda_admit`: the key's account with its allowances, and the request's count. */
+/** A row of `vda_admit_consume`: the key's account with its allowances, the request's count and charges. */
 interface AdmitRow extends KeyLookupRow {
   readonly request: number
   readonly admitted: boolean
   readonly used: number
+  readonly fingerprint: string
+  readonly eligible: boolean
+  readonly chargeFailed: ReadonlyArray<boolean> | null
+  readonly chargeUsed: ReadonlyArray<number> | null
+  readonly chargeCharged: ReadonlyArray<number> | null
+}
+
+const outcomesOf = (row: AdmitRow): ReadonlyArray<ChargeOutcome> =>
+  (row.chargeFailed ?? []).map((failed, i) => ({ failed, used: row.chargeUsed![i]!, charged: row.chargeCharged![i]! }))
+
+/** The batch's charges as `vda_admit_consume` takes them: one entry per charge, requests in order. */
+const chargesOf = (requests: ReadonlyArray<Request>) => {
+  const charges = requests.flatMap((request, i) =>
+    request.prepared ? request.prepared.consumption.charges.map((charge) => ({ request: i + 1, charge })) : []
+  )
+  return {
+    request: charges.map((c) => c.request),
+    meter: charges.map((c) => c.charge.meter),
+    periodStart: charges.map((c) => c.charge.period.start),
+    amount: charges.map((c) => c.charge.amount),
+    limited: charges.map((c) => c.charge.limit !== undefined),
+    limit: charges.map((c) => c.charge.limit ?? null),
+    distinct: charges.map((c) => c.charge.distinctValue ?? null)
+  }
 }
 
 export class Admission extends Effect.Service<Admission>()("vda/Admission", {
@@ -46,33 +93,52 @@ export class Admission extends Effect.Service<Admission>()("vda/Admission", {
     const sql = yield* SqlClient.SqlClient
     const touches = yield* FiberSet.make()
     const lastTouched = new Map<string, number>()
+    const known = new Map<string, KnownAccount>()
+    const handedOver = new WeakMap<object, Admitted>()
 
-    const admitBatch = (requests: ReadonlyArray<Request>) =>
-      Effect.map(
+    /** The account a row shows, the same object as long as it does not change. */
+    const remember = (keyHash: string, row: AdmitRow): Principal => {
+      const previous = known.get(keyHash)
+      if (previous !== undefined && previous.fingerprint === row.fingerprint) return previous.principal
+      if (known.size >= KNOWN_MAX) known.delete(known.keys().next().value!)
+      const principal = principalOf(row)
+      known.set(keyHash, { principal, fingerprint: row.fingerprint })
+      return principal
+    }
+
+    const decide = (request: Request, row: AdmitRow | undefined): Either.Either<AdmittedAndCharged, InvalidKey | LimitReached> => {
+      if (row === undefined) {
+        known.delete(request.keyHash)
+        return Either.left(new InvalidKey({ reason: "unknown" }))
+      }
+      if (row.keyEnvironment !== request.environment) return Either.left(new InvalidKey({ reason: "other_environment" }))
+      const principal = remember(request.keyHash, row)
+      const limit = principal.entitlements.requestsPerMinute
+      const window = minuteOf(request.at)
+      if (!row.admitted) {
+        return Either.left(new LimitReached({ meter: "requests", limit: limit ?? 0, used: row.used, resetAt: window.end }))
+      }
+      return Either.right({
+        admitted: { principal, limit, remaining: limit === null ? null : Math.max(0, limit - row.used), resetAt: window.end },
+        decision: request.prepared && row.eligible ? decisionOf(request.prepared.consumption.charges, outcomesOf(row)) : undefined
+      })
+    }
+
+    const admitBatch = (requests: ReadonlyArray<Request>) => {
+      const charges = chargesOf(requests)
+      return Effect.map(
         sql<AdmitRow>`
-          select * from vda_admit(${requests.map((r) => r.keyHash)}::text[], ${requests.map((r) => r.environment)}::text[],
-            ${requests.map((r) => minuteOf(r.at).start)}::timestamptz[])`,
+          select * from vda_admit_consume(${requests.map((r) => r.keyHash)}::text[], ${requests.map((r) => r.environment)}::text[],
+            ${requests.map((r) => minuteOf(r.at).start)}::timestamptz[],
+            ${requests.map((r) => r.prepared?.expected.fingerprint ?? null)}::text[],
+            ${charges.request}::integer[], ${charges.meter}::text[], ${charges.periodStart}::timestamptz[],
+            ${charges.amount}::integer[], ${charges.limited}::boolean[], ${charges.limit}::integer[], ${charges.distinct}::text[])`,
         (rows) => {
           const byRequest = new Map(rows.map((row) => [row.request, row]))
-          return requests.map((request, i): Either.Either<Admitted, InvalidKey | LimitReached> => {
-            const row = byRequest.get(i + 1)
-            if (row === undefined) return Either.left(new InvalidKey({ reason: "unknown" }))
-            if (row.keyEnvironment !== request.environment) return Either.left(new InvalidKey({ reason: "other_environment" }))
-            const principal = principalOf(row)
-            const limit = principal.entitlements.requestsPerMinute
-            const window = minuteOf(request.at)
-            if (!row.admitted) {
-              return Either.left(new LimitReached({ meter: "requests", limit: limit ?? 0, used: row.used, resetAt: window.end }))
-            }
-            return Either.right({
-              principal,
-              limit,
-              remaining: limit === null ? null : Math.max(0, limit - row.used),
-              resetAt: window.end
-            })
-          })
+          return requests.map((request, i) => decide(request, byRequest.get(i + 1)))
         }
       ).pipe(Effect.orDie)
+    }
 
     const batcher = yield* Batcher.make({
       // a lane per key: a busy account batches its own requests, and never queues another's
@@ -88,16 +154,41 @@ export class Admission extends Effect.Service<Admission>()("vda/Admission", {
         return FiberSet.run(touches, repo.touchKeys([keyId], new Date(now)).pipe(Effect.ignoreLogged)).pipe(Effect.asVoid)
       })
 
+    const submit = (request: Request) =>
+      Effect.tap(batcher.submit(request), (result) => touch(result.admitted.principal.keyId, request.at))
+
+    /** Fails with `InvalidKey` (401) or `LimitReached` on the `requests` meter (429). */
+    const admit = (rawKey: string | undefined, environment: Environment): Effect.Effect<Admitted, InvalidKey | LimitReached> =>
+      Effect.gen(function*() {
+        const keyHash = yield* keyHashOf(rawKey)
+        const at = yield* Clock.currentTimeMillis
+        return (yield* submit({ keyHash, environment, at })).admitted
+      })
+
     return {
-      /** Fails with `InvalidKey` (401) or `LimitReached` on the `requests` meter (429). */
-      admit: (rawKey: string | undefined, environment: Environment): Effect.Effect<Admitted, InvalidKey | LimitReached> =>
-        Effect.gen(function*() {
-          const keyHash = yield* keyHashOf(rawKey)
-          const at = yield* Clock.currentTimeMillis
-          const admitted = yield* batcher.submit({ keyHash, environment, at })
-          yield* touch(admitted.principal.keyId, at)
-          return admitted
-        })
+      admit,
+      /**
+       * `admit` for a server request (`source` is the server's own request object), unless it was
+       * admitted already and handed over: then it is not counted twice.
+       */
+      admitRequest: (source: unknown, rawKey: string | undefined, environment: Environment) => {
+        const admitted = typeof source === "object" && source !== null ? handedOver.get(source) : undefined
+        return admitted === undefined ? admit(rawKey, environment) : Effect.succeed(admitted)
+      },
+      /** Hands a request admitted here (with nothing charged) over to whoever serves it next. */
+      handOver: (source: object, admitted: Admitted) => void handedOver.set(source, admitted),
+      /** The account this key showed last in this process, if any (a hint: see `admitAndCharge`). */
+      knownAccount: (keyHash: string): KnownAccount | undefined => known.get(keyHash),
+      /**
+       * Admits a request and, in the same round trip and commit, charges `prepared` if the account
+       * is still as `prepared.expected` showed it. Fails as `admit` does (nothing charged then).
+       */
+      admitAndCharge: (
+        keyHash: string,
+        environment: Environment,
+        prepared: PreparedConsumption
+      ): Effect.Effect<AdmittedAndCharged, InvalidKey | LimitReached> =>
+        Effect.flatMap(Clock.currentTimeMillis, (at) => submit({ keyHash, environment, at, prepared }))
     }
   }),
   dependencies: [AccountsRepo.Default]

@@ -3,13 +3,13 @@
  * consumption primitive.
  */
 import type { Principal } from "../accounts/Domain.js"
-import type { Consumption } from "./Metering.js"
+import type { Consumption, PlainConsumption } from "./Metering.js"
 import type { Module } from "../platform/Schemas.js"
 import { type ApiVersion, byModule, byVersion } from "./Meters.js"
 import { dayOf, monthOf } from "./Periods.js"
 
 /** One plate query this month, and the plate once per account-day toward unique plates. */
-export const plateQuery = (principal: Principal, plate: string, at: number, version: ApiVersion = "v2"): Consumption => {
+export const plateQuery = (principal: Principal, plate: string, at: number, version: ApiVersion = "v2"): PlainConsumption => {
   const month = monthOf(at, principal.timezone)
   const { entitlements } = principal
   return {

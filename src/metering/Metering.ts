@@ -32,6 +32,9 @@ export interface Consumption {
   readonly modulePricing?: { readonly period: Period; readonly unitPriceCents: number; readonly included: number }
 }
 
+/** A consumption without module pricing: only charges. */
+export type PlainConsumption = Omit<Consumption, "modulePricing">
+
 export interface ChargeResult {
   readonly meter: string
   /** Units actually charged (0 for a distinct value already seen). */
@@ -65,29 +68,40 @@ const flatten = (items: ReadonlyArray<Consumption>) => ({
   pricing: items.flatMap((item, index) => (item.modulePricing ? [{ index, pricing: item.modulePricing }] : []))
 })
 
-/** One decision per consumption from the per-charge rows `vda_consume` returns. */
-const decisionsOf = (
-  items: ReadonlyArray<Consumption>,
-  charges: ReturnType<typeof flatten>["charges"],
-  rows: ReadonlyArray<ChargeRow>
-): ReadonlyArray<Decision> => {
-  const results: Array<Array<ChargeResult>> = items.map(() => [])
-  const failures: Array<LimitReached | undefined> = items.map(() => undefined)
-  for (const row of rows) {
-    const { charge, index } = charges[row.charge - 1]!
-    if (row.failed) {
-      failures[index] = new LimitReached({
+/** What `vda_consume` decided on one charge. */
+export interface ChargeOutcome {
+  readonly failed: boolean
+  readonly used: number
+  readonly charged: number
+}
+
+/** The decision on one consumption from its charges' outcomes, in order. */
+export const decisionOf = (charges: ReadonlyArray<Charge>, outcomes: ReadonlyArray<ChargeOutcome>): Decision => {
+  let failure: LimitReached | undefined
+  const results = charges.map((charge, i): ChargeResult => {
+    const outcome = outcomes[i]!
+    if (outcome.failed) {
+      failure = new LimitReached({
         meter: charge.meter as MeterName,
         limit: charge.limit ?? 0,
-        used: row.used,
+        used: outcome.used,
         resetAt: charge.period.end
       })
     }
-    results[index]!.push({ meter: charge.meter, charged: row.charged, used: row.used, limit: charge.limit, period: charge.period })
-  }
-  return items.map((_, i) => {
-    const failure = failures[i]
-    return failure ? Either.left(failure) : Either.right(results[i]!)
+    return { meter: charge.meter, charged: outcome.charged, used: outcome.used, limit: charge.limit, period: charge.period }
+  })
+  return failure ? Either.left(failure) : Either.right(results)
+}
+
+/** One decision per consumption from the per-charge rows `vda_consume` returns. */
+const decisionsOf = (items: ReadonlyArray<Consumption>, rows: ReadonlyArray<ChargeRow>): ReadonlyArray<Decision> => {
+  const byCharge: Array<ChargeRow> = []
+  for (const row of rows) byCharge[row.charge - 1] = row
+  let offset = 0
+  return items.map((item) => {
+    const outcomes = byCharge.slice(offset, offset + item.charges.length)
+    offset += item.charges.length
+    return decisionOf(item.charges, outcomes)
   })
 }
 
@@ -113,7 +127,7 @@ export class Metering extends Effect.Service<Metering>()("vda/Metering", {
           ${pricing.map((p) => p.pricing.unitPriceCents)}::integer[],
           ${pricing.map((p) => p.pricing.included)}::integer[],
           ${dryRun})`.pipe(
-        Effect.map((rows) => decisionsOf(items, charges, rows)),
+        Effect.map((rows) => decisionsOf(items, rows)),
         Effect.catchTag("SqlError", Effect.die)
       )
     }

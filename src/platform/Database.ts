@@ -19,6 +19,7 @@ import migration0007 from "./migrations/0007_claims.js"
 import migration0008 from "./migrations/0008_api_versions.js"
 import migration0009 from "./migrations/0009_deliveries_when_disabled.js"
 import migration0010 from "./migrations/0010_reports.js"
+import migration0011 from "./migrations/0011_admit_and_consume.js"
 
 export const migrations = {
   "0001_foundation": migration0001,
@@ -30,7 +31,8 @@ export const migrations = {
   "0007_claims": migration0007,
   "0008_api_versions": migration0008,
   "0009_deliveries_when_disabled": migration0009,
-  "0010_reports": migration0010
+  "0010_reports": migration0010,
+  "0011_admit_and_consume": migration0011
 }
 
 /** Where the database is, and whether it is the embedded one this process manages. */

@@ -92,9 +92,17 @@ export const TooManyRequestsJson = wire(TooManyRequests, STATUS.TooManyRequests,
 export const InternalErrorJson = wire(InternalError, STATUS.InternalError, "Internal failure")
 export const UnavailableJson = wire(Unavailable, STATUS.Unavailable, "Temporarily unavailable")
 
+/** The body of an error: v2's `{error}`, or v1's envelope `{success: false, error}`. */
+export const errorBodyOf = (failure: ApiError, version: "v1" | "v2") =>
+  version === "v1" ? { success: false, error: failure.error } : { error: failure.error }
+
+/** The `Retry-After` of an error that may be retried later, in seconds. */
+export const retryAfterOf = (failure: ApiError): string | undefined =>
+  failure instanceof TooManyRequests || failure instanceof Unavailable ? String(failure.retryAfterSeconds ?? 1) : undefined
+
 /** v1 answers errors in its envelope: `{success: false, error}`, same statuses, codes and headers. */
 export const v1ErrorResponse = (failure: ApiError) =>
-  HttpServerResponse.unsafeJson({ success: false, error: failure.error }, { status: STATUS[failure._tag] })
+  HttpServerResponse.unsafeJson(errorBodyOf(failure, "v1"), { status: STATUS[failure._tag] })
 
 const decoder = new TextDecoder()
 

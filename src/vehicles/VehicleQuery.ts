@@ -45,6 +45,15 @@ export type QueryOutcome =
   /** `onMiss=search` and the source must be asked: accept a vehicle search for this plate. */
   | { readonly _tag: "SearchAccepted"; readonly plate: string }
 
+/** What the query finds without the source. */
+type Local =
+  | { readonly _tag: "Found"; readonly lookup: Lookup }
+  | { readonly _tag: "SearchAccepted" }
+  | { readonly _tag: "AskUpstream"; readonly stored: StoredVehicle | undefined }
+
+const found = (lookup: Lookup): Local => ({ _tag: "Found", lookup })
+const SEARCH: Local = { _tag: "SearchAccepted" }
+
 const UPSTREAM_FRESH_MS = 7 * 24 * 3_600_000
 const UPSTREAM_MISS_FRESH_MS = 24 * 3_600_000
 
@@ -175,6 +184,27 @@ export class VehicleQuery extends Effect.Service<VehicleQuery>()("vda/VehicleQue
         return plate
       })
 
+    /** What can be answered without asking the source, or what the query must do instead. */
+    const findLocally = (principal: Principal, plate: string, params: VehicleQueryParams, started: number) =>
+      Effect.gen(function*() {
+        if (principal.environment === "sandbox") {
+          const behaviour = sandboxBehaviour(plate, params.sandbox_scenario)
+          if (behaviour.cacheMiss && behaviour.scenario !== "unavailable" && params.onMiss === "search") return SEARCH
+          return found(yield* fromSandbox(plate, params, started))
+        }
+        const stored = yield* store.find(plate)
+        if (stored !== undefined && isFresh(stored, started)) return found(fromStore(stored, false, yield* elapsedSince(started)))
+        if (!upstream.enabled) {
+          return found(
+            stored !== undefined
+              ? fromStore(stored, true, yield* elapsedSince(started))
+              : { facts: Option.none(), source: "none", cache: "miss", lookupMs: yield* elapsedSince(started) }
+          )
+        }
+        if (params.onMiss === "search") return SEARCH
+        return { _tag: "AskUpstream", stored } satisfies Local
+      })
+
     /**
      * Answers a query (charging one plate query last), or says a vehicle search must be accepted
      * (`onMiss=search` with a plate the source must be asked for).
@@ -183,32 +213,33 @@ export class VehicleQuery extends Effect.Service<VehicleQuery>()("vda/VehicleQue
       Effect.gen(function*() {
         const plate = yield* validate(principal, rawPlate, params)
         const started = yield* Clock.currentTimeMillis
+        const local = yield* findLocally(principal, plate, params, started)
+        if (local._tag === "SearchAccepted") return { _tag: "SearchAccepted", plate } satisfies QueryOutcome
         let lookup: Lookup
-        if (principal.environment === "sandbox") {
-          const behaviour = sandboxBehaviour(plate, params.sandbox_scenario)
-          if (behaviour.cacheMiss && behaviour.scenario !== "unavailable" && params.onMiss === "search") {
-            return { _tag: "SearchAccepted", plate } satisfies QueryOutcome
-          }
-          lookup = yield* fromSandbox(plate, params, started)
+        if (local._tag === "Found") {
+          lookup = local.lookup
         } else {
-          const stored = yield* store.find(plate)
-          if (stored !== undefined && isFresh(stored, started)) {
-            lookup = fromStore(stored, false, yield* elapsedSince(started))
-          } else if (!upstream.enabled) {
-            lookup = stored !== undefined
-              ? fromStore(stored, true, yield* elapsedSince(started))
-              : { facts: Option.none(), source: "none", cache: "miss", lookupMs: yield* elapsedSince(started) }
-          } else if (params.onMiss === "search") {
-            return { _tag: "SearchAccepted", plate } satisfies QueryOutcome
-          } else {
-            // refuse before calling the upstream for a request that could not be charged anyway
-            yield* metering.precheck(Charges.plateQuery(principal, plate, started))
-            lookup = yield* fromUpstream(plate, stored, started, VEHICLE_REQUEST_RETRY)
-          }
+          // refuse before calling the upstream for a request that could not be charged anyway
+          yield* metering.precheck(Charges.plateQuery(principal, plate, started))
+          lookup = yield* fromUpstream(plate, local.stored, started, VEHICLE_REQUEST_RETRY)
         }
         const response = yield* respond(plate, lookup, params, yield* RequestId)
         yield* metering.consume(Charges.plateQuery(principal, plate, yield* Clock.currentTimeMillis, version))
         return { _tag: "Answered", response } satisfies QueryOutcome
+      })
+
+    /**
+     * The answer to a query that needs neither the source nor a search, with the plate query it
+     * consumes, for a caller that charges it itself; none otherwise. Charges nothing.
+     */
+    const prepare = (principal: Principal, rawPlate: string, params: VehicleQueryParams, version: ApiVersion) =>
+      Effect.gen(function*() {
+        const plate = yield* validate(principal, rawPlate, params)
+        const started = yield* Clock.currentTimeMillis
+        const local = yield* findLocally(principal, plate, params, started)
+        if (local._tag !== "Found") return Option.none()
+        const response = yield* respond(plate, local.lookup, params, yield* RequestId)
+        return Option.some({ response, consumption: Charges.plateQuery(principal, plate, yield* Clock.currentTimeMillis, version) })
       })
 
     /** The search a vehicle operation runs: waits for the source; charges nothing (done at acceptance). */
@@ -222,7 +253,7 @@ export class VehicleQuery extends Effect.Service<VehicleQuery>()("vda/VehicleQue
         return yield* respond(plate, lookup, params, requestId)
       })
 
-    return { run, search }
+    return { run, prepare, search }
   }),
   dependencies: [VehicleStore.Default, VehicleUpstream.Default, Catalog.Default]
 }) {}

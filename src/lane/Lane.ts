@@ -1,0 +1,195 @@
+/**
+ * The lean lane: the vehicle query (`GET /v2/vehicles/{plate}` and `GET /v1/vehicles/basic`)
+ * served straight from Node's request listener, in front of the HttpApi application.
+ *
+ * It takes only the plainest form of the request it knows well: a key of an account this process
+ * has seen, a plate and flags of plain characters, no body, an answer found without the source.
+ * Then one Effect program on the server's runtime, with the same services and Schemas as the
+ * HttpApi handler, prepares the answer and the plate query it consumes, and admits and charges
+ * the request in one round trip. Everything else, and every request the lane has not counted, is
+ * passed on unchanged to the HttpApi application; a request the lane admitted but could not
+ * charge (its account changed) is passed on admitted, so it is never counted twice.
+ *
+ * The contract stays defined once: the answer is encoded with the endpoints' own Schemas and the
+ * errors with the error contract's, and a differential test holds the two paths to the same bytes.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http"
+import { Clock, Effect, Either, Exit, Option, Runtime, Schema } from "effect"
+import { keyHashOf } from "../accounts/Authentication.js"
+import { Admission, type Admitted } from "../metering/Admission.js"
+import type { ApiVersion } from "../metering/Meters.js"
+import * as Errors from "../platform/Errors.js"
+import { ulidAt } from "../platform/Ids.js"
+import { type Environment, RequestId, saneRequestId } from "../platform/RequestContext.js"
+import { hasBody } from "../platform/RequestInput.js"
+import { V1BasicVehicle } from "../v1/Api.js"
+import { VehicleQueryParams, VehicleResponse } from "../vehicles/Api.js"
+import { VehicleQuery } from "../vehicles/VehicleQuery.js"
+
+export type NodeHandler = (request: IncomingMessage, response: ServerResponse) => void
+
+interface Route {
+  readonly version: ApiVersion
+  readonly plate: string
+  readonly params: VehicleQueryParams
+}
+
+interface Answer {
+  readonly status: number
+  readonly headers: Record<string, string>
+  readonly body: string
+}
+
+/** What the lane did with a request it took: answered it, or left it (admitted or not) to HttpApi. */
+type Outcome =
+  | { readonly _tag: "Answer"; readonly answer: Answer }
+  | { readonly _tag: "PassOn"; readonly admitted?: Admitted }
+
+const PASS_ON: Outcome = { _tag: "PassOn" }
+
+const V2_VEHICLES = "/v2/vehicles/"
+const V1_BASIC = "/v1/vehicles/basic"
+const PLAIN_SEGMENT = /^[A-Za-z0-9]{1,32}$/
+const PLAIN_QUERY = /^[A-Za-z0-9_=&.-]*$/
+
+const decodeV2Params = Schema.decodeUnknownEither(VehicleQueryParams)
+const encodeV2 = Schema.encodeSync(VehicleResponse)
+const encodeV1 = Schema.encodeSync(V1BasicVehicle)
+
+/** The query string's parameters, unless a name repeats. */
+const paramsOf = (search: string): Record<string, string> | undefined => {
+  const params: Record<string, string> = {}
+  for (const [name, value] of new URLSearchParams(search)) {
+    if (Object.hasOwn(params, name)) return undefined
+    params[name] = value
+  }
+  return params
+}
+
+/** The vehicle query this request is, in the plainest form only. */
+export const routeOf = (request: IncomingMessage): Route | undefined => {
+  if (request.method !== "GET" || hasBody(request.headers)) return undefined
+  const url = request.url ?? ""
+  const mark = url.indexOf("?")
+  const path = mark === -1 ? url : url.slice(0, mark)
+  const search = mark === -1 ? "" : url.slice(mark + 1)
+  if (!PLAIN_QUERY.test(search)) return undefined
+  const params = paramsOf(search)
+  if (params === undefined) return undefined
+  if (path.startsWith(V2_VEHICLES)) {
+    const plate = path.slice(V2_VEHICLES.length)
+    if (!PLAIN_SEGMENT.test(plate)) return undefined
+    const decoded = decodeV2Params(params)
+    return Either.isRight(decoded) ? { version: "v2", plate, params: decoded.right } : undefined
+  }
+  if (path === V1_BASIC && params.plate !== undefined && PLAIN_SEGMENT.test(params.plate)) {
+    return { version: "v1", plate: params.plate, params: {} }
+  }
+  return undefined
+}
+
+const json = (status: number, headers: Record<string, string>, value: unknown): Outcome => {
+  const body = JSON.stringify(value)
+  return {
+    _tag: "Answer",
+    answer: {
+      status,
+      headers: { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)), ...headers },
+      body
+    }
+  }
+}
+
+/** An error as the request pipeline answers it: the contract's body, `Retry-After` where it applies. */
+const refusal = (failure: Errors.ApiError, version: ApiVersion, headers: Record<string, string>): Outcome => {
+  const retryAfter = Errors.retryAfterOf(failure)
+  return json(
+    Errors.STATUS[failure._tag],
+    retryAfter === undefined ? headers : { ...headers, "retry-after": retryAfter },
+    Errors.errorBodyOf(failure, version)
+  )
+}
+
+const rateLimitHeaders = (admitted: Admitted, headers: Record<string, string>) => {
+  if (admitted.limit !== null) {
+    headers["x-ratelimit-limit"] = String(admitted.limit)
+    headers["x-ratelimit-remaining"] = String(admitted.remaining)
+  }
+  headers["x-ratelimit-reset"] = String(Math.floor(admitted.resetAt.getTime() / 1000))
+  return headers
+}
+
+const headerOf = (request: IncomingMessage, name: string): string | undefined => {
+  const value = request.headers[name]
+  return typeof value === "string" ? value : undefined
+}
+
+const write = (response: ServerResponse, { body, headers, status }: Answer) => {
+  response.writeHead(status, headers)
+  response.end(body)
+}
+
+export class Lane extends Effect.Service<Lane>()("vda/Lane", {
+  effect: Effect.gen(function*() {
+    const admission = yield* Admission
+    const query = yield* VehicleQuery
+
+    const tooMany = (details: Errors.ErrorDetails) =>
+      Effect.flip(Effect.flatMap(Clock.currentTimeMillis, (now) => Errors.limitReached(details, now)))
+
+    /** After the request is charged nothing may pass it on (it would be counted again): a failure is a 500. */
+    const answerCharged = (route: Route, headers: Record<string, string>, answer: Effect.Effect<Outcome>) =>
+      Effect.catchAllDefect(answer, () =>
+        Effect.map(Effect.flip(Errors.internalError), (failure) => refusal(failure, route.version, headers)))
+
+    const serve = (environment: Environment, route: Route, keyHash: string, requestId: string) =>
+      Effect.gen(function*() {
+        const expected = admission.knownAccount(keyHash)
+        if (expected === undefined || expected.principal.environment !== environment) return PASS_ON
+        // refusals of the query itself are left to HttpApi, which admits first, as the contract orders
+        const prepared = yield* Effect.option(query.prepare(expected.principal, route.plate, route.params, route.version))
+        if (Option.isNone(prepared) || Option.isNone(prepared.value)) return PASS_ON
+        const { consumption, response } = prepared.value.value
+        const result = yield* Effect.either(admission.admitAndCharge(keyHash, environment, { expected, consumption }))
+        const headers: Record<string, string> = { "x-request-id": requestId }
+        if (Either.isLeft(result)) {
+          // an unknown key counted nothing: HttpApi answers it
+          if (result.left._tag === "InvalidKey") return PASS_ON
+          return refusal(yield* tooMany(result.left), route.version, headers)
+        }
+        const { admitted, decision } = result.right
+        if (decision === undefined) return { _tag: "PassOn", admitted } satisfies Outcome
+        return yield* answerCharged(route, rateLimitHeaders(admitted, headers), Effect.gen(function*() {
+          if (Either.isLeft(decision)) return refusal(yield* tooMany(decision.left), route.version, headers)
+          return json(200, headers, route.version === "v1" ? encodeV1(response) : encodeV2(response))
+        }))
+      }).pipe(Effect.provideService(RequestId, requestId))
+
+    const requestIdOf = (header: string | undefined) =>
+      Effect.map(Clock.currentTimeMillis, (now) => saneRequestId(header) ?? `req_${ulidAt(now)}`)
+
+    return {
+      /** `next` behind the lane, for the listener of `environment`. */
+      front: (environment: Environment, next: NodeHandler) =>
+        Effect.map(Effect.runtime<never>(), (runtime): NodeHandler => {
+          const run = Runtime.runCallback(runtime)
+          return (request, response) => {
+            const route = routeOf(request)
+            const keyHash = route === undefined ? undefined : keyHashOf(headerOf(request, "x-api-key"))
+            if (route === undefined || keyHash === undefined || Either.isLeft(keyHash)) return next(request, response)
+            const served = Effect.flatMap(requestIdOf(headerOf(request, "x-request-id")), (requestId) =>
+              serve(environment, route, keyHash.right, requestId))
+            run(served, {
+              onExit: (exit) => {
+                if (Exit.isFailure(exit)) return next(request, response)
+                const outcome = exit.value
+                if (outcome._tag === "Answer") return write(response, outcome.answer)
+                if (outcome.admitted !== undefined) admission.handOver(request, outcome.admitted)
+                next(request, response)
+              }
+            })
+          }
+        })
+    }
+  })
+}) {}

@@ -1,0 +1,264 @@
+/**
+ * The lean lane against the HttpApi path: two Node listeners on the same application, one with the
+ * lane in front, one without, each driven with its own account (same plan) by the same requests
+ * in lockstep. Status, headers (but `Date`) and bodies must be the same bytes, usage must end the
+ * same, and the lane must have answered the plain requests itself (the rest it passes on).
+ */
+import { createServer, type Server } from "node:http"
+import type { AddressInfo } from "node:net"
+import { HttpApiBuilder } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { Effect } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { Accounts } from "../../src/accounts/Accounts.js"
+import { Catalog } from "../../src/catalog/Catalog.js"
+import { withEnvironment } from "../../src/Http.js"
+import { Lane } from "../../src/lane/Lane.js"
+import type { Environment } from "../../src/platform/RequestContext.js"
+import type { RegistryVehicle } from "../../src/vehicles/Records.js"
+import { VehicleStore } from "../../src/vehicles/Store.js"
+import { FIXTURE_CATALOG } from "../support/CatalogFixtures.js"
+import { ManualClock } from "../support/ManualClock.js"
+import { makeTestApp, type TestAccount, type TestApp } from "../support/TestApp.js"
+
+const clock = new ManualClock(Date.parse("2026-11-21T15:00:20Z"))
+let app: TestApp
+const servers: Array<Server> = []
+const passedOn: Array<string> = []
+const urls = {} as Record<"lane" | "plain", Record<Environment, string>>
+
+const vehicle = (plate: string, overrides: Partial<RegistryVehicle> = {}): RegistryVehicle => ({
+  kind: "vehicle",
+  plate,
+  make: "VOLKSWAGEN",
+  model: "GOL TREND 1.6 TRENDLINE 5P",
+  year: 2018,
+  firstRegistered: "2018-04-10",
+  totalOwners: 2,
+  currentOwners: 1,
+  currentLocation: { city: "Rosario", province: "Santa Fe" },
+  locations: ["Córdoba, Córdoba", "Rosario, Santa Fe \"centro\" \\ ñandú 🚗"],
+  sourceDate: "2026-10-28",
+  modelImage: null,
+  ...overrides
+})
+
+const listen = (handler: Parameters<typeof createServer>[1]) =>
+  new Promise<string>((resolve) => {
+    const server = createServer(handler).listen(0, "127.0.0.1", () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`))
+    servers.push(server)
+  })
+
+beforeAll(async () => {
+  app = await makeTestApp({ clock })
+  await app.run(Effect.gen(function*() {
+    yield* (yield* Catalog).importRecords(FIXTURE_CATALOG)
+    yield* (yield* VehicleStore).importRegistry([
+      vehicle("AC123BD"),
+      vehicle("KLM456", { model: "GOL TREND 1.6", year: 2019, firstRegistered: "2019-02-01" }),
+      vehicle("DEF789", { make: "IKA", model: "TORINO 380 W", year: 1978, firstRegistered: null, totalOwners: 7 })
+    ], new Date())
+  }))
+  const httpApp = await app.run(HttpApiBuilder.httpApp)
+  for (const environment of ["production", "sandbox"] as const) {
+    const handler = await app.run(NodeHttpServer.makeHandler(withEnvironment(environment)(httpApp)))
+    const front = await app.run(Effect.flatMap(Lane, (lane) =>
+      lane.front(environment, (request, response) => {
+        passedOn.push(`${environment} ${request.url}`)
+        handler(request, response)
+      })))
+    urls.lane = { ...urls.lane, [environment]: await listen(front) }
+    urls.plain = { ...urls.plain, [environment]: await listen(handler) }
+  }
+})
+afterAll(async () => {
+  for (const server of servers) server.closeAllConnections()
+  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))))
+  await app?.dispose()
+})
+
+interface Twins {
+  readonly lane: TestAccount
+  readonly plain: TestAccount
+}
+
+const twins = async (setup?: (account: TestAccount) => Promise<unknown>): Promise<Twins> => {
+  const lane = await app.createAccount()
+  const plain = await app.createAccount()
+  if (setup) {
+    await setup(lane)
+    await setup(plain)
+  }
+  return { lane, plain }
+}
+
+const setCustom = (account: TestAccount, changes: Parameters<Accounts["setCustom"]>[1]) =>
+  app.run(Effect.flatMap(Accounts, (accounts) => accounts.setCustom(account.id, changes)))
+
+let requestCount = 0
+
+/** One request to each listener, each with its own account's key; what came back, compared. */
+const both = async (
+  accounts: Twins,
+  environment: Environment,
+  path: string,
+  headers: (account: TestAccount) => Record<string, string> = (account) => ({ "x-api-key": account[environment].key })
+) => {
+  const requestId = `diff-${++requestCount}`
+  const call = async (side: "lane" | "plain") => {
+    const res = await fetch(`${urls[side][environment]}${path}`, { headers: { "x-request-id": requestId, ...headers(accounts[side]) } })
+    const body = await res.text()
+    const kept = [...res.headers].filter(([name]) => name !== "date")
+    return { status: res.status, headers: kept, body }
+  }
+  const lane = await call("lane")
+  const plain = await call("plain")
+  expect(lane, `${environment} ${path}`).toEqual(plain)
+  return lane
+}
+
+/** Whether the lane passed the request on, for requests sent after `mark`. */
+const passedSince = (mark: number) => passedOn.slice(mark)
+
+const usageOf = async (accounts: Twins, environment: Environment) => {
+  const read = async (account: TestAccount) =>
+    (await (await fetch(`${urls.plain[environment]}/v2/usage`, { headers: { "x-api-key": account[environment].key } })).json()) as {
+      data: Record<string, unknown>
+    }
+  return { lane: (await read(accounts.lane)).data, plain: (await read(accounts.plain)).data }
+}
+
+const expectSameUsage = async (accounts: Twins, environment: Environment) => {
+  const { lane, plain } = await usageOf(accounts, environment)
+  // the per-minute count includes the usage reads themselves, one each
+  expect(lane).toEqual(plain)
+}
+
+describe("the lean lane answers as the HttpApi path does", () => {
+  it("production: every flag, found and not found, v2 and v1, byte for byte; the lane answers them itself", async () => {
+    const accounts = await twins()
+    await both(accounts, "production", "/v2/vehicles/AC123BD") // the first request of a key goes through HttpApi
+    const mark = passedOn.length
+    const paths = [
+      "/v2/vehicles/AC123BD",
+      "/v2/vehicles/ac123bd",
+      "/v2/vehicles/KLM456?classification=true",
+      "/v2/vehicles/KLM456?codia=true&sheet=true&tires=true&classification=true",
+      "/v2/vehicles/DEF789?codia=false&sheet=false&tires=false&classification=false",
+      "/v2/vehicles/DEF789?debug=true&codia=true",
+      "/v2/vehicles/ZZ999ZZ",
+      "/v2/vehicles/ZZ999ZZ?debug=true",
+      "/v2/vehicles/AC123BD?unknown=1",
+      "/v1/vehicles/basic?plate=KLM456",
+      "/v1/vehicles/basic?plate=klm456",
+      "/v1/vehicles/basic?plate=ZZZ999"
+    ]
+    for (const path of paths) {
+      const answer = await both(accounts, "production", path)
+      expect(answer.status, path).toBe(200)
+    }
+    expect(passedSince(mark)).toEqual([])
+    await expectSameUsage(accounts, "production")
+  })
+
+  it("refusals are passed on and answered alike: bad plates, flags, keys, plans, odd characters", async () => {
+    const accounts = await twins()
+    await both(accounts, "production", "/v2/vehicles/AC123BD")
+    const free = await twins(async (account) => app.run(Effect.flatMap(Accounts, (a) => a.setPlan(account.id, "free"))))
+    await both(free, "production", "/v2/vehicles/AC123BD")
+    const mark = passedOn.length
+    const cases: Array<readonly [Twins, string, number]> = [
+      [accounts, "/v2/vehicles/AB12", 400],
+      [accounts, "/v2/vehicles/AC123BD?codia=yes", 400],
+      [accounts, "/v2/vehicles/AC123BD?debug=true&debug=false", 400],
+      [accounts, "/v2/vehicles/AC123BD?sandbox_scenario=debt", 400],
+      [accounts, "/v2/vehicles/AC123BD?sandbox_seed=x", 400],
+      [accounts, "/v2/vehicles/%C4%B1AB123", 400],
+      [accounts, "/v2/vehicles/AC%00123BD", 400],
+      [accounts, "/v2/vehicles/AC123BD?onMiss=never", 400],
+      [accounts, "/v2/vehicles/AC123BD/", 404],
+      [accounts, "/v1/vehicles/basic", 400],
+      [accounts, "/v1/vehicles/basic?plate=ab1", 400],
+      [free, "/v2/vehicles/AC123BD?codia=true", 403],
+      [free, "/v2/vehicles/AC123BD?onMiss=search", 403]
+    ]
+    for (const [twinsOf, path, status] of cases) {
+      const answer = await both(twinsOf, "production", path)
+      expect(answer.status, path).toBe(status)
+    }
+    for (const headers of [
+      () => ({}),
+      () => ({ "x-api-key": "vda_live_00000000000000000000000000000000" }),
+      (account: TestAccount) => ({ "x-api-key": account.sandbox.key })
+    ]) {
+      expect((await both(accounts, "production", "/v2/vehicles/AC123BD", headers)).status).toBe(401)
+    }
+    // every one of them went on to HttpApi (the v1 error envelope included)
+    expect(passedSince(mark).length).toBe(cases.length + 3)
+    await expectSameUsage(accounts, "production")
+    await expectSameUsage(free, "production")
+  })
+
+  it("sandbox: scenarios, seeds, not found, the unavailable source and searches", async () => {
+    const accounts = await twins()
+    await both(accounts, "sandbox", "/v2/vehicles/AB123CD")
+    const mark = passedOn.length
+    for (const path of [
+      "/v2/vehicles/AB123CD",
+      "/v2/vehicles/AB000CD",
+      "/v2/vehicles/AB111CD?classification=true",
+      "/v2/vehicles/AB404CD",
+      "/v2/vehicles/AB444CD?debug=true",
+      "/v2/vehicles/AB123CD?sandbox_scenario=debt&sandbox_seed=seed-1.2_x",
+      "/v2/vehicles/AB123CD?sandbox_seed=&debug=true",
+      "/v2/vehicles/AB202CD",
+      "/v1/vehicles/basic?plate=AB123CD"
+    ]) {
+      expect((await both(accounts, "sandbox", path)).status, path).toBe(200)
+    }
+    expect(passedSince(mark)).toEqual([])
+    const unavailable = await both(accounts, "sandbox", "/v2/vehicles/AB333CD")
+    expect(unavailable.status).toBe(503)
+    expect((await both(accounts, "sandbox", "/v2/vehicles/AB123CD?sandbox_scenario=unavailable")).status).toBe(503)
+    expect(passedSince(mark).length).toBe(2)
+    await expectSameUsage(accounts, "sandbox")
+  })
+
+  it("429s: the allowance used up (answered by the lane), then the per-minute limit", async () => {
+    const accounts = await twins((account) => setCustom(account, { plateQueriesMonthly: 3, requestsPerMinute: 6 }))
+    await both(accounts, "production", "/v2/vehicles/AC123BD")
+    const mark = passedOn.length
+    const statuses: Array<number> = []
+    for (let i = 0; i < 7; i++) statuses.push((await both(accounts, "production", "/v2/vehicles/KLM456")).status)
+    expect(statuses).toEqual([200, 200, 429, 429, 429, 429, 429])
+    const last = await both(accounts, "production", "/v1/vehicles/basic?plate=KLM456")
+    expect(last.status).toBe(429)
+    expect(JSON.parse(last.body)).toMatchObject({ success: false, error: { code: "rate_limit_exceeded" } })
+    expect(passedSince(mark)).toEqual([])
+    clock.advance("1 minute")
+    const quota = await both(accounts, "production", "/v1/vehicles/basic?plate=KLM456")
+    expect(JSON.parse(quota.body)).toMatchObject({ success: false, error: { code: "quota_exceeded" } })
+    await expectSameUsage(accounts, "production")
+  })
+
+  it("an account changed since the lane saw it is charged by its new terms, once; a revoked key is refused", async () => {
+    const accounts = await twins((account) => setCustom(account, { plateQueriesMonthly: 100 }))
+    expect((await both(accounts, "production", "/v2/vehicles/AC123BD")).status).toBe(200)
+    await setCustom(accounts.lane, { plateQueriesMonthly: 1 })
+    await setCustom(accounts.plain, { plateQueriesMonthly: 1 })
+    const mark = passedOn.length
+    const refused = await both(accounts, "production", "/v2/vehicles/AC123BD")
+    expect(refused.status).toBe(429)
+    // handed over admitted: HttpApi answered it without counting it again
+    expect(passedSince(mark)).toHaveLength(1)
+    await setCustom(accounts.lane, { plateQueriesMonthly: 10 })
+    await setCustom(accounts.plain, { plateQueriesMonthly: 10 })
+    expect((await both(accounts, "production", "/v2/vehicles/KLM456")).status).toBe(200)
+    await expectSameUsage(accounts, "production")
+
+    for (const account of [accounts.lane, accounts.plain]) {
+      await app.run(Effect.flatMap(Accounts, (a) => a.revokeKey(account.production.id)))
+    }
+    expect((await both(accounts, "production", "/v2/vehicles/AC123BD")).status).toBe(401)
+  })
+})
