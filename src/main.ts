@@ -1,14 +1,19 @@
 /**
  * Starts the API: database (embedded unless DATABASE_URL), migrations, then the production and
  * sandbox listeners serving the same application. SIGTERM lets in-flight requests finish, then
- * closes the listeners, the pool and the embedded PostgreSQL.
+ * closes the listeners, the pool and the embedded PostgreSQL. With API_PROCESSES=N this process
+ * keeps the database and runs N API processes on it (platform/ApiProcesses).
  */
 import type { Server } from "node:http"
 import { HttpApiBuilder, HttpMiddleware, HttpServer, HttpServerRequest } from "@effect/platform"
-import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
-import { Clock, Console, Effect, Layer, Logger, LogLevel } from "effect"
+import { NodeContext, NodeHttpServer, NodeRuntime } from "@effect/platform-node"
+import { Clock, Console, Effect, Layer, Logger, LogLevel, Redacted } from "effect"
 import { Accounts } from "./accounts/Accounts.js"
-import { createDemoAccount, describeDemoAccount } from "./accounts/DemoAccount.js"
+import { createDemoAccount, type DemoAccount, describeDemoAccount } from "./accounts/DemoAccount.js"
+import { Catalog } from "./catalog/Catalog.js"
+import { ModuleRegistry } from "./modules/Registry.js"
+import { isApiWorker, reportListening, startApiProcesses } from "./platform/ApiProcesses.js"
+import { VehicleStore } from "./vehicles/Store.js"
 import { HttpStackLive, withEnvironment } from "./Http.js"
 import { Lane } from "./lane/Lane.js"
 import { AppConfig } from "./platform/Config.js"
@@ -54,21 +59,27 @@ const accessLog = HttpMiddleware.make((app) =>
     )
   }))
 
+/**
+ * First run on an empty embedded database: demo data, then the demo account (which marks the
+ * first run as done). Before any listener opens, so no request ever sees a half-set-up service.
+ */
+const firstRun = Effect.gen(function*() {
+  const location = yield* DatabaseLocation
+  if (!location.embedded || (yield* (yield* Accounts).count) > 0) return undefined
+  const catalog = yield* Imports.importCatalog(demoDataFile("catalog.jsonl"))
+  const registry = yield* Imports.importRegistry(demoDataFile("registry.jsonl"))
+  yield* Effect.logInfo(`demo data imported: ${catalog} catalog versions, ${Imports.describeRegistryCounts(registry)}`)
+  return yield* createDemoAccount
+})
+
+const showDemo = (demo: DemoAccount | undefined, urls: ReadonlyArray<string>) =>
+  demo === undefined ? Effect.void : Console.log(describeDemoAccount(demo, urls[0]!, urls[1]!))
+
 const ListenersLive = Layer.scopedDiscard(Effect.gen(function*() {
   const config = yield* AppConfig
   const app = yield* HttpApiBuilder.httpApp
   const lane = yield* Lane
-
-  // First run on an empty embedded database: demo data, then the demo account (which marks the
-  // first run as done). Before the listeners open, so no request ever sees a half-set-up service.
-  const location = yield* DatabaseLocation
-  let demo: Effect.Effect.Success<typeof createDemoAccount> | undefined
-  if (location.embedded && (yield* (yield* Accounts).count) === 0) {
-    const catalog = yield* Imports.importCatalog(demoDataFile("catalog.jsonl"))
-    const registry = yield* Imports.importRegistry(demoDataFile("registry.jsonl"))
-    yield* Effect.logInfo(`demo data imported: ${catalog} catalog versions, ${Imports.describeRegistryCounts(registry)}`)
-    demo = yield* createDemoAccount
-  }
+  const demo = yield* firstRun
 
   const listeners: ReadonlyArray<readonly [Environment, number]> = [
     ["production", config.port],
@@ -89,15 +100,39 @@ const ListenersLive = Layer.scopedDiscard(Effect.gen(function*() {
     urls.push(addressOf(server.address))
     yield* Effect.logInfo(`${environment} API listening on ${addressOf(server.address)}`)
   }
-  if (demo !== undefined) yield* Console.log(describeDemoAccount(demo, urls[0]!, urls[1]!))
+  yield* showDemo(demo, urls)
+  yield* reportListening(urls)
 }))
 
-const MainLive = ListenersLive.pipe(
+/** The API in this process (a single process, or one of API_PROCESSES). */
+const ApiLive = ListenersLive.pipe(
   Layer.provide(HttpStackLive),
   Layer.provide(Accounts.Default),
   Layer.provide(makeDatabaseLive("server")),
   Layer.provide(AppConfig.Default)
 )
+
+/** The primary of API_PROCESSES: the database and the first run, then the API processes on it. */
+const PrimaryLive = Layer.scopedDiscard(Effect.gen(function*() {
+  const config = yield* AppConfig
+  const location = yield* DatabaseLocation
+  const demo = yield* firstRun
+  const urls = yield* startApiProcesses(
+    config.apiProcesses,
+    { DATABASE_URL: Redacted.value(location.url) },
+    config.shutdownDrainMs + 5_000
+  )
+  yield* Effect.logInfo(`${config.apiProcesses} API processes listening`)
+  yield* showDemo(demo, urls)
+})).pipe(
+  Layer.provide(Layer.mergeAll(Accounts.Default, Catalog.Default, VehicleStore.Default, ModuleRegistry.Default, NodeContext.layer)),
+  Layer.provide(makeDatabaseLive("server")),
+  Layer.provide(AppConfig.Default)
+)
+
+const MainLive = Layer.unwrapEffect(Effect.map(AppConfig, (config) =>
+  config.apiProcesses > 1 && !isApiWorker ? PrimaryLive : ApiLive
+)).pipe(Layer.provide(AppConfig.Default))
 
 const LoggingLive = Layer.unwrapEffect(
   Effect.map(AppConfig, (config) => Logger.minimumLogLevel(config.logLevel))

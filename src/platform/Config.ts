@@ -129,6 +129,8 @@ export class AppConfig extends Effect.Service<AppConfig>()("vda/AppConfig", {
       ),
       dataDir: yield* Config.string("DATA_DIR").pipe(Config.withDefault(".data")),
       dbPoolMax: yield* positiveInt("DB_POOL_MAX", 10),
+      /** API processes sharing the listeners (node:cluster); 1 runs the API in this process. */
+      apiProcesses: yield* positiveInt("API_PROCESSES", 1),
       databaseTimeouts: {
         statementMs: yield* positiveInt("DB_STATEMENT_TIMEOUT_MS", 5_000),
         lockMs: yield* positiveInt("DB_LOCK_TIMEOUT_MS", 2_000),
