@@ -1,17 +1,19 @@
 /**
- * The lean lane: the vehicle query (`GET /v2/vehicles/{plate}` and `GET /v1/vehicles/basic`)
- * served straight from Node's request listener, in front of the HttpApi application.
+ * The lean lane: the hottest routes served straight from Node's request listener, in front of the
+ * HttpApi application: the vehicle query (`GET /v2/vehicles/{plate}`, `GET /v1/vehicles/basic`)
+ * and the operation poll (`GET /v2/operations/{id}`).
  *
- * It takes only the plainest form of the request it knows well: a key of an account this process
- * has seen, a plate and flags of plain characters, no body, an answer found without the source.
- * Then one Effect program on the server's runtime, with the same services and Schemas as the
- * HttpApi handler, prepares the answer and the plate query it consumes, and admits and charges
- * the request in one round trip. Everything else, and every request the lane has not counted, is
- * passed on unchanged to the HttpApi application; a request the lane admitted but could not
- * charge (its account changed) is passed on admitted, so it is never counted twice.
+ * It takes only the plainest form of a request it knows well: a key, a plate, flags and an id of
+ * plain characters, no body. One Effect program on the server's runtime, with the same services
+ * and Schemas as the HttpApi handlers, answers it. A vehicle query of an account this process has
+ * seen, answered without the source, is prepared first, then admitted and charged in one round
+ * trip and commit. Everything else, and every request the lane has not counted, is passed on
+ * unchanged to the HttpApi application; a request the lane admitted but will not answer itself
+ * (its account changed, an operation not found, a failure) is passed on admitted, so it is never
+ * counted twice.
  *
- * The contract stays defined once: the answer is encoded with the endpoints' own Schemas and the
- * errors with the error contract's, and a differential test holds the two paths to the same bytes.
+ * The contract stays defined once: answers are encoded with the endpoints' own Schemas and errors
+ * with the error contract's, and a differential test holds the two paths to the same bytes.
  */
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { Clock, Effect, Either, Exit, Option, Runtime, Schema } from "effect"
@@ -25,14 +27,14 @@ import { hasBody } from "../platform/RequestInput.js"
 import { V1BasicVehicle } from "../v1/Api.js"
 import { VehicleQueryParams, VehicleResponse } from "../vehicles/Api.js"
 import { VehicleQuery } from "../vehicles/VehicleQuery.js"
+import { Operation } from "../operations/Api.js"
+import { Operations } from "../operations/Operations.js"
 
 export type NodeHandler = (request: IncomingMessage, response: ServerResponse) => void
 
-interface Route {
-  readonly version: ApiVersion
-  readonly plate: string
-  readonly params: VehicleQueryParams
-}
+type Route =
+  | { readonly _tag: "Vehicle"; readonly version: ApiVersion; readonly plate: string; readonly params: VehicleQueryParams }
+  | { readonly _tag: "Operation"; readonly id: string }
 
 interface Answer {
   readonly status: number
@@ -49,12 +51,15 @@ const PASS_ON: Outcome = { _tag: "PassOn" }
 
 const V2_VEHICLES = "/v2/vehicles/"
 const V1_BASIC = "/v1/vehicles/basic"
+const V2_OPERATIONS = "/v2/operations/"
 const PLAIN_SEGMENT = /^[A-Za-z0-9]{1,32}$/
+const PLAIN_ID = /^[A-Za-z0-9_]{1,64}$/
 const PLAIN_QUERY = /^[A-Za-z0-9_=&.-]*$/
 
 const decodeV2Params = Schema.decodeUnknownEither(VehicleQueryParams)
 const encodeV2 = Schema.encodeSync(VehicleResponse)
 const encodeV1 = Schema.encodeSync(V1BasicVehicle)
+const encodeOperation = Schema.encodeSync(Operation)
 
 /** The query string's parameters, unless a name repeats. */
 const paramsOf = (search: string): Record<string, string> | undefined => {
@@ -66,12 +71,16 @@ const paramsOf = (search: string): Record<string, string> | undefined => {
   return params
 }
 
-/** The vehicle query this request is, in the plainest form only. */
+/** The vehicle query or operation poll this request is, in the plainest form only. */
 export const routeOf = (request: IncomingMessage): Route | undefined => {
   if (request.method !== "GET" || hasBody(request.headers)) return undefined
   const url = request.url ?? ""
   const mark = url.indexOf("?")
   const path = mark === -1 ? url : url.slice(0, mark)
+  if (path.startsWith(V2_OPERATIONS)) {
+    const id = path.slice(V2_OPERATIONS.length)
+    return mark === -1 && PLAIN_ID.test(id) ? { _tag: "Operation", id } : undefined
+  }
   const search = mark === -1 ? "" : url.slice(mark + 1)
   if (!PLAIN_QUERY.test(search)) return undefined
   const params = paramsOf(search)
@@ -80,10 +89,10 @@ export const routeOf = (request: IncomingMessage): Route | undefined => {
     const plate = path.slice(V2_VEHICLES.length)
     if (!PLAIN_SEGMENT.test(plate)) return undefined
     const decoded = decodeV2Params(params)
-    return Either.isRight(decoded) ? { version: "v2", plate, params: decoded.right } : undefined
+    return Either.isRight(decoded) ? { _tag: "Vehicle", version: "v2", plate, params: decoded.right } : undefined
   }
   if (path === V1_BASIC && params.plate !== undefined && PLAIN_SEGMENT.test(params.plate)) {
-    return { version: "v1", plate: params.plate, params: {} }
+    return { _tag: "Vehicle", version: "v1", plate: params.plate, params: {} }
   }
   return undefined
 }
@@ -133,16 +142,18 @@ export class Lane extends Effect.Service<Lane>()("vda/Lane", {
   effect: Effect.gen(function*() {
     const admission = yield* Admission
     const query = yield* VehicleQuery
+    const operations = yield* Operations
 
     const tooMany = (details: Errors.ErrorDetails) =>
       Effect.flip(Effect.flatMap(Clock.currentTimeMillis, (now) => Errors.limitReached(details, now)))
 
     /** After the request is charged nothing may pass it on (it would be counted again): a failure is a 500. */
-    const answerCharged = (route: Route, headers: Record<string, string>, answer: Effect.Effect<Outcome>) =>
+    const answerCharged = (version: ApiVersion, headers: Record<string, string>, answer: Effect.Effect<Outcome>) =>
       Effect.catchAllDefect(answer, () =>
-        Effect.map(Effect.flip(Errors.internalError), (failure) => refusal(failure, route.version, headers)))
+        Effect.map(Effect.flip(Errors.internalError), (failure) => refusal(failure, version, headers)))
 
-    const serve = (environment: Environment, route: Route, keyHash: string, requestId: string) =>
+    /** The vehicle query, charged with its admission in one round trip. */
+    const serveVehicle = (environment: Environment, route: Route & { _tag: "Vehicle" }, keyHash: string, requestId: string) =>
       Effect.gen(function*() {
         const expected = admission.knownAccount(keyHash)
         if (expected === undefined || expected.principal.environment !== environment) return PASS_ON
@@ -159,11 +170,31 @@ export class Lane extends Effect.Service<Lane>()("vda/Lane", {
         }
         const { admitted, decision } = result.right
         if (decision === undefined) return { _tag: "PassOn", admitted } satisfies Outcome
-        return yield* answerCharged(route, rateLimitHeaders(admitted, headers), Effect.gen(function*() {
+        return yield* answerCharged(route.version, rateLimitHeaders(admitted, headers), Effect.gen(function*() {
           if (Either.isLeft(decision)) return refusal(yield* tooMany(decision.left), route.version, headers)
           return json(200, headers, route.version === "v1" ? encodeV1(response) : encodeV2(response))
         }))
-      }).pipe(Effect.provideService(RequestId, requestId))
+      })
+
+    /** An operation poll: admitted, then read; anything but the operation is left to HttpApi, admitted. */
+    const serveOperation = (environment: Environment, id: string, keyHash: string, requestId: string) =>
+      Effect.gen(function*() {
+        const result = yield* Effect.either(admission.admitKeyHash(keyHash, environment))
+        const headers: Record<string, string> = { "x-request-id": requestId }
+        if (Either.isLeft(result)) {
+          if (result.left._tag === "InvalidKey") return PASS_ON
+          return refusal(yield* tooMany(result.left), "v2", headers)
+        }
+        const admitted = result.right
+        const answer = yield* Effect.exit(Effect.map(operations.get(admitted.principal, id), (operation) =>
+          json(200, rateLimitHeaders(admitted, headers), encodeOperation(operation))))
+        return Exit.isSuccess(answer) ? answer.value : { _tag: "PassOn", admitted } satisfies Outcome
+      })
+
+    const serve = (environment: Environment, route: Route, keyHash: string, requestId: string) =>
+      (route._tag === "Vehicle"
+        ? serveVehicle(environment, route, keyHash, requestId)
+        : serveOperation(environment, route.id, keyHash, requestId)).pipe(Effect.provideService(RequestId, requestId))
 
     const requestIdOf = (header: string | undefined) =>
       Effect.map(Clock.currentTimeMillis, (now) => saneRequestId(header) ?? `req_${ulidAt(now)}`)

@@ -157,16 +157,17 @@ export class Admission extends Effect.Service<Admission>()("vda/Admission", {
     const submit = (request: Request) =>
       Effect.tap(batcher.submit(request), (result) => touch(result.admitted.principal.keyId, request.at))
 
+    const admitKeyHash = (keyHash: string, environment: Environment) =>
+      Effect.flatMap(Clock.currentTimeMillis, (at) => Effect.map(submit({ keyHash, environment, at }), (result) => result.admitted))
+
     /** Fails with `InvalidKey` (401) or `LimitReached` on the `requests` meter (429). */
     const admit = (rawKey: string | undefined, environment: Environment): Effect.Effect<Admitted, InvalidKey | LimitReached> =>
-      Effect.gen(function*() {
-        const keyHash = yield* keyHashOf(rawKey)
-        const at = yield* Clock.currentTimeMillis
-        return (yield* submit({ keyHash, environment, at })).admitted
-      })
+      Effect.flatMap(keyHashOf(rawKey), (keyHash) => admitKeyHash(keyHash, environment))
 
     return {
       admit,
+      /** `admit` for a key already hashed. */
+      admitKeyHash,
       /**
        * `admit` for a server request (`source` is the server's own request object), unless it was
        * admitted already and handed over: then it is not counted twice.

@@ -101,20 +101,34 @@ let requestCount = 0
 const both = async (
   accounts: Twins,
   environment: Environment,
-  path: string,
-  headers: (account: TestAccount) => Record<string, string> = (account) => ({ "x-api-key": account[environment].key })
+  path: string | ((side: "lane" | "plain") => string),
+  headers: (account: TestAccount) => Record<string, string> = (account) => ({ "x-api-key": account[environment].key }),
+  /** Strings that differ between the twins by nature (their own ids), masked in bodies. */
+  own: (side: "lane" | "plain") => ReadonlyArray<string> = () => []
 ) => {
   const requestId = `diff-${++requestCount}`
   const call = async (side: "lane" | "plain") => {
-    const res = await fetch(`${urls[side][environment]}${path}`, { headers: { "x-request-id": requestId, ...headers(accounts[side]) } })
-    const body = await res.text()
+    const url = `${urls[side][environment]}${typeof path === "string" ? path : path(side)}`
+    const res = await fetch(url, { headers: { "x-request-id": requestId, ...headers(accounts[side]) } })
+    const body = own(side).reduce((text, value) => text.replaceAll(value, "<own>"), await res.text())
     const kept = [...res.headers].filter(([name]) => name !== "date")
     return { status: res.status, headers: kept, body }
   }
   const lane = await call("lane")
   const plain = await call("plain")
-  expect(lane, `${environment} ${path}`).toEqual(plain)
+  expect(lane, `${environment} ${typeof path === "string" ? path : path("lane")}`).toEqual(plain)
   return lane
+}
+
+const waitUntilFinal = async (account: TestAccount, id: string) => {
+  const deadline = Date.now() + 15_000
+  for (;;) {
+    const res = await fetch(`${urls.plain.sandbox}/v2/operations/${id}`, { headers: { "x-api-key": account.sandbox.key } })
+    const { status } = (await res.json()) as { status: string }
+    if (status === "completed") return
+    if (Date.now() > deadline) throw new Error(`operation ${id} still ${status}`)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
 }
 
 /** Whether the lane passed the request on, for requests sent after `mark`. */
@@ -238,6 +252,41 @@ describe("the lean lane answers as the HttpApi path does", () => {
     clock.advance("1 minute")
     const quota = await both(accounts, "production", "/v1/vehicles/basic?plate=KLM456")
     expect(JSON.parse(quota.body)).toMatchObject({ success: false, error: { code: "quota_exceeded" } })
+    await expectSameUsage(accounts, "production")
+  })
+
+  it("operation polls: its own operation (answered by the lane), another's, an unknown or odd id (passed on, admitted)", async () => {
+    const accounts = await twins()
+    const create = async (account: TestAccount) => {
+      const res = await fetch(`${urls.plain.sandbox}/v2/vehicles/AB123CD/modules`, {
+        method: "POST",
+        headers: { "x-api-key": account.sandbox.key, "content-type": "application/json" },
+        body: JSON.stringify({ modules: ["fines", "vtv"] })
+      })
+      return ((await res.json()) as { id: string }).id
+    }
+    const ids = { lane: await create(accounts.lane), plain: await create(accounts.plain) }
+    const own = (side: "lane" | "plain") => [ids[side]]
+    // both final, so that the twins' answers can be the same
+    for (const side of ["lane", "plain"] as const) {
+      await waitUntilFinal(accounts[side], ids[side])
+    }
+    clock.advance("1 minute") // a fresh per-minute window for both, whatever the waiting took
+    const mark = passedOn.length
+    for (let i = 0; i < 3; i++) {
+      const answer = await both(accounts, "sandbox", (side) => `/v2/operations/${ids[side]}`, undefined, own)
+      expect(answer.status).toBe(200)
+      expect(JSON.parse(answer.body)).toMatchObject({ id: "<own>", status: "completed" })
+    }
+    expect(passedSince(mark)).toEqual([])
+    const others = await twins()
+    expect((await both(others, "sandbox", (side) => `/v2/operations/${ids[side]}`, undefined, own)).status).toBe(404)
+    expect((await both(accounts, "sandbox", "/v2/operations/op_01M7ZZZZZZZZZZZZZZZZZZZZZZ")).status).toBe(404)
+    expect((await both(accounts, "sandbox", "/v2/operations/op-1%20x")).status).toBe(404)
+    expect((await both(accounts, "sandbox", (side) => `/v2/operations/${ids[side]}?x=1`, undefined, own)).status).toBe(200)
+    expect((await both(accounts, "production", (side) => `/v2/operations/${ids[side]}`, undefined, own)).status).toBe(404)
+    expect(passedSince(mark)).toHaveLength(5)
+    await expectSameUsage(accounts, "sandbox")
     await expectSameUsage(accounts, "production")
   })
 
