@@ -59,12 +59,12 @@ export interface EntitledAccountRow extends AccountRow {
 }
 
 /** An active key with its account's allowances. */
-export interface KeyLookupRow extends EntitledAccountRow {
+export interface KeyLookupRow extends Omit<EntitledAccountRow, "createdAt"> {
   readonly keyId: string
   readonly keyEnvironment: Environment
 }
 
-export const entitlementsOf = (row: EntitledAccountRow): Entitlements => ({
+export const entitlementsOf = (row: Omit<EntitledAccountRow, "createdAt">): Entitlements => ({
   plan: row.plan,
   plateQueriesMonthly: row.plateQueriesMonthly,
   moduleQueriesMonthly: row.moduleQueriesMonthly,
@@ -74,7 +74,7 @@ export const entitlementsOf = (row: EntitledAccountRow): Entitlements => ({
   timezone: row.timezone
 })
 
-export const modulePricingOf = (row: EntitledAccountRow): ModulePricing | null =>
+export const modulePricingOf = (row: Omit<EntitledAccountRow, "createdAt">): ModulePricing | null =>
   row.plan === "custom"
     ? { unitPriceCents: (row.modulePriceArs ?? 0) * 100, included: row.includedModules ?? 0 }
     : null

@@ -48,7 +48,9 @@ interface Request {
   readonly keyHash: string
   readonly environment: Environment
   readonly at: number
-  readonly prepared?: PreparedConsumption
+  /** The account as this process knows it, if it does: the database sends it back only if it changed. */
+  readonly known: KnownAccount | undefined
+  readonly consumption?: PlainConsumption
 }
 
 /** `lastUsedAt` is a recent-activity hint, written at most once a minute per key and process. */
@@ -56,25 +58,28 @@ const TOUCH_INTERVAL_MS = 60_000
 /** Accounts kept per process, by key hash (a hint only: the database checks the fingerprint). */
 const KNOWN_MAX = 10_000
 
-/** A row of `vda_admit_consume`: the key's account with its allowances, the request's count and charges. */
-interface AdmitRow extends KeyLookupRow {
+/** A row of `vda_admit_consume` (column names as they are). */
+interface AdmitRow {
   readonly request: number
+  readonly key_environment: Environment
+  readonly fingerprint: string
+  /** Null when it is the account the request expected. */
+  readonly account: KeyLookupRow | null
   readonly admitted: boolean
   readonly used: number
-  readonly fingerprint: string
-  readonly eligible: boolean
-  readonly chargeFailed: ReadonlyArray<boolean> | null
-  readonly chargeUsed: ReadonlyArray<number> | null
-  readonly chargeCharged: ReadonlyArray<number> | null
+  readonly charged: boolean
+  readonly charge_failed: ReadonlyArray<boolean> | null
+  readonly charge_used: ReadonlyArray<number> | null
+  readonly charge_charged: ReadonlyArray<number> | null
 }
 
 const outcomesOf = (row: AdmitRow): ReadonlyArray<ChargeOutcome> =>
-  (row.chargeFailed ?? []).map((failed, i) => ({ failed, used: row.chargeUsed![i]!, charged: row.chargeCharged![i]! }))
+  (row.charge_failed ?? []).map((failed, i) => ({ failed, used: row.charge_used![i]!, charged: row.charge_charged![i]! }))
 
 /** The batch's charges as `vda_admit_consume` takes them: one entry per charge, requests in order. */
 const chargesOf = (requests: ReadonlyArray<Request>) => {
   const charges = requests.flatMap((request, i) =>
-    request.prepared ? request.prepared.consumption.charges.map((charge) => ({ request: i + 1, charge })) : []
+    request.consumption ? request.consumption.charges.map((charge) => ({ request: i + 1, charge })) : []
   )
   return {
     request: charges.map((c) => c.request),
@@ -90,19 +95,19 @@ const chargesOf = (requests: ReadonlyArray<Request>) => {
 export class Admission extends Effect.Service<Admission>()("vda/Admission", {
   scoped: Effect.gen(function*() {
     const repo = yield* AccountsRepo
-    const sql = yield* SqlClient.SqlClient
+    // rows as they come: the few columns are read by name, and most rows carry no account
+    const raw = (yield* SqlClient.SqlClient).withoutTransforms()
     const touches = yield* FiberSet.make()
     const lastTouched = new Map<string, number>()
     const known = new Map<string, KnownAccount>()
     const handedOver = new WeakMap<object, Admitted>()
 
-    /** The account a row shows, the same object as long as it does not change. */
-    const remember = (keyHash: string, row: AdmitRow): Principal => {
-      const previous = known.get(keyHash)
-      if (previous !== undefined && previous.fingerprint === row.fingerprint) return previous.principal
+    /** The account a row shows: the one the request knew, or the one it sent back (then remembered). */
+    const principalFor = (request: Request, row: AdmitRow): Principal => {
+      if (row.account === null) return request.known!.principal
       if (known.size >= KNOWN_MAX) known.delete(known.keys().next().value!)
-      const principal = principalOf(row)
-      known.set(keyHash, { principal, fingerprint: row.fingerprint })
+      const principal = principalOf(row.account)
+      known.set(request.keyHash, { principal, fingerprint: row.fingerprint })
       return principal
     }
 
@@ -111,8 +116,8 @@ export class Admission extends Effect.Service<Admission>()("vda/Admission", {
         known.delete(request.keyHash)
         return Either.left(new InvalidKey({ reason: "unknown" }))
       }
-      if (row.keyEnvironment !== request.environment) return Either.left(new InvalidKey({ reason: "other_environment" }))
-      const principal = remember(request.keyHash, row)
+      const principal = principalFor(request, row)
+      if (row.key_environment !== request.environment) return Either.left(new InvalidKey({ reason: "other_environment" }))
       const limit = principal.entitlements.requestsPerMinute
       const window = minuteOf(request.at)
       if (!row.admitted) {
@@ -120,17 +125,17 @@ export class Admission extends Effect.Service<Admission>()("vda/Admission", {
       }
       return Either.right({
         admitted: { principal, limit, remaining: limit === null ? null : Math.max(0, limit - row.used), resetAt: window.end },
-        decision: request.prepared && row.eligible ? decisionOf(request.prepared.consumption.charges, outcomesOf(row)) : undefined
+        decision: request.consumption && row.charged ? decisionOf(request.consumption.charges, outcomesOf(row)) : undefined
       })
     }
 
     const admitBatch = (requests: ReadonlyArray<Request>) => {
       const charges = chargesOf(requests)
       return Effect.map(
-        sql<AdmitRow>`
+        raw<AdmitRow>`
           select * from vda_admit_consume(${requests.map((r) => r.keyHash)}::text[], ${requests.map((r) => r.environment)}::text[],
             ${requests.map((r) => minuteOf(r.at).start)}::timestamptz[],
-            ${requests.map((r) => r.prepared?.expected.fingerprint ?? null)}::text[],
+            ${requests.map((r) => r.known?.fingerprint ?? null)}::text[],
             ${charges.request}::integer[], ${charges.meter}::text[], ${charges.periodStart}::timestamptz[],
             ${charges.amount}::integer[], ${charges.limited}::boolean[], ${charges.limit}::integer[], ${charges.distinct}::text[])`,
         (rows) => {
@@ -158,7 +163,8 @@ export class Admission extends Effect.Service<Admission>()("vda/Admission", {
       Effect.tap(batcher.submit(request), (result) => touch(result.admitted.principal.keyId, request.at))
 
     const admitKeyHash = (keyHash: string, environment: Environment) =>
-      Effect.flatMap(Clock.currentTimeMillis, (at) => Effect.map(submit({ keyHash, environment, at }), (result) => result.admitted))
+      Effect.flatMap(Clock.currentTimeMillis, (at) =>
+        Effect.map(submit({ keyHash, environment, at, known: known.get(keyHash) }), (result) => result.admitted))
 
     /** Fails with `InvalidKey` (401) or `LimitReached` on the `requests` meter (429). */
     const admit = (rawKey: string | undefined, environment: Environment): Effect.Effect<Admitted, InvalidKey | LimitReached> =>
@@ -189,7 +195,8 @@ export class Admission extends Effect.Service<Admission>()("vda/Admission", {
         environment: Environment,
         prepared: PreparedConsumption
       ): Effect.Effect<AdmittedAndCharged, InvalidKey | LimitReached> =>
-        Effect.flatMap(Clock.currentTimeMillis, (at) => submit({ keyHash, environment, at, prepared }))
+        Effect.flatMap(Clock.currentTimeMillis, (at) =>
+          submit({ keyHash, environment, at, known: prepared.expected, consumption: prepared.consumption }))
     }
   }),
   dependencies: [AccountsRepo.Default]
