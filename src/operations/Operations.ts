@@ -146,6 +146,13 @@ export class Operations extends Effect.Service<Operations>()("vda/Operations", {
         if (plate === undefined) return yield* new InvalidModulesPlate({ raw: rawPlate })
         const modules = yield* validateModules(principal, requested)
         const key: ReuseKey = { accountId: principal.accountId, environment: principal.environment, apiVersion, plate, modulesKey: modulesKey(modules) }
+        // an identical operation already running (the common case when clients retry or poll by
+        // POSTing): reused from a plain read, without queueing on the lock below
+        const running = yield* repo.findActiveModules(key).pipe(Effect.catchTag("SqlError", Effect.die))
+        if (Option.isSome(running)) {
+          const reused = toOperation(running.value, yield* repo.modules(running.value.id)) as ModulesOperation
+          return { operation: reused, created: false }
+        }
         const at = yield* Clock.currentTimeMillis
         const id = `op_${yield* ulid}`
         const row: NewOperation = { id, ...key, kind: "modules", input: { kind: "modules", modules }, createdAt: new Date(at) }
@@ -179,6 +186,9 @@ export class Operations extends Effect.Service<Operations>()("vda/Operations", {
         if (plate === undefined) return yield* new InvalidModulesPlate({ raw: rawPlate })
         const modules = MODULES.filter((m) => principal.entitlements.enabledModules.includes(m))
         const key = { accountId: principal.accountId, environment: principal.environment, plate }
+        // an active report for the plate: reused from a plain read, as modules operations are
+        const running = yield* repo.findActiveReport(key).pipe(Effect.catchTag("SqlError", Effect.die))
+        if (Option.isSome(running)) return { row: running.value, modules: yield* repo.modules(running.value.id), created: false }
         const at = yield* Clock.currentTimeMillis
         const id = `rep_${yield* ulid}`
         const row: NewOperation = {
