@@ -144,13 +144,18 @@ export class Lane extends Effect.Service<Lane>()("vda/Lane", {
     const query = yield* VehicleQuery
     const operations = yield* Operations
 
-    const tooMany = (details: Errors.ErrorDetails) =>
-      Effect.flip(Effect.flatMap(Clock.currentTimeMillis, (now) => Errors.limitReached(details, now)))
+    // the request id reaches errors through the context; the answers that succeed do without it
+    const tooMany = (details: Errors.ErrorDetails, requestId: string) =>
+      Effect.flip(Effect.flatMap(Clock.currentTimeMillis, (now) => Errors.limitReached(details, now))).pipe(
+        Effect.provideService(RequestId, requestId)
+      )
 
     /** After the request is charged nothing may pass it on (it would be counted again): a failure is a 500. */
-    const answerCharged = (version: ApiVersion, headers: Record<string, string>, answer: Effect.Effect<Outcome>) =>
+    const answerCharged = (version: ApiVersion, requestId: string, headers: Record<string, string>, answer: Effect.Effect<Outcome>) =>
       Effect.catchAllDefect(answer, () =>
-        Effect.map(Effect.flip(Errors.internalError), (failure) => refusal(failure, version, headers)))
+        Effect.map(Effect.flip(Errors.internalError), (failure) => refusal(failure, version, headers)).pipe(
+          Effect.provideService(RequestId, requestId)
+        ))
 
     /** The vehicle query, charged with its admission in one round trip. */
     const serveVehicle = (environment: Environment, route: Route & { _tag: "Vehicle" }, keyHash: string, requestId: string) =>
@@ -158,7 +163,7 @@ export class Lane extends Effect.Service<Lane>()("vda/Lane", {
         const expected = admission.knownAccount(keyHash)
         if (expected === undefined || expected.principal.environment !== environment) return PASS_ON
         // refusals of the query itself are left to HttpApi, which admits first, as the contract orders
-        const prepared = yield* Effect.option(query.prepare(expected.principal, route.plate, route.params, route.version))
+        const prepared = yield* Effect.option(query.prepare(expected.principal, route.plate, route.params, route.version, requestId))
         if (Option.isNone(prepared) || Option.isNone(prepared.value)) return PASS_ON
         const { consumption, response } = prepared.value.value
         const result = yield* Effect.either(admission.admitAndCharge(keyHash, environment, { expected, consumption }))
@@ -166,12 +171,12 @@ export class Lane extends Effect.Service<Lane>()("vda/Lane", {
         if (Either.isLeft(result)) {
           // an unknown key counted nothing: HttpApi answers it
           if (result.left._tag === "InvalidKey") return PASS_ON
-          return refusal(yield* tooMany(result.left), route.version, headers)
+          return refusal(yield* tooMany(result.left, requestId), route.version, headers)
         }
         const { admitted, decision } = result.right
         if (decision === undefined) return { _tag: "PassOn", admitted } satisfies Outcome
-        return yield* answerCharged(route.version, rateLimitHeaders(admitted, headers), Effect.gen(function*() {
-          if (Either.isLeft(decision)) return refusal(yield* tooMany(decision.left), route.version, headers)
+        return yield* answerCharged(route.version, requestId, rateLimitHeaders(admitted, headers), Effect.gen(function*() {
+          if (Either.isLeft(decision)) return refusal(yield* tooMany(decision.left, requestId), route.version, headers)
           return json(200, headers, route.version === "v1" ? encodeV1(response) : encodeV2(response))
         }))
       })
@@ -183,7 +188,7 @@ export class Lane extends Effect.Service<Lane>()("vda/Lane", {
         const headers: Record<string, string> = { "x-request-id": requestId }
         if (Either.isLeft(result)) {
           if (result.left._tag === "InvalidKey") return PASS_ON
-          return refusal(yield* tooMany(result.left), "v2", headers)
+          return refusal(yield* tooMany(result.left, requestId), "v2", headers)
         }
         const admitted = result.right
         const answer = yield* Effect.exit(Effect.map(operations.get(admitted.principal, id), (operation) =>
@@ -192,9 +197,9 @@ export class Lane extends Effect.Service<Lane>()("vda/Lane", {
       })
 
     const serve = (environment: Environment, route: Route, keyHash: string, requestId: string) =>
-      (route._tag === "Vehicle"
+      route._tag === "Vehicle"
         ? serveVehicle(environment, route, keyHash, requestId)
-        : serveOperation(environment, route.id, keyHash, requestId)).pipe(Effect.provideService(RequestId, requestId))
+        : serveOperation(environment, route.id, keyHash, requestId)
 
     const requestIdOf = (header: string | undefined) =>
       Effect.map(Clock.currentTimeMillis, (now) => saneRequestId(header) ?? `req_${ulidAt(now)}`)

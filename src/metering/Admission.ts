@@ -84,7 +84,7 @@ const chargesOf = (requests: ReadonlyArray<Request>) => {
   return {
     request: charges.map((c) => c.request),
     meter: charges.map((c) => c.charge.meter),
-    periodStart: charges.map((c) => c.charge.period.start),
+    periodStart: charges.map((c) => c.charge.period.start.toISOString()),
     amount: charges.map((c) => c.charge.amount),
     limited: charges.map((c) => c.charge.limit !== undefined),
     limit: charges.map((c) => c.charge.limit ?? null),
@@ -134,7 +134,7 @@ export class Admission extends Effect.Service<Admission>()("vda/Admission", {
       return Effect.map(
         raw<AdmitRow>`
           select * from vda_admit_consume(${requests.map((r) => r.keyHash)}::text[], ${requests.map((r) => r.environment)}::text[],
-            ${requests.map((r) => minuteOf(r.at).start)}::timestamptz[],
+            ${requests.map((r) => minuteOf(r.at).start.toISOString())}::timestamptz[],
             ${requests.map((r) => r.known?.fingerprint ?? null)}::text[],
             ${charges.request}::integer[], ${charges.meter}::text[], ${charges.periodStart}::timestamptz[],
             ${charges.amount}::integer[], ${charges.limited}::boolean[], ${charges.limit}::integer[], ${charges.distinct}::text[])`,

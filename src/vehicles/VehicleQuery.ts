@@ -232,13 +232,13 @@ export class VehicleQuery extends Effect.Service<VehicleQuery>()("vda/VehicleQue
      * The answer to a query that needs neither the source nor a search, with the plate query it
      * consumes, for a caller that charges it itself; none otherwise. Charges nothing.
      */
-    const prepare = (principal: Principal, rawPlate: string, params: VehicleQueryParams, version: ApiVersion) =>
+    const prepare = (principal: Principal, rawPlate: string, params: VehicleQueryParams, version: ApiVersion, requestId: string) =>
       Effect.gen(function*() {
         const plate = yield* validate(principal, rawPlate, params)
         const started = yield* Clock.currentTimeMillis
         const local = yield* findLocally(principal, plate, params, started)
         if (local._tag !== "Found") return Option.none()
-        const response = yield* respond(plate, local.lookup, params, yield* RequestId)
+        const response = yield* respond(plate, local.lookup, params, requestId)
         return Option.some({ response, consumption: Charges.plateQuery(principal, plate, yield* Clock.currentTimeMillis, version) })
       })
 
