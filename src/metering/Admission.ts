@@ -48,9 +48,8 @@ interface Request {
   readonly keyHash: string
   readonly environment: Environment
   readonly at: number
-  /** The account as this process knows it, if it does: the database sends it back only if it changed. */
-  readonly known: KnownAccount | undefined
-  readonly consumption?: PlainConsumption
+  /** Charges made for the account as `expected` showed it. */
+  readonly prepared?: PreparedConsumption
 }
 
 /** `lastUsedAt` is a recent-activity hint, written at most once a minute per key and process. */
@@ -63,7 +62,7 @@ interface AdmitRow {
   readonly request: number
   readonly key_environment: Environment
   readonly fingerprint: string
-  /** Null when it is the account the request expected. */
+  /** Null when it is the account the batch expected. */
   readonly account: KeyLookupRow | null
   readonly admitted: boolean
   readonly used: number
@@ -76,21 +75,25 @@ interface AdmitRow {
 const outcomesOf = (row: AdmitRow): ReadonlyArray<ChargeOutcome> =>
   (row.charge_failed ?? []).map((failed, i) => ({ failed, used: row.charge_used![i]!, charged: row.charge_charged![i]! }))
 
-/** The batch's charges as `vda_admit_consume` takes them: one entry per charge, requests in order. */
-const chargesOf = (requests: ReadonlyArray<Request>) => {
-  const charges = requests.flatMap((request, i) =>
-    request.consumption ? request.consumption.charges.map((charge) => ({ request: i + 1, charge })) : []
-  )
-  return {
-    request: charges.map((c) => c.request),
-    meter: charges.map((c) => c.charge.meter),
-    periodStart: charges.map((c) => c.charge.period.start.toISOString()),
-    amount: charges.map((c) => c.charge.amount),
-    limited: charges.map((c) => c.charge.limit !== undefined),
-    limit: charges.map((c) => c.charge.limit ?? null),
-    distinct: charges.map((c) => c.charge.distinctValue ?? null)
-  }
-}
+/**
+ * The charges of the requests prepared for `expected`, as `vda_admit_consume` takes them: one
+ * object per charge, requests in order. Others (prepared for an account since changed) are only
+ * admitted.
+ */
+const chargesOf = (requests: ReadonlyArray<Request>, expected: KnownAccount | undefined) =>
+  JSON.stringify(requests.flatMap((request, i) =>
+    request.prepared !== undefined && request.prepared.expected.fingerprint === expected?.fingerprint
+      ? request.prepared.consumption.charges.map((charge) => ({
+        request: i + 1,
+        meter: charge.meter,
+        period_start: charge.period.start,
+        amount: charge.amount,
+        limited: charge.limit !== undefined,
+        lim: charge.limit ?? null,
+        distinct_value: charge.distinctValue ?? null
+      }))
+      : []
+  ))
 
 export class Admission extends Effect.Service<Admission>()("vda/Admission", {
   scoped: Effect.gen(function*() {
@@ -102,21 +105,20 @@ export class Admission extends Effect.Service<Admission>()("vda/Admission", {
     const known = new Map<string, KnownAccount>()
     const handedOver = new WeakMap<object, Admitted>()
 
-    /** The account a row shows: the one the request knew, or the one it sent back (then remembered). */
-    const principalFor = (request: Request, row: AdmitRow): Principal => {
-      if (row.account === null) return request.known!.principal
+    /** The account a row shows: the one the batch expected, or the one it sent back (then remembered). */
+    const principalIn = (keyHash: string, expected: KnownAccount | undefined, row: AdmitRow): Principal => {
+      if (row.account === null) return expected!.principal
       if (known.size >= KNOWN_MAX) known.delete(known.keys().next().value!)
       const principal = principalOf(row.account)
-      known.set(request.keyHash, { principal, fingerprint: row.fingerprint })
+      known.set(keyHash, { principal, fingerprint: row.fingerprint })
       return principal
     }
 
-    const decide = (request: Request, row: AdmitRow | undefined): Either.Either<AdmittedAndCharged, InvalidKey | LimitReached> => {
-      if (row === undefined) {
-        known.delete(request.keyHash)
-        return Either.left(new InvalidKey({ reason: "unknown" }))
-      }
-      const principal = principalFor(request, row)
+    const decide = (
+      request: Request,
+      principal: Principal,
+      row: AdmitRow
+    ): Either.Either<AdmittedAndCharged, InvalidKey | LimitReached> => {
       if (row.key_environment !== request.environment) return Either.left(new InvalidKey({ reason: "other_environment" }))
       const limit = principal.entitlements.requestsPerMinute
       const window = minuteOf(request.at)
@@ -125,30 +127,33 @@ export class Admission extends Effect.Service<Admission>()("vda/Admission", {
       }
       return Either.right({
         admitted: { principal, limit, remaining: limit === null ? null : Math.max(0, limit - row.used), resetAt: window.end },
-        decision: request.consumption && row.charged ? decisionOf(request.consumption.charges, outcomesOf(row)) : undefined
+        decision: request.prepared && row.charged ? decisionOf(request.prepared.consumption.charges, outcomesOf(row)) : undefined
       })
     }
 
-    const admitBatch = (requests: ReadonlyArray<Request>) => {
-      const charges = chargesOf(requests)
+    /** A batch of one key's requests on one listener. */
+    const admitBatch = (keyHash: string, environment: Environment, requests: ReadonlyArray<Request>) => {
+      const expected = known.get(keyHash)
       return Effect.map(
         raw<AdmitRow>`
-          select * from vda_admit_consume(${requests.map((r) => r.keyHash)}::text[], ${requests.map((r) => r.environment)}::text[],
-            ${requests.map((r) => minuteOf(r.at).start.toISOString())}::timestamptz[],
-            ${requests.map((r) => r.known?.fingerprint ?? null)}::text[],
-            ${charges.request}::integer[], ${charges.meter}::text[], ${charges.periodStart}::timestamptz[],
-            ${charges.amount}::integer[], ${charges.limited}::boolean[], ${charges.limit}::integer[], ${charges.distinct}::text[])`,
+          select * from vda_admit_consume(${keyHash}, ${environment}, ${expected?.fingerprint ?? null},
+            ${requests.map((r) => minuteOf(r.at).start.toISOString())}::timestamptz[], ${chargesOf(requests, expected)}::jsonb)`,
         (rows) => {
+          if (rows.length === 0) {
+            known.delete(keyHash)
+            return requests.map(() => Either.left(new InvalidKey({ reason: "unknown" })))
+          }
+          const principal = principalIn(keyHash, expected, rows[0]!)
           const byRequest = new Map(rows.map((row) => [row.request, row]))
-          return requests.map((request, i) => decide(request, byRequest.get(i + 1)))
+          return requests.map((request, i) => decide(request, principal, byRequest.get(i + 1)!))
         }
       ).pipe(Effect.orDie)
     }
 
     const batcher = yield* Batcher.make({
-      // a lane per key: a busy account batches its own requests, and never queues another's
-      key: (request: Request) => request.keyHash,
-      process: (_lane, requests) => admitBatch(requests)
+      // a lane per key and listener: a busy account batches its own requests, and never queues another's
+      key: (request: Request) => `${request.keyHash}/${request.environment}`,
+      process: (_lane, requests) => admitBatch(requests[0]!.keyHash, requests[0]!.environment, requests)
     })
 
     const touch = (keyId: string, now: number) =>
@@ -164,7 +169,7 @@ export class Admission extends Effect.Service<Admission>()("vda/Admission", {
 
     const admitKeyHash = (keyHash: string, environment: Environment) =>
       Effect.flatMap(Clock.currentTimeMillis, (at) =>
-        Effect.map(submit({ keyHash, environment, at, known: known.get(keyHash) }), (result) => result.admitted))
+        Effect.map(submit({ keyHash, environment, at }), (result) => result.admitted))
 
     /** Fails with `InvalidKey` (401) or `LimitReached` on the `requests` meter (429). */
     const admit = (rawKey: string | undefined, environment: Environment): Effect.Effect<Admitted, InvalidKey | LimitReached> =>
@@ -196,7 +201,7 @@ export class Admission extends Effect.Service<Admission>()("vda/Admission", {
         prepared: PreparedConsumption
       ): Effect.Effect<AdmittedAndCharged, InvalidKey | LimitReached> =>
         Effect.flatMap(Clock.currentTimeMillis, (at) =>
-          submit({ keyHash, environment, at, known: prepared.expected, consumption: prepared.consumption }))
+          submit({ keyHash, environment, at, prepared }))
     }
   }),
   dependencies: [AccountsRepo.Default]

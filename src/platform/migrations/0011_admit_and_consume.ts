@@ -10,12 +10,12 @@ import { Effect } from "effect"
  * request refused by the limit charges nothing, and one refused by a quota is still counted, as
  * when admission and consumption were two calls). Everything else is as in 0003.
  *
- * vda_admit_consume replaces vda_admit: it looks the keys up, then decides every request's count
- * and charges in one vda_consume call, in arrival order. A consumption is built by the caller
- * from the account as it last saw it: each row carries a fingerprint of the key's account and
- * allowances, and a request's charges are applied only when the caller's expected fingerprint is
- * the current one (`charged` says whether they were decided). The account itself comes back only
- * when it is not the one expected.
+ * vda_admit_consume replaces vda_admit for a batch of one key's requests on one listener: it
+ * looks the key up, then decides every request's count and charges (JSON, one object per charge)
+ * in one vda_consume call, in arrival order. Charges are built by the caller from the account as
+ * it last saw it: each row carries a fingerprint of the key's account and allowances, and charges
+ * are applied only when the caller's expected fingerprint is the current one (`charged` says
+ * whether they were decided). The account itself comes back only when it is not the one expected.
  */
 export default Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -209,17 +209,11 @@ export default Effect.gen(function*() {
 
   yield* sql.unsafe(`
     create function vda_admit_consume(
-      p_hash text[],
-      p_environment text[],
+      p_hash text,
+      p_environment text,
+      p_expected text,
       p_window_start timestamptz[],
-      p_expected text[],
-      p_request integer[],
-      p_meter text[],
-      p_period_start timestamptz[],
-      p_amount integer[],
-      p_limited boolean[],
-      p_limit integer[],
-      p_distinct text[]
+      p_charges jsonb
     ) returns table (
       request integer,
       key_environment text,
@@ -236,21 +230,22 @@ export default Effect.gen(function*() {
     #variable_conflict use_column
     begin
       return query
-      with found as materialized (
-        select r.i::integer as request, r.environment as wanted, r.window_start, k.environment as key_environment,
-          a.id as account_id, a.requests_per_minute,
+      with key as materialized (
+        select k.environment as key_environment, a.id as account_id, a.requests_per_minute,
           jsonb_build_object('keyId', k.id, 'keyEnvironment', k.environment, 'id', a.id, 'owner', a.owner,
             'plan', a.plan, 'timezone', a.timezone, 'plateQueriesMonthly', a.plate_queries_monthly,
             'moduleQueriesMonthly', a.module_queries_monthly, 'uniquePlatesDaily', a.unique_plates_daily,
             'requestsPerMinute', a.requests_per_minute, 'enabledModules', a.enabled_modules,
             'modulePriceArs', a.module_price_ars, 'includedModules', a.included_modules) as account
-        from unnest(p_hash, p_environment, p_window_start) with ordinality as r(hash, environment, window_start, i)
-        join api_keys k on k.key_hash = r.hash and k.revoked_at is null
+        from api_keys k
         join entitled_accounts a on a.id = k.account_id
+        where k.key_hash = p_hash and k.revoked_at is null
       ), fingerprinted as materialized (
-        select f.*, md5(f.account::text) as fingerprint from found f
+        select y.*, md5(y.account::text) as fingerprint from key y
+      ), requests as materialized (
+        select r.i::integer as request, r.window_start from unnest(p_window_start) with ordinality as r(window_start, i)
       ), counted as materialized (
-        select f.* from fingerprinted f where f.key_environment = f.wanted
+        select q.request, q.window_start, f.* from fingerprinted f cross join requests q where f.key_environment = p_environment
       ), charges as materialized (
         -- a request's count (item 2r - 1), then its charges (item 2r) after it
         select row_number() over (order by x.item, x.ord)::integer as charge, x.*
@@ -262,9 +257,10 @@ export default Effect.gen(function*() {
           union all
           select c.request * 2, u.ord, c.request, c.account_id, c.key_environment, u.meter, u.period_start, u.amount,
             u.limited, u.lim, u.distinct_value, c.request * 2 - 1
-          from unnest(p_request, p_meter, p_period_start, p_amount, p_limited, p_limit, p_distinct)
+          from rows from (jsonb_to_recordset(p_charges) as (request integer, meter text, period_start timestamptz,
+              amount integer, limited boolean, lim integer, distinct_value text))
             with ordinality as u(request, meter, period_start, amount, limited, lim, distinct_value, ord)
-          join counted c on c.request = u.request and c.fingerprint = p_expected[c.request]
+          join counted c on c.request = u.request and c.fingerprint = p_expected
         ) x
       ), decided as materialized (
         select * from vda_consume(
@@ -284,18 +280,19 @@ export default Effect.gen(function*() {
         select c.request, c.item, c.ord, d.item_ok, d.failed, d.used, d.charged
         from charges c join decided d on d.charge = c.charge
       )
-      select f.request, f.key_environment, f.fingerprint,
-        case when f.fingerprint is distinct from p_expected[f.request] then f.account end,
+      select q.request, f.key_environment, f.fingerprint,
+        case when f.fingerprint is distinct from p_expected then f.account end,
         coalesce(n.item_ok, false), coalesce(n.used, 0),
         p.request is not null, p.failed, p.used, p.charged
       from fingerprinted f
-      left join outcomes n on n.request = f.request and n.item = f.request * 2 - 1
+      cross join requests q
+      left join outcomes n on n.request = q.request and n.item = q.request * 2 - 1
       left join (
         select o.request, array_agg(o.failed order by o.ord) as failed, array_agg(o.used order by o.ord) as used,
           array_agg(o.charged order by o.ord) as charged
         from outcomes o where o.item = o.request * 2
         group by o.request
-      ) p on p.request = f.request;
+      ) p on p.request = q.request;
     end
     $fn$`)
 
