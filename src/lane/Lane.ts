@@ -97,17 +97,28 @@ export const routeOf = (request: IncomingMessage): Route | undefined => {
   return undefined
 }
 
-const json = (status: number, headers: Record<string, string>, value: unknown): Outcome => {
-  const body = JSON.stringify(value)
-  return {
-    _tag: "Answer",
-    answer: {
-      status,
-      headers: { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)), ...headers },
-      body
-    }
+// VehicleQuery gives the same answer object again for the same stored vehicle: encoded once
+const bodies = { v1: new WeakMap<VehicleResponse, string>(), v2: new WeakMap<VehicleResponse, string>() }
+const bodyOf = (response: VehicleResponse, version: ApiVersion) => {
+  let body = bodies[version].get(response)
+  if (body === undefined) {
+    body = JSON.stringify(version === "v1" ? encodeV1(response) : encodeV2(response))
+    bodies[version].set(response, body)
   }
+  return body
 }
+
+const json = (status: number, headers: Record<string, string>, value: unknown): Outcome =>
+  answer(status, headers, JSON.stringify(value))
+
+const answer = (status: number, headers: Record<string, string>, body: string): Outcome => ({
+  _tag: "Answer",
+  answer: {
+    status,
+    headers: { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)), ...headers },
+    body
+  }
+})
 
 /** An error as the request pipeline answers it: the contract's body, `Retry-After` where it applies. */
 const refusal = (failure: Errors.ApiError, version: ApiVersion, headers: Record<string, string>): Outcome => {
@@ -177,7 +188,7 @@ export class Lane extends Effect.Service<Lane>()("vda/Lane", {
         if (decision === undefined) return { _tag: "PassOn", admitted } satisfies Outcome
         return yield* answerCharged(route.version, requestId, rateLimitHeaders(admitted, headers), Effect.gen(function*() {
           if (Either.isLeft(decision)) return refusal(yield* tooMany(decision.left, requestId), route.version, headers)
-          return json(200, headers, route.version === "v1" ? encodeV1(response) : encodeV2(response))
+          return answer(200, headers, bodyOf(response, route.version))
         }))
       })
 
@@ -191,9 +202,9 @@ export class Lane extends Effect.Service<Lane>()("vda/Lane", {
           return refusal(yield* tooMany(result.left, requestId), "v2", headers)
         }
         const admitted = result.right
-        const answer = yield* Effect.exit(Effect.map(operations.get(admitted.principal, id), (operation) =>
+        const read = yield* Effect.exit(Effect.map(operations.get(admitted.principal, id), (operation) =>
           json(200, rateLimitHeaders(admitted, headers), encodeOperation(operation))))
-        return Exit.isSuccess(answer) ? answer.value : { _tag: "PassOn", admitted } satisfies Outcome
+        return Exit.isSuccess(read) ? read.value : { _tag: "PassOn", admitted } satisfies Outcome
       })
 
     const serve = (environment: Environment, route: Route, keyHash: string, requestId: string) =>

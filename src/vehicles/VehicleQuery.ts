@@ -52,6 +52,7 @@ type Local =
   | { readonly _tag: "AskUpstream"; readonly stored: StoredVehicle | undefined }
 
 const found = (lookup: Lookup): Local => ({ _tag: "Found", lookup })
+const NOT_FOUND: VehicleResponse = { success: true, found: false, data: null }
 const SEARCH: Local = { _tag: "SearchAccepted" }
 
 const UPSTREAM_FRESH_MS = 7 * 24 * 3_600_000
@@ -76,6 +77,21 @@ export class VehicleQuery extends Effect.Service<VehicleQuery>()("vda/VehicleQue
     const catalog = yield* Catalog
     const metering = yield* Metering
     const config = yield* AppConfig
+
+    // A plain answer (no enrichment, no debug, outside the sandbox) depends only on the stored facts.
+    // The store's hot rows keep their facts object, so the answer built for it once is given again,
+    // as the same object, until the row is read afresh.
+    const plainAnswers = new WeakMap<VehicleFacts, VehicleResponse>()
+    const isPlain = (lookup: Lookup, params: VehicleQueryParams) =>
+      lookup.sandbox === undefined && params.debug !== true && params.codia !== true && params.sheet !== true &&
+      params.tires !== true && params.classification !== true
+    const sharedAnswerOf = (lookup: Lookup, params: VehicleQueryParams): VehicleResponse | undefined => {
+      if (!isPlain(lookup, params)) return undefined
+      return Option.isNone(lookup.facts) ? NOT_FOUND : plainAnswers.get(lookup.facts.value)
+    }
+    const rememberAnswer = (lookup: Lookup, params: VehicleQueryParams, response: VehicleResponse) => {
+      if (isPlain(lookup, params) && Option.isSome(lookup.facts)) plainAnswers.set(lookup.facts.value, response)
+    }
 
     const elapsedSince = (started: number) => Effect.map(Clock.currentTimeMillis, (now) => now - started)
 
@@ -128,6 +144,8 @@ export class VehicleQuery extends Effect.Service<VehicleQuery>()("vda/VehicleQue
     /** The Vehicle response for what the lookup found. */
     const respond = (plate: string, lookup: Lookup, params: VehicleQueryParams, requestId: string) =>
       Effect.gen(function*() {
+        const shared = sharedAnswerOf(lookup, params)
+        if (shared !== undefined) return shared
         const started = yield* Clock.currentTimeMillis
         const data: VehicleData | null = yield* Option.match(lookup.facts, {
           onNone: () => Effect.succeed(null),
@@ -155,11 +173,13 @@ export class VehicleQuery extends Effect.Service<VehicleQuery>()("vda/VehicleQue
             timings: { lookupMs: lookup.lookupMs, enrichmentMs: yield* elapsedSince(started) }
           }
           : undefined
-        return {
+        const response = {
           success: true,
           found: data !== null,
           data: data !== null && debug !== undefined ? { ...data, debug } : data
         } satisfies VehicleResponse
+        rememberAnswer(lookup, params, response)
+        return response
       })
 
     const validate = (principal: Principal, rawPlate: string, params: VehicleQueryParams) =>

@@ -175,6 +175,22 @@ describe("the lean lane answers as the HttpApi path does", () => {
     await expectSameUsage(accounts, "production")
   })
 
+  it("an answer given again is the stored vehicle's latest: a registry import shows at once", async () => {
+    const accounts = await twins()
+    await both(accounts, "production", "/v2/vehicles/GHI321")
+    const before = await both(accounts, "production", "/v2/vehicles/GHI321")
+    expect(JSON.parse(before.body)).toMatchObject({ found: false, data: null })
+    await app.run(Effect.flatMap(VehicleStore, (store) => store.importRegistry([vehicle("GHI321", { model: "AMAROK V6" })], new Date())))
+    for (let i = 0; i < 2; i++) {
+      const after = await both(accounts, "production", "/v2/vehicles/GHI321")
+      expect(JSON.parse(after.body)).toMatchObject({ found: true, data: { plate: "GHI321", model: "AMAROK V6" } })
+    }
+    await app.run(Effect.flatMap(VehicleStore, (store) => store.importRegistry([vehicle("GHI321", { model: "AMAROK V8" })], new Date())))
+    const changed = await both(accounts, "production", "/v2/vehicles/GHI321")
+    expect(JSON.parse(changed.body)).toMatchObject({ data: { model: "AMAROK V8" } })
+    await expectSameUsage(accounts, "production")
+  })
+
   it("refusals are passed on and answered alike: bad plates, flags, keys, plans, odd characters", async () => {
     const accounts = await twins()
     await both(accounts, "production", "/v2/vehicles/AC123BD")
