@@ -7,7 +7,7 @@
  * caller accepts a vehicle search operation instead (charged when it is created), whose workflow
  * calls `search` to produce the same response.
  */
-import { Clock, Data, Effect, Option } from "effect"
+import { Clock, Data, Effect, Either, Option } from "effect"
 import { type RetryPolicy, VEHICLE_REQUEST_RETRY } from "../../workflows/shared.js"
 import { isPaidOrCustom, type Principal } from "../accounts/Domain.js"
 import { Catalog } from "../catalog/Catalog.js"
@@ -142,10 +142,9 @@ export class VehicleQuery extends Effect.Service<VehicleQuery>()("vda/VehicleQue
       })
 
     /** The Vehicle response for what the lookup found. */
-    const respond = (plate: string, lookup: Lookup, params: VehicleQueryParams, requestId: string) =>
-      Effect.gen(function*() {
-        const shared = sharedAnswerOf(lookup, params)
-        if (shared !== undefined) return shared
+    const respond = (plate: string, lookup: Lookup, params: VehicleQueryParams, requestId: string) => {
+      const shared = sharedAnswerOf(lookup, params)
+      return shared !== undefined ? Effect.succeed(shared) : Effect.gen(function*() {
         const started = yield* Clock.currentTimeMillis
         const data: VehicleData | null = yield* Option.match(lookup.facts, {
           onNone: () => Effect.succeed(null),
@@ -181,28 +180,33 @@ export class VehicleQuery extends Effect.Service<VehicleQuery>()("vda/VehicleQue
         rememberAnswer(lookup, params, response)
         return response
       })
+    }
 
-    const validate = (principal: Principal, rawPlate: string, params: VehicleQueryParams) =>
-      Effect.gen(function*() {
-        const plate = normalizePlate(rawPlate)
-        if (plate === undefined) return yield* new InvalidPlate({ raw: rawPlate })
-        if (principal.environment === "production") {
-          const sandboxOnly = (["sandbox_scenario", "sandbox_seed"] as const).filter((p) => params[p] !== undefined)
-          if (sandboxOnly.length > 0) {
-            return yield* new InvalidParameter({
-              message: `${sandboxOnly.join(" and ")} ${sandboxOnly.length > 1 ? "are" : "is"} accepted by the sandbox only`
-            })
-          }
+    /** The plate, unless the query is refused as it stands (a plain check: no effect to run). */
+    const validate = (
+      principal: Principal,
+      rawPlate: string,
+      params: VehicleQueryParams
+    ): Either.Either<string, InvalidPlate | InvalidParameter | PaidPlanRequired> => {
+      const plate = normalizePlate(rawPlate)
+      if (plate === undefined) return Either.left(new InvalidPlate({ raw: rawPlate }))
+      if (principal.environment === "production") {
+        const sandboxOnly = (["sandbox_scenario", "sandbox_seed"] as const).filter((p) => params[p] !== undefined)
+        if (sandboxOnly.length > 0) {
+          return Either.left(new InvalidParameter({
+            message: `${sandboxOnly.join(" and ")} ${sandboxOnly.length > 1 ? "are" : "is"} accepted by the sandbox only`
+          }))
         }
-        const paid = [
-          ...(["codia", "sheet", "tires"] as const).filter((option) => params[option] === true),
-          ...(params.onMiss !== undefined ? ["onMiss"] : [])
-        ]
-        if (paid.length > 0 && !isPaidOrCustom(principal.entitlements.plan)) {
-          return yield* new PaidPlanRequired({ options: paid })
-        }
-        return plate
-      })
+      }
+      const paid = [
+        ...(["codia", "sheet", "tires"] as const).filter((option) => params[option] === true),
+        ...(params.onMiss !== undefined ? ["onMiss"] : [])
+      ]
+      if (paid.length > 0 && !isPaidOrCustom(principal.entitlements.plan)) {
+        return Either.left(new PaidPlanRequired({ options: paid }))
+      }
+      return Either.right(plate)
+    }
 
     /** What can be answered without asking the source, or what the query must do instead. */
     const findLocally = (principal: Principal, plate: string, params: VehicleQueryParams, started: number) =>
