@@ -16,6 +16,7 @@ import type { Principal } from "../accounts/Domain.js"
 import * as Charges from "../metering/Charges.js"
 import { type LimitReached, Metering } from "../metering/Metering.js"
 import type { ApiVersion } from "../metering/Meters.js"
+import * as Batcher from "../platform/Batcher.js"
 import { ulid } from "../platform/Ids.js"
 import { RequestId } from "../platform/RequestContext.js"
 import type { VehicleQueryParams } from "../vehicles/Api.js"
@@ -92,8 +93,11 @@ const justCommitted = (row: NewOperation): { row: OperationRow; modules: Array<M
     }))
 })
 
+/** Lanes of batched polls: a few, so that one slow read does not hold every poll. */
+const POLL_LANES = 4
+
 export class Operations extends Effect.Service<Operations>()("vda/Operations", {
-  effect: Effect.gen(function*() {
+  scoped: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const repo = yield* OperationsRepo
     const metering = yield* Metering
@@ -111,14 +115,6 @@ export class Operations extends Effect.Service<Operations>()("vda/Operations", {
         onNone: () => Effect.die(new Error(`operation ${id} vanished`)),
         onSome: Effect.succeed
       }))
-
-    /** The caller's own operation, of the kind `accept` takes; anything else is indistinguishable from a missing one. */
-    const findOwn = (principal: Principal, id: string, accept: (row: OperationRow) => boolean) =>
-      Effect.flatMap(repo.find(id), (row) =>
-        Option.isSome(row) && row.value.accountId === principal.accountId && row.value.environment === principal.environment &&
-          accept(row.value)
-          ? Effect.succeed(row.value)
-          : Effect.fail(new OperationNotFound({ id })))
 
     const validateModules = (principal: Principal, requested: ReadonlyArray<string>) =>
       Effect.gen(function*() {
@@ -207,11 +203,7 @@ export class Operations extends Effect.Service<Operations>()("vda/Operations", {
       })
 
     /** The caller's own report, with its module rows. */
-    const getReport = (principal: Principal, id: string) =>
-      Effect.gen(function*() {
-        const row = yield* findOwn(principal, id, (r) => r.kind === "report")
-        return { row, modules: yield* repo.modules(id) }
-      })
+    const getReport = (principal: Principal, id: string) => pollOwn(principal, id, (r) => r.kind === "report")
 
     /** A vehicle search for `onMiss=search`: one plate query charged now, answered by the workflow. */
     const createVehicleSearch = (principal: Principal, plate: string, params: VehicleQueryParams) =>
@@ -235,20 +227,39 @@ export class Operations extends Effect.Service<Operations>()("vda/Operations", {
         return toOperation(justCommitted(search).row, []) as VehicleOperation
       })
 
+    // Polls, the most frequent reads, are batched: concurrent polls (of any operations) share one
+    // read of the operations and one of their modules.
+    const polls = yield* Batcher.make({
+      key: (id: string) => String(id.charCodeAt(id.length - 1) % POLL_LANES),
+      process: (_lane, ids) =>
+        Effect.map(repo.findManyWithModules([...new Set(ids)]), ([rows, modules]) => {
+          const byId = new Map(rows.map((row) => [row.id, row]))
+          return ids.map((id) => Either.right(Option.fromNullable(byId.get(id)).pipe(
+            Option.map((row) => ({ row, modules: modules.filter((m) => m.operationId === id) }))
+          )))
+        })
+    })
+
+    /** The caller's own operation (as polled) of the kind `accept` takes, with its module rows. */
+    const pollOwn = (principal: Principal, id: string, accept: (row: OperationRow) => boolean) =>
+      Effect.flatMap(polls.submit(id), (found) =>
+        Option.isSome(found) && found.value.row.accountId === principal.accountId &&
+          found.value.row.environment === principal.environment && accept(found.value.row)
+          ? Effect.succeed(found.value)
+          : Effect.fail(new OperationNotFound({ id })))
+
     /** The caller's own operation; anything else is indistinguishable from a missing one. */
     const get = (principal: Principal, id: string) =>
-      Effect.gen(function*() {
-        // a report is v1's resource, polled at /v1/reports/:id
-        const row = yield* findOwn(principal, id, (r) => r.kind !== "report")
-        return toOperation(row, row.kind === "modules" ? yield* repo.modules(id) : [])
-      })
+      // a report is v1's resource, polled at /v1/reports/:id
+      Effect.map(pollOwn(principal, id, (r) => r.kind !== "report"), ({ modules, row }) =>
+        toOperation(row, row.kind === "modules" ? modules : []))
 
     /** The caller's own modules operation created through `apiVersion` (v1 polls only its own). */
     const getModules = (principal: Principal, id: string, apiVersion: ApiVersion) =>
-      Effect.gen(function*() {
-        const row = yield* findOwn(principal, id, (r) => r.kind === "modules" && r.apiVersion === apiVersion)
-        return toOperation(row, yield* repo.modules(id)) as ModulesOperation
-      })
+      Effect.map(
+        pollOwn(principal, id, (r) => r.kind === "modules" && r.apiVersion === apiVersion),
+        ({ modules, row }) => toOperation(row, modules) as ModulesOperation
+      )
 
     return { createModules, createVehicleSearch, createReport, get, getModules, getReport }
   }),

@@ -117,6 +117,15 @@ export class OperationsRepo extends Effect.Service<OperationsRepo>()("vda/Operat
           Effect.orDie
         ),
 
+      /** Operations by id with their module rows, in two statements for any number of ids. */
+      findManyWithModules: (ids: ReadonlyArray<string>) =>
+        Effect.all([
+          sql<OperationRow>`select ${columns} from operations where id = any(${ids}::text[])`,
+          sql<ModuleRow>`
+            select operation_id, module, status, data, error, warnings, updated_at
+            from operation_modules where operation_id = any(${ids}::text[])`
+        ]).pipe(Effect.orDie),
+
       modules: (id: string) =>
         sql<ModuleRow>`
           select operation_id, module, status, data, error, warnings, updated_at
