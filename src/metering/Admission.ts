@@ -135,10 +135,12 @@ export class Admission extends Effect.Service<Admission>()("vda/Admission", {
     const admitBatch = (keyHash: string, environment: Environment, requests: ReadonlyArray<Request>) => {
       const expected = known.get(keyHash)
       return Effect.map(
-        raw<AdmitRow>`
-          select * from vda_admit_consume(${keyHash}, ${environment}, ${expected?.fingerprint ?? null},
-            ${requests.map((r) => minuteOf(r.at).start.toISOString())}::timestamptz[], ${chargesOf(requests, expected)}::jsonb)`,
-        (rows) => {
+        // the rows as one JSON value: decoded natively, rather than row by row and array by array
+        raw<{ readonly rows: ReadonlyArray<AdmitRow> | null }>`
+          select json_agg(r) as rows from vda_admit_consume(${keyHash}, ${environment}, ${expected?.fingerprint ?? null},
+            ${requests.map((r) => minuteOf(r.at).start.toISOString())}::timestamptz[], ${chargesOf(requests, expected)}::jsonb) r`,
+        ([result]) => {
+          const rows = result?.rows ?? []
           if (rows.length === 0) {
             known.delete(keyHash)
             return requests.map(() => Either.left(new InvalidKey({ reason: "unknown" })))
