@@ -169,28 +169,38 @@ export class Lane extends Effect.Service<Lane>()("vda/Lane", {
         ))
 
     /** The vehicle query, charged with its admission in one round trip. */
-    const serveVehicle = (environment: Environment, route: Route & { _tag: "Vehicle" }, keyHash: string, requestId: string) =>
-      Effect.gen(function*() {
-        const expected = admission.knownAccount(keyHash)
-        if (expected === undefined || expected.principal.environment !== environment) return PASS_ON
-        // refusals of the query itself are left to HttpApi, which admits first, as the contract orders
-        const prepared = yield* Effect.option(query.prepare(expected.principal, route.plate, route.params, route.version, requestId))
-        if (Option.isNone(prepared) || Option.isNone(prepared.value)) return PASS_ON
-        const { consumption, response } = prepared.value.value
-        const result = yield* Effect.either(admission.admitAndCharge(keyHash, environment, { expected, consumption }))
-        const headers: Record<string, string> = { "x-request-id": requestId }
-        if (Either.isLeft(result)) {
-          // an unknown key counted nothing: HttpApi answers it
-          if (result.left._tag === "InvalidKey") return PASS_ON
-          return refusal(yield* tooMany(result.left, requestId), route.version, headers)
-        }
-        const { admitted, decision } = result.right
-        if (decision === undefined) return { _tag: "PassOn", admitted } satisfies Outcome
-        return yield* answerCharged(route.version, requestId, rateLimitHeaders(admitted, headers), Effect.gen(function*() {
-          if (Either.isLeft(decision)) return refusal(yield* tooMany(decision.left, requestId), route.version, headers)
-          return answer(200, headers, bodyOf(response, route.version))
-        }))
+    const serveVehicle = (environment: Environment, route: Route & { _tag: "Vehicle" }, keyHash: string, requestId: string) => {
+      const expected = admission.knownAccount(keyHash)
+      if (expected === undefined || expected.principal.environment !== environment) return Effect.succeed(PASS_ON)
+      const headers: Record<string, string> = { "x-request-id": requestId }
+      // refusals of the query itself are left to HttpApi, which admits first, as the contract orders
+      return Effect.matchEffect(query.prepare(expected.principal, route.plate, route.params, route.version, requestId), {
+        onFailure: () => Effect.succeed(PASS_ON),
+        onSuccess: Option.match({
+          onNone: () => Effect.succeed(PASS_ON),
+          onSome: ({ consumption, response }) =>
+            Effect.matchEffect(admission.admitAndCharge(keyHash, environment, { expected, consumption }), {
+              // an unknown key counted nothing: HttpApi answers it
+              onFailure: (refused) =>
+                refused._tag === "InvalidKey"
+                  ? Effect.succeed(PASS_ON)
+                  : Effect.map(tooMany(refused, requestId), (failure) => refusal(failure, route.version, headers)),
+              onSuccess: ({ admitted, decision }): Effect.Effect<Outcome> => {
+                if (decision === undefined) return Effect.succeed({ _tag: "PassOn", admitted })
+                rateLimitHeaders(admitted, headers)
+                return answerCharged(
+                  route.version,
+                  requestId,
+                  headers,
+                  Either.isLeft(decision)
+                    ? Effect.map(tooMany(decision.left, requestId), (failure) => refusal(failure, route.version, headers))
+                    : Effect.sync(() => answer(200, headers, bodyOf(response, route.version)))
+                )
+              }
+            })
+        })
       })
+    }
 
     /** An operation poll: admitted, then read; anything but the operation is left to HttpApi, admitted. */
     const serveOperation = (environment: Environment, id: string, keyHash: string, requestId: string) =>

@@ -209,25 +209,23 @@ export class VehicleQuery extends Effect.Service<VehicleQuery>()("vda/VehicleQue
     }
 
     /** What can be answered without asking the source, or what the query must do instead. */
-    const findLocally = (principal: Principal, plate: string, params: VehicleQueryParams, started: number) =>
-      Effect.gen(function*() {
-        if (principal.environment === "sandbox") {
-          const behaviour = sandboxBehaviour(plate, params.sandbox_scenario)
-          if (behaviour.cacheMiss && behaviour.scenario !== "unavailable" && params.onMiss === "search") return SEARCH
-          return found(yield* fromSandbox(plate, params, started))
+    const findLocally = (principal: Principal, plate: string, params: VehicleQueryParams, started: number): Effect.Effect<Local, SourceUnavailable> => {
+      if (principal.environment === "sandbox") {
+        const behaviour = sandboxBehaviour(plate, params.sandbox_scenario)
+        if (behaviour.cacheMiss && behaviour.scenario !== "unavailable" && params.onMiss === "search") return Effect.succeed(SEARCH)
+        return Effect.map(fromSandbox(plate, params, started), found)
+      }
+      return Effect.flatMap(store.find(plate), (stored): Effect.Effect<Local> => {
+        if (stored !== undefined && isFresh(stored, started)) {
+          return Effect.map(elapsedSince(started), (ms) => found(fromStore(stored, false, ms)))
         }
-        const stored = yield* store.find(plate)
-        if (stored !== undefined && isFresh(stored, started)) return found(fromStore(stored, false, yield* elapsedSince(started)))
         if (!upstream.enabled) {
-          return found(
-            stored !== undefined
-              ? fromStore(stored, true, yield* elapsedSince(started))
-              : { facts: Option.none(), source: "none", cache: "miss", lookupMs: yield* elapsedSince(started) }
-          )
+          return Effect.map(elapsedSince(started), (ms) =>
+            found(stored !== undefined ? fromStore(stored, true, ms) : { facts: Option.none(), source: "none", cache: "miss", lookupMs: ms }))
         }
-        if (params.onMiss === "search") return SEARCH
-        return { _tag: "AskUpstream", stored } satisfies Local
+        return Effect.succeed(params.onMiss === "search" ? SEARCH : { _tag: "AskUpstream", stored })
       })
+    }
 
     /**
      * Answers a query (charging one plate query last), or says a vehicle search must be accepted
@@ -257,14 +255,14 @@ export class VehicleQuery extends Effect.Service<VehicleQuery>()("vda/VehicleQue
      * consumes, for a caller that charges it itself; none otherwise. Charges nothing.
      */
     const prepare = (principal: Principal, rawPlate: string, params: VehicleQueryParams, version: ApiVersion, requestId: string) =>
-      Effect.gen(function*() {
-        const plate = yield* validate(principal, rawPlate, params)
-        const started = yield* Clock.currentTimeMillis
-        const local = yield* findLocally(principal, plate, params, started)
-        if (local._tag !== "Found") return Option.none()
-        const response = yield* respond(plate, local.lookup, params, requestId)
-        return Option.some({ response, consumption: Charges.plateQuery(principal, plate, yield* Clock.currentTimeMillis, version) })
-      })
+      Effect.flatMap(validate(principal, rawPlate, params), (plate) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) =>
+          Effect.flatMap(findLocally(principal, plate, params, now), (local) =>
+            local._tag !== "Found"
+              ? Effect.succeed(Option.none())
+              : Effect.map(respond(plate, local.lookup, params, requestId), (response) =>
+                // answered and charged at the same instant
+                Option.some({ response, consumption: Charges.plateQuery(principal, plate, now, version) })))))
 
     /** The search a vehicle operation runs: waits for the source; charges nothing (done at acceptance). */
     const search = (environment: Environment, plate: string, params: VehicleQueryParams, requestId: string) =>
