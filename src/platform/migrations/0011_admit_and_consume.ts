@@ -8,7 +8,8 @@ import { Effect } from "effect"
  * vda_consume learns `p_after`: an item may name an earlier item it comes after, and applies only
  * if that one did (a request's charges come after its count toward the per-minute limit, so a
  * request refused by the limit charges nothing, and one refused by a quota is still counted, as
- * when admission and consumption were two calls). Everything else is as in 0003.
+ * when admission and consumption were two calls), and skips the writes it has nothing for.
+ * Everything else is as in 0003.
  *
  * vda_admit_consume replaces vda_admit for a batch of one key's requests on one listener: it
  * looks the key up, then decides every request's count and charges (JSON, one object per charge)
@@ -188,17 +189,22 @@ export default Effect.gen(function*() {
         from unnest(s_acc, s_env, s_meter, s_start, s_used, s_orig) as u(a, e, m, p, used, orig)
         where u.used <> u.orig
           and c.account_id = u.a and c.environment = u.e and c.meter = u.m and c.period_start = u.p;
-        insert into meter_distinct_values (account_id, environment, meter, period_start, value)
-        select * from unnest(d_acc, d_env, d_meter, d_start, d_value)
-        on conflict do nothing;
-        insert into module_billing_periods (account_id, environment, period_start, unit_price_cents, included)
-        select distinct on (1, 2, 3) p_account[s.first_charge], p_environment[s.first_charge], s.period, s.price, s.included
-        from (
-          select array_position(p_item, q.item) as first_charge, q.period, q.price, q.included
-          from unnest(p_pricing_item, p_pricing_period, p_pricing_price, p_pricing_included) as q(item, period, price, included)
-          where q.item = any(ok_items)
-        ) as s
-        on conflict do nothing;
+        -- (statements with nothing to write are skipped: a batch pays for each one it runs)
+        if cardinality(d_acc) > 0 then
+          insert into meter_distinct_values (account_id, environment, meter, period_start, value)
+          select * from unnest(d_acc, d_env, d_meter, d_start, d_value)
+          on conflict do nothing;
+        end if;
+        if cardinality(p_pricing_item) > 0 then
+          insert into module_billing_periods (account_id, environment, period_start, unit_price_cents, included)
+          select distinct on (1, 2, 3) p_account[s.first_charge], p_environment[s.first_charge], s.period, s.price, s.included
+          from (
+            select array_position(p_item, q.item) as first_charge, q.period, q.price, q.included
+            from unnest(p_pricing_item, p_pricing_period, p_pricing_price, p_pricing_included) as q(item, period, price, included)
+            where q.item = any(ok_items)
+          ) as s
+          on conflict do nothing;
+        end if;
       end if;
 
       return query
