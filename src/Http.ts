@@ -288,3 +288,11 @@ export const HttpStackLive = AppLive.pipe(
 /** Each listener tells the requests it serves which environment they belong to. */
 export const withEnvironment = (environment: Environment) => <E, R>(app: HttpApp.Default<E, R>) =>
   Effect.provideService(app, CurrentEnvironment, environment)
+
+/**
+ * A listener's Node request handler, made by `makeHandler`: the environment goes in the runtime the
+ * handler runs requests on, so no request pays for providing it (each provided service copies the
+ * context).
+ */
+export const forListener = (environment: Environment) => <A, E, R>(makeHandler: Effect.Effect<A, E, R>) =>
+  Effect.provideService(makeHandler, CurrentEnvironment, environment)

@@ -14,7 +14,7 @@ import { Catalog } from "./catalog/Catalog.js"
 import { ModuleRegistry } from "./modules/Registry.js"
 import { isApiWorker, reportListening, startApiProcesses } from "./platform/ApiProcesses.js"
 import { VehicleStore } from "./vehicles/Store.js"
-import { HttpStackLive, withEnvironment } from "./Http.js"
+import { forListener, HttpStackLive } from "./Http.js"
 import { Lane } from "./lane/Lane.js"
 import { AppConfig } from "./platform/Config.js"
 import { DatabaseLocation, makeDatabaseLive } from "./platform/Database.js"
@@ -89,11 +89,10 @@ const ListenersLive = Layer.scopedDiscard(Effect.gen(function*() {
   for (const [environment, port] of listeners) {
     const nodeServer = drainOnClose(createLimitedServer(config.http), config.shutdownDrainMs)
     const server = yield* NodeHttpServer.make(() => nodeServer, { port, host: config.host })
-    const served = withEnvironment(environment)(app)
     // the access log costs two clock reads and a step per request: only when it is printed
     const handler = yield* (LogLevel.lessThanEqual(config.logLevel, LogLevel.Debug)
-      ? NodeHttpServer.makeHandler(served, accessLog)
-      : NodeHttpServer.makeHandler(served))
+      ? NodeHttpServer.makeHandler(app, accessLog)
+      : NodeHttpServer.makeHandler(app)).pipe(forListener(environment))
     const listener = yield* lane.front(environment, handler)
     nodeServer.on("request", listener)
     yield* Effect.addFinalizer(() => Effect.sync(() => nodeServer.off("request", listener)))

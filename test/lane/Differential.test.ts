@@ -12,7 +12,7 @@ import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Accounts } from "../../src/accounts/Accounts.js"
 import { Catalog } from "../../src/catalog/Catalog.js"
-import { withEnvironment } from "../../src/Http.js"
+import { forListener } from "../../src/Http.js"
 import { Lane } from "../../src/lane/Lane.js"
 import type { Environment } from "../../src/platform/RequestContext.js"
 import type { RegistryVehicle } from "../../src/vehicles/Records.js"
@@ -61,7 +61,7 @@ beforeAll(async () => {
   }))
   const httpApp = await app.run(HttpApiBuilder.httpApp)
   for (const environment of ["production", "sandbox"] as const) {
-    const handler = await app.run(NodeHttpServer.makeHandler(withEnvironment(environment)(httpApp)))
+    const handler = await app.run(NodeHttpServer.makeHandler(httpApp).pipe(forListener(environment)))
     const front = await app.run(Effect.flatMap(Lane, (lane) =>
       lane.front(environment, (request, response) => {
         passedOn.push(`${environment} ${request.url}`)
