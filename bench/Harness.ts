@@ -1,0 +1,153 @@
+/**
+ * What the benchmark and the profiler share: the server and a bare Node reference as processes,
+ * autocannon runs, the `vda` CLI, the busy account, and the server's allocations from its
+ * `--trace-gc` lines.
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import * as Fs from "node:fs/promises"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import { fileURLToPath } from "node:url"
+
+export const ROOT = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "..")
+export const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50)
+
+export interface Run {
+  readonly requestsPerSecond: number
+  readonly p50: number
+  readonly p99: number
+  readonly ok: number
+  readonly other: number
+  /** Every request sent, answered or not. */
+  readonly total: number
+  /** Bytes the server's heap allocated per request during the run (null for the bare Node row). */
+  readonly bytesPerRequest: number | null
+}
+
+/**
+ * Bytes the server allocates, from its `--trace-gc` lines: between two collections a process
+ * allocated what its heap grew by (before this one, after the last), per process.
+ */
+export class Allocations {
+  private total = 0
+  private readonly lastAfter = new Map<string, number>()
+  private pending = ""
+  private static readonly LINE = /^\[(\d+):[^\]]*\]\s+\d+ ms: [A-Za-z -]+?(?: \([a-z ]+\))? ([\d.]+) \([\d.]+\) -> ([\d.]+) \([\d.]+\) MB/
+
+  feed(chunk: string) {
+    const lines = (this.pending + chunk).split("\n")
+    this.pending = lines.pop() ?? ""
+    for (const line of lines) {
+      const match = Allocations.LINE.exec(line)
+      if (match === null) continue
+      const [, pid = "", before = "0", after = "0"] = match
+      const previous = this.lastAfter.get(pid)
+      if (previous !== undefined) this.total += Math.max(0, Number(before) - previous) * 1024 * 1024
+      this.lastAfter.set(pid, Number(after))
+    }
+  }
+
+  get bytes() {
+    return this.total
+  }
+}
+
+const run = (command: string, args: Array<string>, env: Record<string, string>) =>
+  new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+    const child = spawn(command, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.on("data", (c) => (stdout += c))
+    child.stderr.on("data", (c) => (stderr += c))
+    child.on("error", reject)
+    child.on("exit", (code) => resolve({ code, stdout, stderr }))
+  })
+
+export const vda = async (env: Record<string, string>, ...args: Array<string>) => {
+  const result = await run(process.execPath, ["src/cli/vda.js", ...args], env)
+  if (result.code !== 0) throw new Error(`vda ${args.join(" ")} failed: ${result.stderr}`)
+  return result.stdout
+}
+
+/**
+ * A run of `duration` seconds, or of exactly `amount` requests: a timed run stops with requests in
+ * flight (charged by the server, never seen by the client), so runs that are counted use amounts.
+ */
+export const autocannon = async (
+  allocations: Allocations | undefined,
+  url: string,
+  headers: Record<string, string>,
+  size: { duration: number } | { amount: number },
+  extra: ReadonlyArray<string> = []
+): Promise<Run> => {
+  const args = ["-c", String(CONNECTIONS), "-j", ...extra, ...("duration" in size ? ["-d", String(size.duration)] : ["-a", String(size.amount)])]
+  for (const [name, value] of Object.entries(headers)) args.push("-H", `${name}=${value}`)
+  const before = allocations?.bytes ?? 0
+  const result = await run(Path.join(ROOT, "node_modules", ".bin", "autocannon"), [...args, url], {})
+  if (result.code !== 0) throw new Error(`autocannon failed: ${result.stderr}`)
+  const report = JSON.parse(result.stdout)
+  const total = report.requests.sent as number
+  return {
+    // answered requests over the run's own duration (autocannon's average is over whole seconds)
+    requestsPerSecond: report.requests.total / report.duration,
+    p50: report.latency.p50,
+    p99: report.latency.p99,
+    ok: report["2xx"],
+    other: report.non2xx + report.errors + report.timeouts,
+    total,
+    bytesPerRequest: allocations === undefined || total === 0 ? null : (allocations.bytes - before) / total
+  }
+}
+
+export const startServer = async (env: Record<string, string>, allocations: Allocations, nodeArgs: ReadonlyArray<string> = []) => {
+  const child: ChildProcess = spawn(process.execPath, ["--trace-gc", ...nodeArgs, "src/start.js"], {
+    cwd: ROOT,
+    env: { ...process.env, ...env, PORT: "0", SANDBOX_PORT: "0", HOST: "127.0.0.1" },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  let output = ""
+  child.stdout!.on("data", (c) => {
+    allocations.feed(String(c))
+    if (output.length < 1_000_000) output += c
+  })
+  child.stderr!.on("data", (c) => (output += c))
+  const deadline = Date.now() + 60_000
+  for (;;) {
+    const url = /production API listening on (http:\/\/\S+)/.exec(output)?.[1]
+    const sandboxUrl = /sandbox API listening on (http:\/\/\S+)/.exec(output)?.[1]
+    if (url && sandboxUrl && /curl -s/.test(output)) return { child, url, sandboxUrl } // first run done: demo data imported
+    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`server did not start:\n${output}`)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}
+
+/** The first vehicle of the demo registry: a registry cache hit. */
+export const demoPlate = async () => {
+  const first = (await Fs.readFile(Path.join(ROOT, "data", "registry.jsonl"), "utf8")).split("\n")[0]!
+  return (JSON.parse(first) as { plate: string }).plate
+}
+
+/** The machine's reference: the smallest Node HTTP server, in a process of its own. */
+export const startBareNode = async () => {
+  const code = `require("http").createServer((q, r) => r.end("hello")).listen(0, "127.0.0.1", function () { console.log("port " + this.address().port) })`
+  const child = spawn(process.execPath, ["-e", code], { stdio: ["ignore", "pipe", "inherit"] })
+  const port = await new Promise<string>((resolve) => child.stdout!.on("data", (c) => resolve(/port (\d+)/.exec(String(c))![1]!)))
+  return { child, url: `http://127.0.0.1:${port}/` }
+}
+
+/** The bench's busy account: custom plan, no limits, a key per environment. */
+export const busyAccount = async (env: Record<string, string>) => {
+  const account = JSON.parse(await vda(env, "accounts", "create", "--owner", "Bench", "--plan", "custom", "--json"))
+  await vda(env, "accounts", "set-custom", account.id, "--plate-queries", "unlimited", "--unique-plates", "unlimited",
+    "--module-queries", "unlimited", "--rpm", "unlimited")
+  const keyOf = async (environment: string) =>
+    JSON.parse(await vda(env, "keys", "create", "--account", account.id, "--environment", environment, "--json")).key as string
+  return { production: await keyOf("production"), sandbox: await keyOf("sandbox") }
+}
+
+/** A temporary data directory the server's embedded PostgreSQL can use. */
+export const temporaryDataDir = async () => {
+  const dataDir = await Fs.mkdtemp(Path.join(Os.tmpdir(), "vda-bench-"))
+  await Fs.chmod(dataDir, 0o755)
+  return dataDir
+}
