@@ -23,7 +23,7 @@ import {
 } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { SqlError } from "@effect/sql/SqlError"
-import { Cause, Clock, Effect, Layer, Option } from "effect"
+import { Cause, Effect, Layer, Option } from "effect"
 import { AccountsHttpLive } from "./accounts/Http.js"
 import { AccountsRepo } from "./accounts/Repo.js"
 import { AccountStatus } from "./accounts/Status.js"
@@ -32,7 +32,7 @@ import { Api } from "./Api.js"
 import { readBodyText } from "./platform/RequestBody.js"
 import { MeteringHttpLive } from "./metering/Http.js"
 import { Metering } from "./metering/Metering.js"
-import { Admission } from "./metering/Admission.js"
+import { Admission, rateLimitHeaders } from "./metering/Admission.js"
 import { UsageReader } from "./metering/UsageReader.js"
 import { Catalog } from "./catalog/Catalog.js"
 import { Lane } from "./lane/Lane.js"
@@ -182,14 +182,10 @@ export const makeRequestPipeline = <Id extends string, Groups extends HttpApiGro
       const admitted = yield* admission.admitRequest(request.source, request.headers["x-api-key"], environment).pipe(
         Effect.catchTags({
           InvalidKey: (invalid) => Errors.invalidApiKey(invalid.explanation),
-          LimitReached: (reached) => Effect.flatMap(Clock.currentTimeMillis, (now) => Errors.limitReached(reached, now))
+          LimitReached: Errors.limitReached
         })
       )
-      if (admitted.limit !== null) {
-        headers["x-ratelimit-limit"] = String(admitted.limit)
-        headers["x-ratelimit-remaining"] = String(admitted.remaining)
-      }
-      headers["x-ratelimit-reset"] = String(Math.floor(admitted.resetAt.getTime() / 1000))
+      rateLimitHeaders(admitted, headers)
       return admitted.principal
     })
 
@@ -284,10 +280,6 @@ export const HttpStackLive = AppLive.pipe(
     NodeHttpServer.layerContext
   ))
 )
-
-/** Each listener tells the requests it serves which environment they belong to. */
-export const withEnvironment = (environment: Environment) => <E, R>(app: HttpApp.Default<E, R>) =>
-  Effect.provideService(app, CurrentEnvironment, environment)
 
 /**
  * A listener's Node request handler, made by `makeHandler`: the environment goes in the runtime the

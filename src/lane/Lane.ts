@@ -18,7 +18,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { Clock, Effect, Either, Exit, Option, Runtime, Schema } from "effect"
 import { keyHashOf } from "../accounts/Authentication.js"
-import { Admission, type Admitted } from "../metering/Admission.js"
+import { Admission, type Admitted, rateLimitHeaders } from "../metering/Admission.js"
 import type { ApiVersion } from "../metering/Meters.js"
 import * as Errors from "../platform/Errors.js"
 import { ulidAt } from "../platform/Ids.js"
@@ -130,15 +130,6 @@ const refusal = (failure: Errors.ApiError, version: ApiVersion, headers: Record<
   )
 }
 
-const rateLimitHeaders = (admitted: Admitted, headers: Record<string, string>) => {
-  if (admitted.limit !== null) {
-    headers["x-ratelimit-limit"] = String(admitted.limit)
-    headers["x-ratelimit-remaining"] = String(admitted.remaining)
-  }
-  headers["x-ratelimit-reset"] = String(Math.floor(admitted.resetAt.getTime() / 1000))
-  return headers
-}
-
 const headerOf = (request: IncomingMessage, name: string): string | undefined => {
   const value = request.headers[name]
   return typeof value === "string" ? value : undefined
@@ -157,7 +148,7 @@ export class Lane extends Effect.Service<Lane>()("vda/Lane", {
 
     // the request id reaches errors through the context; the answers that succeed do without it
     const tooMany = (details: Errors.ErrorDetails, requestId: string) =>
-      Effect.flip(Effect.flatMap(Clock.currentTimeMillis, (now) => Errors.limitReached(details, now))).pipe(
+      Effect.flip(Errors.limitReached(details)).pipe(
         Effect.provideService(RequestId, requestId)
       )
 

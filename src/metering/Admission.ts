@@ -26,6 +26,16 @@ export interface Admitted {
   readonly resetAt: Date
 }
 
+/** The `X-RateLimit-*` headers of an admitted request, added to `headers` (which it returns). */
+export const rateLimitHeaders = (admitted: Admitted, headers: Record<string, string>) => {
+  if (admitted.limit !== null) {
+    headers["x-ratelimit-limit"] = String(admitted.limit)
+    headers["x-ratelimit-remaining"] = String(admitted.remaining)
+  }
+  headers["x-ratelimit-reset"] = String(Math.floor(admitted.resetAt.getTime() / 1000))
+  return headers
+}
+
 /** An account as a key last showed it: its consumptions can be charged with its admission. */
 export interface KnownAccount {
   readonly principal: Principal

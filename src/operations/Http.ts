@@ -1,8 +1,9 @@
 import { HttpApiBuilder, HttpApp, HttpServerResponse } from "@effect/platform"
-import { Clock, Effect } from "effect"
+import { Effect } from "effect"
 import { CurrentPrincipal } from "../accounts/Domain.js"
 import { Api } from "../Api.js"
 import * as Errors from "../platform/Errors.js"
+import { INVALID_PLATE_MESSAGE } from "../vehicles/Plates.js"
 import type { LimitReached } from "../metering/Metering.js"
 import {
   type DuplicateModule,
@@ -31,16 +32,13 @@ export const refuseModulesRequest = <A, R>(
   effect.pipe(
     Effect.catchTags({
       InvalidModulesPlate: () =>
-        Errors.badRequest(
-          "invalid_plate",
-          "The plate must be three letters and three digits (AAA999) or two letters, three digits and two letters (AA999AA)"
-        ),
+        Errors.badRequest("invalid_plate", INVALID_PLATE_MESSAGE),
       UnsupportedModule: (e) =>
         Errors.badRequest("unsupported_module", `Unsupported module ${listed(e.modules)}: use fines, vtv, tax_debt or gnc`),
       DuplicateModule: (e) => Errors.badRequest("duplicate_module", `Module requested more than once: ${listed(e.modules)}`),
       ModuleNotEnabled: (e) =>
         Errors.forbidden("module_not_enabled", `Module not enabled for this account: ${listed(e.modules)}`),
-      LimitReached: (reached) => Effect.flatMap(Clock.currentTimeMillis, (now) => Errors.limitReached(reached, now))
+      LimitReached: Errors.limitReached
     })
   )
 

@@ -93,7 +93,6 @@ const justCommitted = (row: NewOperation): { row: OperationRow; modules: Array<M
     }))
 })
 
-/** Lanes of batched polls: a few, so that one slow read does not hold every poll. */
 const POLL_LANES = 4
 
 export class Operations extends Effect.Service<Operations>()("vda/Operations", {
@@ -230,7 +229,7 @@ export class Operations extends Effect.Service<Operations>()("vda/Operations", {
     // Polls, the most frequent reads, are batched: concurrent polls (of any operations) share one
     // read of the operations and one of their modules.
     const polls = yield* Batcher.make({
-      key: (id: string) => String(id.charCodeAt(id.length - 1) % POLL_LANES),
+      key: Batcher.spreadOver(POLL_LANES),
       process: (_lane, ids) =>
         Effect.map(repo.findManyWithModules([...new Set(ids)]), ([rows, modules]) => {
           const byId = new Map(rows.map((row) => [row.id, row]))

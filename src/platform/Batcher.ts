@@ -8,6 +8,12 @@
  */
 import { Effect, Either, Exit, FiberSet, type Scope } from "effect"
 
+/**
+ * A `key` for items with no owner to batch by (plates, ids): spread over `lanes` by their last
+ * character, so that one slow batch holds only a share of them.
+ */
+export const spreadOver = (lanes: number) => (item: string) => String(item.charCodeAt(item.length - 1) % lanes)
+
 export interface Batcher<A, B, E> {
   readonly submit: (item: A) => Effect.Effect<B, E>
 }

@@ -4,7 +4,7 @@
  * shared by two statuses would always answer with the first; hence the per-status family.
  */
 import { HttpApiSchema, HttpServerResponse } from "@effect/platform"
-import { Effect, Schema } from "effect"
+import { Clock, Effect, Schema } from "effect"
 import { RequestId } from "./RequestContext.js"
 import { DateTimeUtc, Limit, NonNegativeInt } from "./Schemas.js"
 
@@ -157,14 +157,14 @@ export const notFound = (code: "operation_not_found", message: string) =>
   Effect.flatMap(body(code, message, false), (error) => Effect.fail(new NotFound({ error })))
 
 /** 429 for an exhausted allowance (`quota_exceeded`) or the per-minute limit (`rate_limit_exceeded`). */
-export const limitReached = (details: ErrorDetails, now: number) => {
+export const limitReached = (details: ErrorDetails) => {
   const rpm = details.meter === "requests"
   const message = rpm
     ? `Requests per minute limit of ${details.limit} reached`
     : `The ${details.meter.replace("_", " ")} allowance of ${details.limit} is used up until ${details.resetAt.toISOString()}`
   return Effect.flatMap(
-    body(rpm ? "rate_limit_exceeded" : "quota_exceeded", message, true, details),
-    (error) => Effect.fail(new TooManyRequests({ error, retryAfterSeconds: secondsUntil(details.resetAt, now) }))
+    Effect.zip(body(rpm ? "rate_limit_exceeded" : "quota_exceeded", message, true, details), Clock.currentTimeMillis),
+    ([error, now]) => Effect.fail(new TooManyRequests({ error, retryAfterSeconds: secondsUntil(details.resetAt, now) }))
   )
 }
 

@@ -3,7 +3,6 @@
  * webhooks) with `v1` as the version, and reshapes the answer.
  */
 import { HttpApiBuilder, HttpApp, HttpServerResponse } from "@effect/platform"
-import { completedAtOf } from "../../workflows/shared.js"
 import { Effect } from "effect"
 import { CurrentPrincipal } from "../accounts/Domain.js"
 import { AccountStatus } from "../accounts/Status.js"
@@ -16,20 +15,13 @@ import { refuseVehicleQuery } from "../vehicles/Http.js"
 import { VehicleQuery } from "../vehicles/VehicleQuery.js"
 import type { Delivery } from "../webhooks/Api.js"
 import type { StoredConfig } from "../webhooks/Repo.js"
+import { v1ModulesFields } from "../webhooks/V1Events.js"
 import { Webhooks } from "../webhooks/Webhooks.js"
 import type { V1ModulesOperation } from "./Api.js"
 import { toV1Report } from "../reports/Report.js"
 import { toV1Status } from "./Status.js"
 
-export const toV1ModulesOperation = (operation: ModulesOperation): V1ModulesOperation => ({
-  id: operation.id,
-  status: operation.status,
-  plate: operation.plate,
-  modules: operation.modules,
-  createdAt: operation.createdAt,
-  updatedAt: operation.updatedAt,
-  completedAt: completedAtOf(operation)
-})
+export const toV1ModulesOperation = (operation: ModulesOperation): V1ModulesOperation => v1ModulesFields(operation)
 
 const toV1Config = (accountId: string, config: StoredConfig) => ({
   owner_ref: accountId,

@@ -1,11 +1,12 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { Clock, Effect } from "effect"
+import { Effect } from "effect"
 import { CurrentPrincipal } from "../accounts/Domain.js"
 import { Api } from "../Api.js"
 import { AcceptedVehicleOperation } from "../operations/Api.js"
 import { accepted } from "../operations/Http.js"
 import { Operations } from "../operations/Operations.js"
 import * as Errors from "../platform/Errors.js"
+import { INVALID_PLATE_MESSAGE } from "./Plates.js"
 import type { LimitReached } from "../metering/Metering.js"
 import type { SourceUnavailable } from "./Upstream.js"
 import { type InvalidParameter, type InvalidPlate, type PaidPlanRequired, VehicleQuery } from "./VehicleQuery.js"
@@ -17,15 +18,12 @@ export const refuseVehicleQuery = <A, R>(
   effect.pipe(
     Effect.catchTags({
       InvalidPlate: () =>
-        Errors.badRequest(
-          "invalid_plate",
-          "The plate must be three letters and three digits (AAA999) or two letters, three digits and two letters (AA999AA)"
-        ),
+        Errors.badRequest("invalid_plate", INVALID_PLATE_MESSAGE),
       InvalidParameter: (e) => Errors.invalidRequest(e.message),
       PaidPlanRequired: (e) =>
         Errors.forbidden("access_denied", `${e.options.join(", ")} ${e.options.length > 1 ? "need" : "needs"} a paid or custom plan`),
       SourceUnavailable: () => Errors.temporarilyUnavailable("The vehicle source is temporarily unavailable; nothing was charged"),
-      LimitReached: (reached) => Effect.flatMap(Clock.currentTimeMillis, (now) => Errors.limitReached(reached, now))
+      LimitReached: Errors.limitReached
     })
   )
 

@@ -6,6 +6,10 @@ const MERCOSUR = /^[A-Z]{2}[0-9]{3}[A-Z]{2}$/
 
 export type PlateFormat = "old" | "mercosur"
 
+/** What an `invalid_plate` refusal says, wherever a plate is refused. */
+export const INVALID_PLATE_MESSAGE =
+  "The plate must be three letters and three digits (AAA999) or two letters, three digits and two letters (AA999AA)"
+
 /**
  * The plate in upper case when it has one of the two formats, in ASCII letters and digits only.
  * The format is checked before upper-casing: Unicode case mapping turns letters such as `ı`,

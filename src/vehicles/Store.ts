@@ -28,7 +28,7 @@ export class VehicleStore extends Effect.Service<VehicleStore>()("vda/VehicleSto
     const sql = yield* SqlClient.SqlClient
 
     const lookups = yield* Batcher.make({
-      key: (plate: string) => String(plate.charCodeAt(plate.length - 1) % LANES),
+      key: Batcher.spreadOver(LANES),
       process: (_lane, plates) =>
         sql<StoredVehicle>`
           select plate, source, found, facts, fetched_at from vehicles

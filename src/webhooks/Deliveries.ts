@@ -59,7 +59,7 @@ const eventOf = (row: OperationRow, modules: ReadonlyArray<ModuleRow>): {
   const encoded = encodeOperation(operation)
   if (row.apiVersion === "v1") {
     const type = v1ModulesEventType(operation)
-    return { type, body: (eventId) => v1ModulesEvent(eventId, type, encoded as typeof encoded & { updatedAt: string }) }
+    return { type, body: (eventId) => v1ModulesEvent(eventId, type, encoded as Extract<typeof encoded, { kind: "modules" }>) }
   }
   const type = eventTypeOf(operation)
   return { type, body: v2Event(type, encoded) }

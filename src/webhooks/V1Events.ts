@@ -10,23 +10,52 @@ import { ulidAt } from "../platform/Ids.js"
 
 export type V1EventType = "modules.completed" | "modules.failed" | "report.completed" | "report.failed"
 
-/** An operation as encoded for the wire (dates as strings). */
-type EncodedOperation = { readonly status: string; readonly updatedAt: string } & Record<string, unknown>
+/** A modules operation as encoded for the wire (dates as strings). */
+type EncodedOperation = {
+  readonly id: string
+  readonly status: string
+  readonly plate: string
+  readonly modules: unknown
+  readonly createdAt: string
+  readonly updatedAt: string
+}
 
 export const v1ModulesEventType = (operation: Pick<Operation, "status">): V1EventType =>
   operation.status === "failed" ? "modules.failed" : "modules.completed"
 
-/** `modules.completed` / `modules.failed` for a v1 module operation. */
-export const v1ModulesEvent = (eventId: string, event: V1EventType, operation: EncodedOperation) => ({
-  eventId,
-  event,
+/** A v2 modules operation in v1's shape: as polled (decoded) or as sent in an event (encoded) alike. */
+export const v1ModulesFields = <
+  O extends {
+    readonly id: unknown
+    readonly status: string
+    readonly plate: unknown
+    readonly modules: unknown
+    readonly createdAt: unknown
+    readonly updatedAt: unknown
+  }
+>(operation: O): {
+  readonly id: O["id"]
+  readonly status: O["status"]
+  readonly plate: O["plate"]
+  readonly modules: O["modules"]
+  readonly createdAt: O["createdAt"]
+  readonly updatedAt: O["updatedAt"]
+  readonly completedAt: O["updatedAt"] | null
+} => ({
   id: operation.id,
   status: operation.status,
   plate: operation.plate,
   modules: operation.modules,
   createdAt: operation.createdAt,
   updatedAt: operation.updatedAt,
-  completedAt: completedAtOf(operation)
+  completedAt: completedAtOf<O["updatedAt"]>(operation)
+})
+
+/** `modules.completed` / `modules.failed` for a v1 module operation. */
+export const v1ModulesEvent = (eventId: string, event: V1EventType, operation: EncodedOperation) => ({
+  eventId,
+  event,
+  ...v1ModulesFields(operation)
 })
 
 /** `report.completed` / `report.failed`: the V1Report as polled, with the event's id and name. */

@@ -15,10 +15,10 @@ import { Catalog } from "../../src/catalog/Catalog.js"
 import { forListener } from "../../src/Http.js"
 import { Lane } from "../../src/lane/Lane.js"
 import type { Environment } from "../../src/platform/RequestContext.js"
-import type { RegistryVehicle } from "../../src/vehicles/Records.js"
 import { VehicleStore } from "../../src/vehicles/Store.js"
 import { FIXTURE_CATALOG } from "../support/CatalogFixtures.js"
 import { ManualClock } from "../support/ManualClock.js"
+import { registryVehicle } from "../support/VehicleFixtures.js"
 import { makeTestApp, type TestAccount, type TestApp } from "../support/TestApp.js"
 
 const clock = new ManualClock(Date.parse("2026-11-21T15:00:20Z"))
@@ -26,22 +26,6 @@ let app: TestApp
 const servers: Array<Server> = []
 const passedOn: Array<string> = []
 const urls = {} as Record<"lane" | "plain", Record<Environment, string>>
-
-const vehicle = (plate: string, overrides: Partial<RegistryVehicle> = {}): RegistryVehicle => ({
-  kind: "vehicle",
-  plate,
-  make: "VOLKSWAGEN",
-  model: "GOL TREND 1.6 TRENDLINE 5P",
-  year: 2018,
-  firstRegistered: "2018-04-10",
-  totalOwners: 2,
-  currentOwners: 1,
-  currentLocation: { city: "Rosario", province: "Santa Fe" },
-  locations: ["Córdoba, Córdoba", "Rosario, Santa Fe \"centro\" \\ ñandú 🚗"],
-  sourceDate: "2026-10-28",
-  modelImage: null,
-  ...overrides
-})
 
 const listen = (handler: Parameters<typeof createServer>[1]) =>
   new Promise<string>((resolve) => {
@@ -54,9 +38,10 @@ beforeAll(async () => {
   await app.run(Effect.gen(function*() {
     yield* (yield* Catalog).importRecords(FIXTURE_CATALOG)
     yield* (yield* VehicleStore).importRegistry([
-      vehicle("AC123BD"),
-      vehicle("KLM456", { model: "GOL TREND 1.6", year: 2019, firstRegistered: "2019-02-01" }),
-      vehicle("DEF789", { make: "IKA", model: "TORINO 380 W", year: 1978, firstRegistered: null, totalOwners: 7 })
+      // odd characters in the answer: quotes, a backslash, accents, an emoji
+      registryVehicle("AC123BD", { locations: ["Córdoba, Córdoba", "Rosario, Santa Fe \"centro\" \\ ñandú 🚗"] }),
+      registryVehicle("KLM456", { model: "GOL TREND 1.6", year: 2019, firstRegistered: "2019-02-01" }),
+      registryVehicle("DEF789", { make: "IKA", model: "TORINO 380 W", year: 1978, firstRegistered: null, totalOwners: 7 })
     ], new Date())
   }))
   const httpApp = await app.run(HttpApiBuilder.httpApp)
@@ -180,12 +165,12 @@ describe("the lean lane answers as the HttpApi path does", () => {
     await both(accounts, "production", "/v2/vehicles/GHI321")
     const before = await both(accounts, "production", "/v2/vehicles/GHI321")
     expect(JSON.parse(before.body)).toMatchObject({ found: false, data: null })
-    await app.run(Effect.flatMap(VehicleStore, (store) => store.importRegistry([vehicle("GHI321", { model: "AMAROK V6" })], new Date())))
+    await app.run(Effect.flatMap(VehicleStore, (store) => store.importRegistry([registryVehicle("GHI321", { model: "AMAROK V6" })], new Date())))
     for (let i = 0; i < 2; i++) {
       const after = await both(accounts, "production", "/v2/vehicles/GHI321")
       expect(JSON.parse(after.body)).toMatchObject({ found: true, data: { plate: "GHI321", model: "AMAROK V6" } })
     }
-    await app.run(Effect.flatMap(VehicleStore, (store) => store.importRegistry([vehicle("GHI321", { model: "AMAROK V8" })], new Date())))
+    await app.run(Effect.flatMap(VehicleStore, (store) => store.importRegistry([registryVehicle("GHI321", { model: "AMAROK V8" })], new Date())))
     const changed = await both(accounts, "production", "/v2/vehicles/GHI321")
     expect(JSON.parse(changed.body)).toMatchObject({ data: { model: "AMAROK V8" } })
     await expectSameUsage(accounts, "production")

@@ -5,12 +5,13 @@
 import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiGroup, HttpApp } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
-import { Effect, Layer, ManagedRuntime, Redacted, Schema } from "effect"
+import { Effect, Layer, ManagedRuntime, Redacted, Runtime, Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Accounts } from "../../src/accounts/Accounts.js"
 import { CurrentPrincipal } from "../../src/accounts/Domain.js"
 import { ApiKeyAuth, ApiKeyAuthLive } from "../../src/accounts/Security.js"
-import { makeRequestPipeline, ServicesLive, withEnvironment } from "../../src/Http.js"
+import { makeRequestPipeline, ServicesLive } from "../../src/Http.js"
+import { CurrentEnvironment } from "../../src/platform/RequestContext.js"
 import { pgClientLayer } from "../../src/platform/Database.js"
 import * as Errors from "../../src/platform/Errors.js"
 import { freshDatabase } from "../support/Postgres.js"
@@ -72,7 +73,7 @@ beforeAll(async () => {
   )
   const runtime = ManagedRuntime.make(layer)
   const app = await runtime.runPromise(HttpApiBuilder.httpApp)
-  const handler = HttpApp.toWebHandlerRuntime(await runtime.runtime())(withEnvironment("production")(app))
+  const handler = HttpApp.toWebHandlerRuntime(Runtime.provideService(await runtime.runtime(), CurrentEnvironment, "production"))(app)
   production = (path, init) => handler(new Request(`http://probe.test${path}`, init))
   dispose = () => runtime.dispose()
   key = await runtime.runPromise(Effect.gen(function*() {

@@ -3,13 +3,13 @@
  * called through web handlers for the production and sandbox listeners.
  */
 import { HttpApiBuilder, HttpApp } from "@effect/platform"
-import { ConfigProvider, Effect, Layer, ManagedRuntime, Redacted } from "effect"
+import { ConfigProvider, Effect, Layer, ManagedRuntime, Redacted, Runtime } from "effect"
 import { Accounts, type CreatedKey } from "../../src/accounts/Accounts.js"
 import type { PlanId } from "../../src/accounts/Domain.js"
-import { HttpStackLive, withEnvironment } from "../../src/Http.js"
+import { HttpStackLive } from "../../src/Http.js"
 import { AppConfig } from "../../src/platform/Config.js"
 import { type DatabaseTimeouts, pgClientLayer } from "../../src/platform/Database.js"
-import type { Environment } from "../../src/platform/RequestContext.js"
+import { CurrentEnvironment, type Environment } from "../../src/platform/RequestContext.js"
 import type { ManualClock } from "./ManualClock.js"
 import { freshDatabase } from "./Postgres.js"
 
@@ -49,7 +49,8 @@ export const makeTestApp = async (options: TestAppOptions = {}) => {
   const app = await runtime.runPromise(HttpApiBuilder.httpApp)
   const rt = await runtime.runtime()
   const handlerFor = (environment: Environment): Call => {
-    const handler = HttpApp.toWebHandlerRuntime(rt)(withEnvironment(environment)(app))
+    // as each listener does: the environment in the runtime the requests run on
+    const handler = HttpApp.toWebHandlerRuntime(Runtime.provideService(rt, CurrentEnvironment, environment))(app)
     return (path, init) => handler(new Request(`http://vda.test${path}`, init))
   }
 

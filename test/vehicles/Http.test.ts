@@ -2,31 +2,15 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Effect } from "effect"
 import { Accounts } from "../../src/accounts/Accounts.js"
 import { Catalog } from "../../src/catalog/Catalog.js"
-import type { RegistryVehicle } from "../../src/vehicles/Records.js"
 import { VehicleStore } from "../../src/vehicles/Store.js"
 import { FIXTURE_CATALOG } from "../support/CatalogFixtures.js"
 import { ManualClock } from "../support/ManualClock.js"
+import { registryVehicle } from "../support/VehicleFixtures.js"
 import { ErrorResponse, expectShape, VehicleResponse } from "../support/SpecShapes.js"
 import { json, makeTestApp, type TestAccount, type TestApp, withKey } from "../support/TestApp.js"
 
 const clock = new ManualClock(Date.parse("2026-11-21T15:00:00Z"))
 let app: TestApp
-
-export const registryVehicle = (plate: string, overrides: Partial<RegistryVehicle> = {}): RegistryVehicle => ({
-  kind: "vehicle",
-  plate,
-  make: "VOLKSWAGEN",
-  model: "GOL TREND 1.6 TRENDLINE 5P",
-  year: 2018,
-  firstRegistered: "2018-04-10",
-  totalOwners: 2,
-  currentOwners: 1,
-  currentLocation: { city: "Rosario", province: "Santa Fe" },
-  locations: ["Córdoba, Córdoba", "Rosario, Santa Fe"],
-  sourceDate: "2026-10-28",
-  modelImage: null,
-  ...overrides
-})
 
 beforeAll(async () => {
   app = await makeTestApp({ clock })
