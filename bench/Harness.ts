@@ -102,7 +102,7 @@ export const autocannon = async (
 export const startServer = async (env: Record<string, string>, allocations: Allocations, nodeArgs: ReadonlyArray<string> = []) => {
   const child: ChildProcess = spawn(process.execPath, ["--trace-gc", ...nodeArgs, "src/start.js"], {
     cwd: ROOT,
-    env: { ...process.env, ...env, PORT: "0", SANDBOX_PORT: "0", HOST: "127.0.0.1" },
+    env: { ...process.env, ...env, PORT: "0", SANDBOX_PORT: "0", ADMIN_PORT: "0", HOST: "127.0.0.1" },
     stdio: ["ignore", "pipe", "pipe"]
   })
   let output = ""
@@ -113,8 +113,8 @@ export const startServer = async (env: Record<string, string>, allocations: Allo
   child.stderr!.on("data", (c) => (output += c))
   const deadline = Date.now() + 60_000
   for (;;) {
-    const url = /production API listening on (http:\/\/\S+)/.exec(output)?.[1]
-    const sandboxUrl = /sandbox API listening on (http:\/\/\S+)/.exec(output)?.[1]
+    const url = /production API listening on (http:\/\/[^\s"]+)/.exec(output)?.[1]
+    const sandboxUrl = /sandbox API listening on (http:\/\/[^\s"]+)/.exec(output)?.[1]
     if (url && sandboxUrl && /curl -s/.test(output)) return { child, url, sandboxUrl } // first run done: demo data imported
     if (child.exitCode !== null || Date.now() > deadline) throw new Error(`server did not start:\n${output}`)
     await new Promise((resolve) => setTimeout(resolve, 50))

@@ -17,6 +17,7 @@ import {
   HttpApiScalar,
   HttpApp,
   HttpIncomingMessage,
+  HttpMiddleware,
   HttpServerError,
   HttpServerRequest,
   HttpServerResponse
@@ -52,9 +53,11 @@ import { AppConfig } from "./platform/Config.js"
 import { isUnavailable } from "./platform/Database.js"
 import * as Errors from "./platform/Errors.js"
 import { HealthHttpLive } from "./platform/HealthHttp.js"
+import { noteAccount, noteRequestId, withRequestSpan } from "./platform/HttpObservation.js"
 import { ulid } from "./platform/Ids.js"
 import { WebhooksHttpLive } from "./webhooks/Http.js"
 import { WebhookDeliveries } from "./webhooks/Deliveries.js"
+import { DeliveryBacklogLive } from "./webhooks/Metrics.js"
 import { DeliveriesRetentionLive } from "./webhooks/Retention.js"
 import { MeteringRetentionLive } from "./metering/Retention.js"
 import { WebhooksRepo } from "./webhooks/Repo.js"
@@ -130,6 +133,9 @@ const routesOf = (api: HttpApi.HttpApi.Any) => {
   return routes
 }
 
+/** The route template of a request URL, for metrics, traces and the access log. */
+export const routeOfUrl = RequestInput.makeRouteResolver(routesOf(Api))
+
 /** A refusal of the input layer, as the response (or the contract error) it becomes. */
 const refuse = (request: HttpServerRequest.HttpServerRequest, refusal: RequestInput.Refusal) => {
   switch (refusal.status) {
@@ -186,6 +192,7 @@ export const makeRequestPipeline = <Id extends string, Groups extends HttpApiGro
         })
       )
       rateLimitHeaders(admitted, headers)
+      noteAccount(request.source, admitted.principal.accountId)
       return admitted.principal
     })
 
@@ -195,11 +202,15 @@ export const makeRequestPipeline = <Id extends string, Groups extends HttpApiGro
         const requestId = saneRequestId(request.headers["x-request-id"]) ?? `req_${yield* ulid}`
         // headers every response of this request carries, filled in as the request advances
         const headers: Record<string, string> = { "x-request-id": requestId }
+        noteRequestId(request.source, requestId)
         yield* setHeaders(headers)
         const version = versionOf(request.url)
         const routed = version !== undefined
           ? Effect.flatMap(admit(request, headers), (principal) =>
-            Effect.provideService(checked(app), AdmittedPrincipal, Option.some(principal)))
+            checked(app).pipe(
+              Effect.provideService(AdmittedPrincipal, Option.some(principal)),
+              Effect.annotateLogs("accountId", principal.accountId)
+            ))
           : checked(app)
         const answered = routed.pipe(Effect.catchAllCause((cause) => normalizeFailure(request, cause)))
         return yield* (version === "v1"
@@ -207,7 +218,8 @@ export const makeRequestPipeline = <Id extends string, Groups extends HttpApiGro
           : answered).pipe(
           HttpIncomingMessage.withMaxBodySize(Option.some(FileSystem.Size(requestBody.maxBytes))),
           Effect.provideService(RequestId, requestId),
-          Effect.annotateLogs("requestId", requestId)
+          Effect.annotateLogs("requestId", requestId),
+          withRequestSpan(request.source)
         )
       })
   })
@@ -251,7 +263,8 @@ export const ServicesLive = Layer.mergeAll(
   Catalog.Default,
   ModuleRegistry.Default,
   Operations.Default,
-  Webhooks.Default
+  Webhooks.Default,
+  DeliveryBacklogLive
 ).pipe(
   Layer.provideMerge(SystemResolverLive),
   Layer.provideMerge(WorkflowEngineLive),
@@ -287,4 +300,7 @@ export const HttpStackLive = AppLive.pipe(
  * context).
  */
 export const forListener = (environment: Environment) => <A, E, R>(makeHandler: Effect.Effect<A, E, R>) =>
-  Effect.provideService(makeHandler, CurrentEnvironment, environment)
+  Effect.provideService(makeHandler, CurrentEnvironment, environment).pipe(
+    // requests are traced by the listener's observation (HttpObservation), under their route template
+    Effect.locally(HttpMiddleware.currentTracerDisabledWhen, () => true)
+  )

@@ -24,13 +24,12 @@ import * as Errors from "../platform/Errors.js"
 import { ulidAt } from "../platform/Ids.js"
 import { type Environment, RequestId, saneRequestId } from "../platform/RequestContext.js"
 import { hasBody } from "../platform/RequestInput.js"
+import { type NodeHandler, noteAccount, noteRequestId, withRequestSpan } from "../platform/HttpObservation.js"
 import { V1BasicVehicle } from "../v1/Api.js"
 import { VehicleQueryParams, VehicleResponse } from "../vehicles/Api.js"
 import { VehicleQuery } from "../vehicles/VehicleQuery.js"
 import { Operation } from "../operations/Api.js"
 import { Operations } from "../operations/Operations.js"
-
-export type NodeHandler = (request: IncomingMessage, response: ServerResponse) => void
 
 type Route =
   | { readonly _tag: "Vehicle"; readonly version: ApiVersion; readonly plate: string; readonly params: VehicleQueryParams }
@@ -160,9 +159,16 @@ export class Lane extends Effect.Service<Lane>()("vda/Lane", {
         ))
 
     /** The vehicle query, charged with its admission in one round trip. */
-    const serveVehicle = (environment: Environment, route: Route & { _tag: "Vehicle" }, keyHash: string, requestId: string) => {
+    const serveVehicle = (
+      environment: Environment,
+      route: Route & { _tag: "Vehicle" },
+      keyHash: string,
+      requestId: string,
+      source: IncomingMessage
+    ) => {
       const expected = admission.knownAccount(keyHash)
       if (expected === undefined || expected.principal.environment !== environment) return Effect.succeed(PASS_ON)
+      noteAccount(source, expected.principal.accountId)
       const headers: Record<string, string> = { "x-request-id": requestId }
       // refusals of the query itself are left to HttpApi, which admits first, as the contract orders
       return Effect.matchEffect(query.prepare(expected.principal, route.plate, route.params, route.version, requestId), {
@@ -194,7 +200,7 @@ export class Lane extends Effect.Service<Lane>()("vda/Lane", {
     }
 
     /** An operation poll: admitted, then read; anything but the operation is left to HttpApi, admitted. */
-    const serveOperation = (environment: Environment, id: string, keyHash: string, requestId: string) =>
+    const serveOperation = (environment: Environment, id: string, keyHash: string, requestId: string, source: IncomingMessage) =>
       Effect.gen(function*() {
         const result = yield* Effect.either(admission.admitKeyHash(keyHash, environment))
         const headers: Record<string, string> = { "x-request-id": requestId }
@@ -203,15 +209,18 @@ export class Lane extends Effect.Service<Lane>()("vda/Lane", {
           return refusal(yield* tooMany(result.left, requestId), "v2", headers)
         }
         const admitted = result.right
+        noteAccount(source, admitted.principal.accountId)
         const read = yield* Effect.exit(Effect.map(operations.get(admitted.principal, id), (operation) =>
           json(200, rateLimitHeaders(admitted, headers), encodeOperation(operation))))
         return Exit.isSuccess(read) ? read.value : { _tag: "PassOn", admitted } satisfies Outcome
       })
 
-    const serve = (environment: Environment, route: Route, keyHash: string, requestId: string) =>
-      route._tag === "Vehicle"
-        ? serveVehicle(environment, route, keyHash, requestId)
-        : serveOperation(environment, route.id, keyHash, requestId)
+    const serve = (environment: Environment, route: Route, keyHash: string, requestId: string, source: IncomingMessage) => {
+      noteRequestId(source, requestId)
+      return route._tag === "Vehicle"
+        ? serveVehicle(environment, route, keyHash, requestId, source)
+        : serveOperation(environment, route.id, keyHash, requestId, source)
+    }
 
     const requestIdOf = (header: string | undefined) =>
       Effect.map(Clock.currentTimeMillis, (now) => saneRequestId(header) ?? `req_${ulidAt(now)}`)
@@ -226,7 +235,7 @@ export class Lane extends Effect.Service<Lane>()("vda/Lane", {
             const keyHash = route === undefined ? undefined : keyHashOf(headerOf(request, "x-api-key"))
             if (route === undefined || keyHash === undefined || Either.isLeft(keyHash)) return next(request, response)
             const served = Effect.flatMap(requestIdOf(headerOf(request, "x-request-id")), (requestId) =>
-              serve(environment, route, keyHash.right, requestId))
+              serve(environment, route, keyHash.right, requestId, request)).pipe(withRequestSpan(request))
             run(served, {
               onExit: (exit) => {
                 if (Exit.isFailure(exit)) return next(request, response)

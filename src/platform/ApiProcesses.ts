@@ -18,6 +18,14 @@ const isListening = (message: unknown): message is Listening =>
 
 export const isApiWorker = Cluster.isWorker
 
+const INDEX_VARIABLE = "VDA_API_PROCESS_INDEX"
+
+/**
+ * This process's place among the API processes (0 for a single process), kept by a replacement:
+ * what keeps a per-process port (the admin listener's) stable.
+ */
+export const apiProcessIndex = (): number => Number(process.env[INDEX_VARIABLE] ?? 0) || 0
+
 /** In a worker: tells the primary the listeners are open. */
 export const reportListening = (urls: ReadonlyArray<string>) =>
   Effect.sync(() => {
@@ -46,8 +54,8 @@ export const startApiProcesses = (count: number, env: Record<string, string>, gr
     const workers = new Set<Worker>()
     let stopping = false
 
-    const fork = (listening?: Deferred.Deferred<ReadonlyArray<string>, Error>) => {
-      const worker = Cluster.fork(env)
+    const fork = (index: number, listening?: Deferred.Deferred<ReadonlyArray<string>, Error>) => {
+      const worker = Cluster.fork({ ...env, [INDEX_VARIABLE]: String(index) })
       let listened = false
       workers.add(worker)
       worker.on("message", (message: unknown) => {
@@ -65,7 +73,7 @@ export const startApiProcesses = (count: number, env: Record<string, string>, gr
           return
         }
         log(`API process ${worker.process.pid} exited (${how}); starting another`)
-        fork()
+        fork(index)
       })
     }
 
@@ -76,10 +84,10 @@ export const startApiProcesses = (count: number, env: Record<string, string>, gr
       })
     )
 
-    const started = yield* Effect.forEach(Array.from({ length: count }), () =>
+    const started = yield* Effect.forEach(Array.from({ length: count }), (_, index) =>
       Effect.gen(function*() {
         const listening = yield* Deferred.make<ReadonlyArray<string>, Error>()
-        fork(listening)
+        fork(index, listening)
         return listening
       }))
     const urls = yield* Effect.orDie(Effect.forEach(started, Deferred.await))

@@ -80,7 +80,9 @@ const temporal = Effect.gen(function*() {
       shutdownGraceMs: yield* milliseconds("TEMPORAL_WORKER_SHUTDOWN_GRACE_MS", 30_000),
       registerSearchAttributes: yield* Config.boolean("TEMPORAL_REGISTER_SEARCH_ATTRIBUTES").pipe(Config.withDefault(true)),
       adminHost: yield* Config.string("WORKER_ADMIN_HOST").pipe(Config.withDefault("127.0.0.1")),
-      adminPort: yield* optionalPort("WORKER_ADMIN_PORT")
+      adminPort: yield* optionalPort("WORKER_ADMIN_PORT"),
+      /** The Temporal SDK's own metrics (Prometheus), on WORKER_ADMIN_HOST. */
+      sdkMetricsPort: yield* optionalPort("WORKER_SDK_METRICS_PORT")
     },
     codecServer: {
       host: yield* Config.string("CODEC_SERVER_HOST").pipe(Config.withDefault("127.0.0.1")),
@@ -93,6 +95,24 @@ const temporal = Effect.gen(function*() {
     }
   }
 })
+
+/** `json` (one JSON object per line) or `pretty`; by default pretty on a terminal, JSON otherwise. */
+const logFormat = Config.literal("json", "pretty")("LOG_FORMAT").pipe(
+  Config.withDefault(process.stdout.isTTY ? "pretty" as const : "json" as const)
+)
+
+/** Traces, metrics and the admin listener: what the people who run the service watch it with. */
+const telemetry = Config.all({
+    /** OTLP/HTTP base address (traces go to `<endpoint>/v1/traces`); unset: no tracing at all. */
+    otlpEndpoint: optionalUrl("OTEL_EXPORTER_OTLP_ENDPOINT"),
+    /** Unset: each process names itself (`vehicle-data-api`, `vehicle-data-worker`). */
+    serviceName: optionalString("OTEL_SERVICE_NAME"),
+    /** The admin listener (`/metrics`): never one of the public ports, loopback by default. */
+    adminHost: Config.string("ADMIN_HOST").pipe(Config.withDefault("127.0.0.1")),
+    adminPort: port("ADMIN_PORT", 9464)
+  })
+
+export type TelemetryConfig = Config.Config.Success<typeof telemetry>
 
 const logLevel = Config.string("LOG_LEVEL").pipe(
   Config.withDefault("info"),
@@ -137,6 +157,8 @@ export class AppConfig extends Effect.Service<AppConfig>()("vda/AppConfig", {
         acquireMs: yield* positiveInt("DB_ACQUIRE_TIMEOUT_MS", 2_000)
       },
       logLevel: yield* logLevel,
+      logFormat: yield* logFormat,
+      telemetry: yield* telemetry,
       vehicleUpstreamUrl: yield* optionalUrl("VEHICLE_UPSTREAM_URL"),
       moduleUpstreamUrls: {
         fines: yield* optionalUrl("FINES_UPSTREAM_URL"),

@@ -47,6 +47,34 @@ export const makeRouteTable = (routes: ReadonlyArray<RouteTemplate>) => {
     [...new Set(compiled.filter((route) => route.pattern.test(path)).map((route) => route.method))]
 }
 
+/** What metrics, traces and the access log call a route: its template with `{param}`s. */
+export const UNMATCHED_ROUTE = "unmatched"
+
+/**
+ * The template a request's path matches (`/v2/vehicles/{plate}`), whatever its method, or
+ * UNMATCHED_ROUTE: the label stays one of a known few whatever clients send.
+ */
+export const makeRouteResolver = (routes: ReadonlyArray<RouteTemplate>) => {
+  const literal = new Map<string, string>()
+  const parameterised: Array<{ readonly pattern: RegExp; readonly template: string }> = []
+  for (const route of routes) {
+    const template = route.path.split("/").map((s) => s.startsWith(":") ? `{${s.slice(1)}}` : s).join("/")
+    if (route.path.includes(":")) {
+      parameterised.push({ pattern: new RegExp(`^${route.path.split("/").map(segmentPattern).join("/")}$`), template })
+    } else {
+      literal.set(route.path, template)
+    }
+  }
+  return (url: string): string => {
+    const query = url.indexOf("?")
+    const path = query === -1 ? url : url.slice(0, query)
+    const known = literal.get(path)
+    if (known !== undefined) return known
+    for (const route of parameterised) if (route.pattern.test(path)) return route.template
+    return UNMATCHED_ROUTE
+  }
+}
+
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
 
 const hasForbiddenCharacter = (text: string) => text.includes("\u0000") || LONE_SURROGATE.test(text)

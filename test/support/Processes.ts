@@ -17,7 +17,10 @@ afterAll(() => {
 /** Environment for a child: ours minus anything that would point it elsewhere. */
 const childEnv = (env: Record<string, string>) => {
   const base = { ...process.env }
-  for (const name of ["DATABASE_URL", "DATA_DIR", "PORT", "SANDBOX_PORT", "LOG_LEVEL", "WORKFLOW_ENGINE"]) delete base[name]
+  for (const name of [
+    "DATABASE_URL", "DATA_DIR", "PORT", "SANDBOX_PORT", "ADMIN_PORT", "LOG_LEVEL", "LOG_FORMAT", "WORKFLOW_ENGINE",
+    "OTEL_EXPORTER_OTLP_ENDPOINT"
+  ]) delete base[name]
   return { ...base, ...env }
 }
 
@@ -88,9 +91,9 @@ const startProcess = async <A>(
 
 /** Spawns `npm start`'s entry (`node src/start.js`) and resolves once both listeners are open. */
 export const startServer = async (env: Record<string, string>): Promise<ServerProcess> => {
-  const server = await startProcess("src/start.js", { PORT: "0", SANDBOX_PORT: "0", HOST: "127.0.0.1", ...env }, "the server to listen", (output) => {
-    const production = /production API listening on (http:\/\/\S+)/.exec(output)?.[1]
-    const sandbox = /sandbox API listening on (http:\/\/\S+)/.exec(output)?.[1]
+  const server = await startProcess("src/start.js", { PORT: "0", SANDBOX_PORT: "0", ADMIN_PORT: "0", HOST: "127.0.0.1", ...env }, "the server to listen", (output) => {
+    const production = /production API listening on (http:\/\/[^\s"]+)/.exec(output)?.[1]
+    const sandbox = /sandbox API listening on (http:\/\/[^\s"]+)/.exec(output)?.[1]
     return production && sandbox ? { production, sandbox } : undefined
   })
   return { ...server, productionUrl: server.ready.production, sandboxUrl: server.ready.sandbox }

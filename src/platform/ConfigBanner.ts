@@ -1,0 +1,54 @@
+/**
+ * The start-up banner: the effective configuration, one `name=value` field per setting, so an
+ * operator sees what the process actually runs with. Secrets are masked (`Redacted` values show
+ * as set or unset, a database URL without its password).
+ */
+import { Option, Redacted } from "effect"
+
+const MASKED = "<redacted>"
+
+/** A connection URL with its password masked; anything unparseable masked whole. */
+export const maskUrl = (url: string): string => {
+  try {
+    const parsed = new URL(url)
+    if (parsed.password !== "") parsed.password = "***"
+    return parsed.toString()
+  } catch {
+    return MASKED
+  }
+}
+
+const show = (value: unknown, name: string): string | number | boolean | undefined => {
+  if (Redacted.isRedacted(value)) {
+    return name === "databaseUrl" ? maskUrl(Redacted.value(value as Redacted.Redacted<string>)) : MASKED
+  }
+  if (typeof value === "string" || typeof value === "number" || typeof value === "boolean") return value
+  if (Array.isArray(value)) return value.join(",")
+  if (value === null || value === undefined) return undefined
+  return undefined
+}
+
+/** Every leaf of `config` as a dotted name and a printable (masked) value. */
+export const describeConfig = (config: object): Record<string, string | number | boolean> => {
+  const fields: Record<string, string | number | boolean> = {}
+  const walk = (value: unknown, path: ReadonlyArray<string>) => {
+    const name = path[path.length - 1] ?? ""
+    if (Option.isOption(value)) {
+      if (Option.isNone(value)) fields[path.join(".")] = "unset"
+      else walk(value.value, path)
+      return
+    }
+    if (typeof value === "object" && value !== null && !Array.isArray(value) && !Redacted.isRedacted(value)) {
+      if ("_tag" in value && "label" in value) { // a LogLevel
+        fields[path.join(".")] = String((value as { label: string }).label).toLowerCase()
+        return
+      }
+      for (const [key, inner] of Object.entries(value)) walk(inner, [...path, key])
+      return
+    }
+    const shown = show(value, name)
+    if (shown !== undefined) fields[path.join(".")] = shown
+  }
+  walk(config, [])
+  return fields
+}

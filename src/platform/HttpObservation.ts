@@ -1,0 +1,148 @@
+/**
+ * Every request a listener takes, observed once at the Node level, whichever path serves it (the
+ * lane or HttpApi): its count and duration by route template and status, its access-log line,
+ * and, with tracing on, its server span, which the request's Effect program continues
+ * (`withRequestSpan`). The route is the contract's template (`/v2/vehicles/{plate}`), so neither
+ * a metric label, a span name nor a log line ever holds a plate.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http"
+import { performance } from "node:perf_hooks"
+import * as OtelTracer from "@effect/opentelemetry/Tracer"
+import * as Otel from "@opentelemetry/api"
+import { type Headers, HttpTraceContext } from "@effect/platform"
+import { type Effect, Metric, MetricBoundaries, MetricLabel, Option } from "effect"
+import type { AccessLog } from "./Logging.js"
+import type { Environment } from "./RequestContext.js"
+import { durationBuckets } from "./Telemetry.js"
+
+export type NodeHandler = (request: IncomingMessage, response: ServerResponse) => void
+
+/** What the serving path learns about a request that its observation reports. */
+interface Observed {
+  requestId: string | undefined
+  accountId: string | undefined
+  readonly span: Otel.Span | undefined
+}
+
+const OBSERVED = Symbol("vda/observed")
+
+const observedOf = (source: unknown): Observed | undefined =>
+  typeof source === "object" && source !== null ? (source as { [OBSERVED]?: Observed })[OBSERVED] : undefined
+
+/** The request id a request is answered with. */
+export const noteRequestId = (source: unknown, requestId: string) => {
+  const observed = observedOf(source)
+  if (observed !== undefined) observed.requestId = requestId
+}
+
+/** The account a request was admitted for (`source` is the server's own request object). */
+export const noteAccount = (source: unknown, accountId: string) => {
+  const observed = observedOf(source)
+  if (observed !== undefined) observed.accountId = accountId
+}
+
+/** Runs a request's program under its server span, when it has one (tracing on). */
+export const withRequestSpan = (source: unknown) => <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => {
+  const span = observedOf(source)?.span
+  return span === undefined ? effect : OtelTracer.withSpanContext(effect, span.spanContext()) as Effect.Effect<A, E, R>
+}
+
+const requests = Metric.counter("vda_http_requests", {
+  description: "Requests answered, by listener environment, method, route template and status",
+  incremental: true
+})
+
+const durations = Metric.histogram(
+  "vda_http_request_duration_seconds",
+  MetricBoundaries.fromIterable(durationBuckets),
+  "Time from a request's arrival to the end of its answer, by environment, method, route template and status"
+)
+
+/** A request its client gave up on before the answer was complete (nginx's convention). */
+const CLIENT_CLOSED = 499
+
+export interface ObserverOptions {
+  readonly environment: Environment
+  /** The route template of a request URL (RequestInput.makeRouteResolver). */
+  readonly routeOf: (url: string) => string
+  readonly tracer: Option.Option<Otel.Tracer>
+  readonly accessLog: AccessLog
+}
+
+const parentContextOf = (request: IncomingMessage): Otel.Context => {
+  const parent = HttpTraceContext.fromHeaders(request.headers as unknown as Headers.Headers)
+  if (Option.isNone(parent)) return Otel.ROOT_CONTEXT
+  return Otel.trace.setSpanContext(Otel.ROOT_CONTEXT, {
+    traceId: parent.value.traceId,
+    spanId: parent.value.spanId,
+    traceFlags: parent.value.sampled ? Otel.TraceFlags.SAMPLED : Otel.TraceFlags.NONE,
+    isRemote: true
+  })
+}
+
+/** Puts `next` behind the observation of the listener of `options.environment`. */
+export const makeObserver = (options: ObserverOptions) => {
+  const tracer = Option.getOrUndefined(options.tracer)
+  const { accessLog, environment, routeOf } = options
+  // one label set per method, route and status: counting a request allocates nothing
+  const labels = new Map<string, ReadonlyArray<MetricLabel.MetricLabel>>()
+  const labelsOf = (method: string, route: string, status: number) => {
+    const key = `${method} ${route} ${status}`
+    let tags = labels.get(key)
+    if (tags === undefined) {
+      tags = [
+        MetricLabel.make("environment", environment),
+        MetricLabel.make("method", method),
+        MetricLabel.make("route", route),
+        MetricLabel.make("status", String(status))
+      ]
+      labels.set(key, tags)
+    }
+    return tags
+  }
+
+  return (next: NodeHandler): NodeHandler => (request, response) => {
+    const started = performance.now()
+    const method = request.method ?? "GET"
+    const route = routeOf(request.url ?? "/")
+    const span = tracer?.startSpan(`${method} ${route}`, {
+      kind: Otel.SpanKind.SERVER,
+      attributes: { "http.request.method": method, "http.route": route, "vda.environment": environment }
+    }, parentContextOf(request))
+    const observed: Observed = { requestId: undefined, accountId: undefined, span }
+    // what the socket sent for this answer, head and body (one answer at a time per connection)
+    const socket = request.socket
+    const bytesBefore = socket.bytesWritten
+    ;(request as unknown as { [OBSERVED]: Observed })[OBSERVED] = observed
+
+    response.once("close", () => {
+      const status = response.writableFinished ? response.statusCode : CLIENT_CLOSED
+      const seconds = (performance.now() - started) / 1000
+      const tags = labelsOf(method, route, status)
+      requests.unsafeUpdate(1, tags)
+      durations.unsafeUpdate(seconds, tags)
+      const requestId = observed.requestId
+      if (span !== undefined) {
+        span.setAttribute("http.response.status_code", status)
+        if (observed.accountId !== undefined) span.setAttribute("vda.account_id", observed.accountId)
+        if (requestId !== undefined) span.setAttribute("vda.request_id", requestId)
+        if (status >= 500) span.setStatus({ code: Otel.SpanStatusCode.ERROR })
+        span.end()
+      }
+      if (accessLog.enabled) {
+        accessLog.write("request", {
+          method,
+          route,
+          status,
+          durationMs: Math.round(seconds * 10_000) / 10,
+          bytes: socket.bytesWritten - bytesBefore,
+          environment,
+          requestId,
+          accountId: observed.accountId,
+          traceId: span?.spanContext().traceId
+        })
+      }
+    })
+    next(request, response)
+  }
+}

@@ -1,0 +1,82 @@
+/**
+ * Log lines, as LOG_FORMAT says: `json` (one object per line, for collectors) or `pretty` (for a
+ * terminal). Every line carries what applies of the request id, trace and span ids, account id
+ * and operation id: the request pipeline and the engines put them in the log annotations, and the
+ * trace comes from the current span. The access log (`HttpObservation`) writes through the same
+ * formatter, so every line of the process has one shape.
+ *
+ * Never pass a key, a secret, a full plate or a request body to a log: nothing here can tell them
+ * apart from other text.
+ */
+import { Cause, Context, Effect, FiberRef, FiberRefs, HashMap, Layer, Logger, LogLevel, Tracer } from "effect"
+import { AppConfig } from "./Config.js"
+
+export type LogFormat = "json" | "pretty"
+
+export type LogFields = Readonly<Record<string, string | number | boolean | undefined>>
+
+/** Formats one line; the level is Effect's label (`INFO`, `WARN`…). */
+export const formatLine = (format: LogFormat, date: Date, level: string, message: string, fields: LogFields): string => {
+  if (format === "json") {
+    const line: Record<string, unknown> = { timestamp: date.toISOString(), level: level.toLowerCase(), message }
+    for (const name in fields) if (fields[name] !== undefined && !(name in line)) line[name] = fields[name]
+    return JSON.stringify(line)
+  }
+  let text = `${date.toISOString()} ${level.padEnd(5)} ${message}`
+  for (const name in fields) {
+    const value = fields[name]
+    if (value === undefined) continue
+    const shown = String(value)
+    text += ` ${name}=${/[\s"=]/.test(shown) ? JSON.stringify(shown) : shown}`
+  }
+  return text
+}
+
+const messageOf = (message: unknown): string => {
+  const parts = Array.isArray(message) ? message : [message]
+  return parts.map((part) => typeof part === "string" ? part : part instanceof Error ? part.message : JSON.stringify(part)).join(" ")
+}
+
+/** The trace and span ids of the current span, when tracing is on (a no-op span has none). */
+export const traceFieldsOf = (context: Context.Context<never>): { traceId?: string; spanId?: string } => {
+  const span = Context.getOption(context, Tracer.ParentSpan)
+  if (span._tag === "None" || span.value.traceId.length !== 32) return {}
+  return { traceId: span.value.traceId, spanId: span.value.spanId }
+}
+
+const makeLogger = (format: LogFormat, write: (line: string) => void) =>
+  Logger.make(({ annotations, cause, context, date, logLevel, message }) => {
+    const fields: Record<string, string | number | boolean | undefined> = {
+      ...traceFieldsOf(FiberRefs.getOrDefault(context, FiberRef.currentContext))
+    }
+    // annotations in name order: a line reads the same every time
+    for (const [name, value] of HashMap.toEntries(annotations).sort(([a], [b]) => a < b ? -1 : 1)) {
+      fields[name] = typeof value === "string" || typeof value === "number" || typeof value === "boolean"
+        ? value
+        : JSON.stringify(value)
+    }
+    if (!Cause.isEmpty(cause)) fields.cause = Cause.pretty(cause, { renderErrorCause: true })
+    write(formatLine(format, date, logLevel.label, messageOf(message), fields))
+  })
+
+/** Writes lines to standard output; swapped in tests to read what was logged. */
+export type LineSink = (line: string) => void
+
+const stdout: LineSink = (line) => void process.stdout.write(line + "\n")
+
+/** An access-log writer: the same format and sink as the logger, without a fiber. */
+export interface AccessLog {
+  readonly enabled: boolean
+  readonly write: (message: string, fields: LogFields) => void
+}
+
+export const makeAccessLog = (format: LogFormat, minimum: LogLevel.LogLevel, sink: LineSink = stdout): AccessLog => ({
+  enabled: LogLevel.lessThanEqual(minimum, LogLevel.Info),
+  write: (message, fields) => sink(formatLine(format, new Date(), "INFO", message, fields))
+})
+
+export const loggerLayer = (format: LogFormat, minimum: LogLevel.LogLevel, sink: LineSink = stdout) =>
+  Layer.merge(Logger.replace(Logger.defaultLogger, makeLogger(format, sink)), Logger.minimumLogLevel(minimum))
+
+/** The logger AppConfig asks for. */
+export const LoggingLive = Layer.unwrapEffect(Effect.map(AppConfig, (config) => loggerLayer(config.logFormat, config.logLevel)))

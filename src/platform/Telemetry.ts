@@ -1,0 +1,124 @@
+/**
+ * Traces and metrics, for the API and the worker alike.
+ *
+ * - Tracing is on only when OTEL_EXPORTER_OTLP_ENDPOINT is set (or a test gives a span
+ *   processor). Otherwise Effect's tracer is disabled, so the spans written in the code cost a
+ *   no-op and nothing is exported.
+ * - Metrics are Effect `Metric`s, always kept, read by a Prometheus reader that the admin
+ *   listener serves (`AdminServer`). Gauges that mirror a state (the pool, the event loop, the
+ *   oldest pending delivery) are refreshed just before each scrape (`onScrape`).
+ */
+import * as OtelMetrics from "@effect/opentelemetry/Metrics"
+import * as NodeSdk from "@effect/opentelemetry/NodeSdk"
+import * as OtelResource from "@effect/opentelemetry/Resource"
+import * as OtelTracer from "@effect/opentelemetry/Tracer"
+import type * as Otel from "@opentelemetry/api"
+import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http"
+import { PrometheusExporter } from "@opentelemetry/exporter-prometheus"
+import { BatchSpanProcessor, type SpanProcessor } from "@opentelemetry/sdk-trace-base"
+import { Context, Effect, Layer, Metric, MetricLabel, Option } from "effect"
+import { monitorEventLoopDelay } from "node:perf_hooks"
+import { AppConfig, type TelemetryConfig } from "./Config.js"
+
+/** The Prometheus reader of this process's metrics. */
+export class MetricsReader extends Context.Tag("vda/MetricsReader")<MetricsReader, PrometheusExporter>() {}
+
+/** The OpenTelemetry tracer requests are traced with; none when tracing is off. */
+export class RequestTracer extends Context.Reference<RequestTracer>()("vda/RequestTracer", {
+  defaultValue: (): Option.Option<Otel.Tracer> => Option.none()
+}) {}
+
+type Refresh = () => void | Promise<void>
+const refreshers = new Set<Refresh>()
+
+/** Runs `refresh` before every scrape until the returned function is called. */
+export const onScrape = (refresh: Refresh) => {
+  refreshers.add(refresh)
+  return () => void refreshers.delete(refresh)
+}
+
+/** Brings every state-mirroring gauge up to date; a refresher that fails leaves its gauge as it was. */
+export const refreshGauges = async () => {
+  await Promise.all([...refreshers].map(async (refresh) => {
+    try {
+      await refresh()
+    } catch {
+      // the gauge keeps its last value: a scrape never fails because one source could not answer
+    }
+  }))
+}
+
+/** A counter whose label sets are built once each, so counting on a hot path allocates nothing. */
+export const labelled = <In, Out>(metric: Metric.Metric<any, In, Out>) => {
+  const labels = new Map<string, ReadonlyArray<MetricLabel.MetricLabel>>()
+  return (input: In, ...values: ReadonlyArray<readonly [string, string]>) => {
+    const key = values.map(([k, v]) => `${k}=${v}`).join(",")
+    let tags = labels.get(key)
+    if (tags === undefined) {
+      tags = values.map(([k, v]) => MetricLabel.make(k, v))
+      labels.set(key, tags)
+    }
+    metric.unsafeUpdate(input, tags)
+  }
+}
+
+/** Seconds, from 1 ms to 30 s: request, operation and delivery durations. */
+export const durationBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
+
+const eventLoopLag = Metric.gauge("vda_event_loop_lag_seconds", {
+  description: "The event loop's delay, 99th percentile since the last scrape"
+})
+
+/** The event loop's lag, sampled continuously and read at each scrape. */
+const EventLoopLagLive = Layer.scopedDiscard(Effect.acquireRelease(
+  Effect.sync(() => {
+    const histogram = monitorEventLoopDelay({ resolution: 10 })
+    histogram.enable()
+    const unregister = onScrape(() => {
+      eventLoopLag.unsafeUpdate(histogram.count > 0 ? histogram.percentile(99) / 1e9 : 0, [])
+      histogram.reset()
+    })
+    return () => {
+      unregister()
+      histogram.disable()
+    }
+  }),
+  (stop) => Effect.sync(stop)
+))
+
+export interface TelemetryOptions {
+  /** The service's name in traces unless OTEL_SERVICE_NAME says otherwise. */
+  readonly serviceName: string
+  /** Spans go here instead of to OTLP (tests). */
+  readonly spanProcessor?: SpanProcessor
+}
+
+const spanProcessorOf = (config: TelemetryConfig, options: TelemetryOptions): Option.Option<SpanProcessor> =>
+  options.spanProcessor !== undefined
+    ? Option.some(options.spanProcessor)
+    : Option.map(config.otlpEndpoint, (endpoint) =>
+      new BatchSpanProcessor(new OTLPTraceExporter({ url: `${endpoint.replace(/\/+$/, "")}/v1/traces` })))
+
+/**
+ * The process's telemetry: the metrics reader, the event-loop lag, and tracing when configured.
+ * Provides `MetricsReader` and, with tracing, `RequestTracer` and Effect's tracer.
+ */
+export const TelemetryLive = (options: TelemetryOptions) =>
+  Layer.unwrapEffect(Effect.map(AppConfig, (config) => {
+    const reader = new PrometheusExporter({ preventServerStart: true })
+    const processor = spanProcessorOf(config.telemetry, options)
+    const resource = OtelResource.layer({
+      serviceName: Option.getOrElse(config.telemetry.serviceName, () => options.serviceName),
+      serviceVersion: process.env.npm_package_version ?? "0.1.0"
+    })
+    const metrics = OtelMetrics.layer(() => reader)
+    const tracing = Option.match(processor, {
+      onNone: () => Layer.setTracerEnabled(false),
+      onSome: (processor) =>
+        Layer.effectContext(Effect.map(OtelTracer.OtelTracer, (tracer) => Context.make(RequestTracer, Option.some(tracer)))).pipe(
+          Layer.provideMerge(OtelTracer.layer),
+          Layer.provide(NodeSdk.layerTracerProvider(processor))
+        )
+    })
+    return Layer.mergeAll(Layer.succeed(MetricsReader, reader), EventLoopLagLive, metrics, tracing).pipe(Layer.provide(resource))
+  }))
