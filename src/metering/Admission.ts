@@ -15,6 +15,7 @@ import type { Principal } from "../accounts/Domain.js"
 import { AccountsRepo, type KeyLookupRow } from "../accounts/Repo.js"
 import * as Batcher from "../platform/Batcher.js"
 import type { Environment } from "../platform/RequestContext.js"
+import { countDecision, countRateLimited } from "./Outcomes.js"
 import { type ChargeOutcome, type Decision, decisionOf, LimitReached, type PlainConsumption } from "./Metering.js"
 import { minuteOf } from "./Periods.js"
 
@@ -133,11 +134,14 @@ export class Admission extends Effect.Service<Admission>()("vda/Admission", {
       const limit = principal.entitlements.requestsPerMinute
       const window = minuteOf(request.at)
       if (!row.admitted) {
+        countRateLimited(request.environment)
         return Either.left(new LimitReached({ meter: "requests", limit: limit ?? 0, used: row.used, resetAt: window.end }))
       }
+      const decision = request.prepared && row.charged ? decisionOf(request.prepared.consumption.charges, outcomesOf(row)) : undefined
+      if (decision !== undefined) countDecision(request.environment, decision)
       return Either.right({
         admitted: { principal, limit, remaining: limit === null ? null : Math.max(0, limit - row.used), resetAt: window.end },
-        decision: request.prepared && row.charged ? decisionOf(request.prepared.consumption.charges, outcomesOf(row)) : undefined
+        decision
       })
     }
 

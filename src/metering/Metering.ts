@@ -11,6 +11,7 @@ import { Data, Effect, Either } from "effect"
 import * as Batcher from "../platform/Batcher.js"
 import type { MeterName } from "../platform/Errors.js"
 import type { Environment } from "../platform/RequestContext.js"
+import { countDecision } from "./Outcomes.js"
 import type { Period } from "./Periods.js"
 
 export interface Charge {
@@ -127,7 +128,11 @@ export class Metering extends Effect.Service<Metering>()("vda/Metering", {
           ${pricing.map((p) => p.pricing.unitPriceCents)}::integer[],
           ${pricing.map((p) => p.pricing.included)}::integer[],
           ${dryRun})`.pipe(
-        Effect.map((rows) => decisionsOf(items, rows)),
+        Effect.map((rows) => {
+          const decisions = decisionsOf(items, rows)
+          if (!dryRun) decisions.forEach((decision, i) => countDecision(items[i]!.environment, decision))
+          return decisions
+        }),
         Effect.catchTag("SqlError", Effect.die)
       )
     }

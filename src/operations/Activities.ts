@@ -18,6 +18,18 @@ const storedOutcome = (row: ModuleRow): ModuleOutcome =>
     ? { status: "failed", data: null, error: row.error!, warnings: row.warnings }
     : { status: row.status === "partial" ? "partial" : "completed", data: row.data, error: null, warnings: row.warnings }
 
+/**
+ * An activity's span (under the workflow's, on either engine) and its logs' operation id. With
+ * tracing off the span is a no-op.
+ */
+const activity = (name: string, attributes: Record<string, string | number>) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  effect.pipe(
+    Effect.withSpan(`activity.${name}`, { attributes }),
+    Effect.annotateLogs(typeof attributes["vda.operation_id"] === "string" ? { operationId: attributes["vda.operation_id"] } : {})
+  )
+
+const ofOperation = (operationId: string, extra: Record<string, string> = {}) => ({ "vda.operation_id": operationId, ...extra })
+
 export class OperationActivities extends Effect.Service<OperationActivities>()("vda/OperationActivities", {
   effect: Effect.gen(function*() {
     const repo = yield* OperationsRepo
@@ -34,7 +46,8 @@ export class OperationActivities extends Effect.Service<OperationActivities>()("
       }))
 
     return {
-      markProcessing: (operationId: string) => Effect.flatMap(now, (at) => repo.markProcessing(operationId, at)),
+      markProcessing: (operationId: string) =>
+        Effect.flatMap(now, (at) => repo.markProcessing(operationId, at)).pipe(activity("markProcessing", ofOperation(operationId))),
 
       /** A module already recorded answers what was recorded: nothing is looked up twice. */
       fetchModule: ({ module, operationId }: { readonly operationId: string; readonly module: ModuleName }) =>
@@ -44,13 +57,18 @@ export class OperationActivities extends Effect.Service<OperationActivities>()("
           if (recorded !== undefined && isFinal(recorded.status)) return storedOutcome(recorded)
           const requested = op.input.kind === "vehicle" ? [module] : op.input.modules
           return yield* sources.fetch({ environment: op.environment, plate: op.plate, module, requested })
-        }),
+        }).pipe(activity("fetchModule", ofOperation(operationId, { "vda.module": module }))),
 
       recordModule: ({ module, operationId, outcome }: { readonly operationId: string; readonly module: ModuleName; readonly outcome: ModuleOutcome }) =>
-        Effect.flatMap(now, (at) => repo.recordModule(operationId, module, outcome, at)),
+        Effect.flatMap(now, (at) => repo.recordModule(operationId, module, outcome, at)).pipe(
+          activity("recordModule", ofOperation(operationId, { "vda.module": module, "vda.module_status": outcome.status }))
+        ),
 
       finalizeOperation: ({ operationId, status }: { readonly operationId: string; readonly status: FinalStatus }) =>
-        Effect.flatMap(now, (at) => repo.finalize(operationId, status, at)).pipe(Effect.asVoid),
+        Effect.flatMap(now, (at) => repo.finalize(operationId, status, at)).pipe(
+          Effect.asVoid,
+          activity("finalizeOperation", ofOperation(operationId, { "vda.status": status }))
+        ),
 
       searchVehicle: ({ operationId }: { readonly operationId: string }) =>
         Effect.gen(function*() {
@@ -59,24 +77,34 @@ export class OperationActivities extends Effect.Service<OperationActivities>()("
           if (op.input.kind === "report") return yield* vehicles.search(op.environment, op.plate, {}, op.id)
           if (op.input.kind !== "vehicle") return yield* Effect.die(new Error(`${operationId} has no vehicle to search`))
           return yield* vehicles.search(op.environment, op.plate, op.input.params as VehicleQueryParams, op.input.requestId)
-        }),
+        }).pipe(activity("searchVehicle", ofOperation(operationId))),
 
       finalizeVehicleSearch: ({ operationId, result }: { readonly operationId: string; readonly result: VehicleSearchResult }) =>
-        Effect.flatMap(now, (at) => repo.finalize(operationId, result.ok ? "completed" : "failed", at, result)).pipe(Effect.asVoid),
+        Effect.flatMap(now, (at) => repo.finalize(operationId, result.ok ? "completed" : "failed", at, result)).pipe(
+          Effect.asVoid,
+          activity("finalizeVehicleSearch", ofOperation(operationId))
+        ),
 
       finalizeReport: (input: { readonly operationId: string; readonly status: FinalStatus; readonly vehicle: VehicleSearchResult }) =>
-        Effect.flatMap(now, (at) => repo.finalize(input.operationId, input.status, at, input.vehicle)).pipe(Effect.asVoid),
+        Effect.flatMap(now, (at) => repo.finalize(input.operationId, input.status, at, input.vehicle)).pipe(
+          Effect.asVoid,
+          activity("finalizeReport", ofOperation(input.operationId, { "vda.status": input.status }))
+        ),
 
       /** The final operation's webhook event, recorded once; the delivery to start, if any. */
-      emitEvent: ({ operationId }: { readonly operationId: string }) => deliveries.emitForOperation(operationId),
+      emitEvent: ({ operationId }: { readonly operationId: string }) =>
+        deliveries.emitForOperation(operationId).pipe(activity("emitEvent", ofOperation(operationId))),
 
       /** Attempt number `attempt` of a delivery; fails with DeliveryFailed unless the endpoint took it. */
       attemptDelivery: (input: { readonly deliveryId: string; readonly attempt: number; readonly policy: RetryPolicy }) =>
-        deliveries.attempt(input),
+        deliveries.attempt(input).pipe(activity("attemptDelivery", { "vda.delivery_id": input.deliveryId, "vda.attempt": input.attempt })),
 
       /** A delivery whose last attempt failed inside the activity: settled `failed` (no-op once settled). */
       settleDelivery: ({ deliveryId }: { readonly deliveryId: string }) =>
-        deliveries.settle(deliveryId, "the delivery's attempts ran out").pipe(Effect.asVoid),
+        deliveries.settle(deliveryId, "the delivery's attempts ran out").pipe(
+          Effect.asVoid,
+          activity("settleDelivery", { "vda.delivery_id": deliveryId })
+        ),
 
       /**
        * An operation whose workflow is gone (terminated, timed out, reset): every module not

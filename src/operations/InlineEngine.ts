@@ -9,7 +9,7 @@
  * by Temporal.
  */
 import { randomUUID } from "node:crypto"
-import { Cause, Clock, Duration, Effect, Either, FiberMap, Layer, Option, Runtime, Schedule } from "effect"
+import { Cause, Clock, Duration, Effect, Either, FiberMap, Layer, Option, Runtime, Schedule, type Tracer } from "effect"
 import {
   type Attempted,
   type EventActivities,
@@ -26,6 +26,7 @@ import { AppConfig } from "../platform/Config.js"
 import { presence } from "../platform/Presence.js"
 import { WebhooksRepo } from "../webhooks/Repo.js"
 import { OperationActivities } from "./Activities.js"
+import { countFinding } from "./Metrics.js"
 import { OperationsRepo } from "./Repo.js"
 import {
   type DeliveryStartRequest,
@@ -87,8 +88,21 @@ export const InlineEngineLive = Layer.scoped(
     const stopping = new AbortController()
     yield* Effect.addFinalizer(() => Effect.sync(() => stopping.abort()))
 
-    const run = <A>(effect: Effect.Effect<A>) => Runtime.runPromise(runtime)(effect, { signal: stopping.signal })
-    const bookkeeping = <A, E>(effect: Effect.Effect<A, E>) => run(withRetry(BOOKKEEPING_RETRY, effect).pipe(Effect.orDie))
+    const runPromise = Runtime.runPromise(runtime)
+
+    /**
+     * How a workflow runs its activities: on the engine's runtime, under the workflow's span (so
+     * a trace goes from the request to each activity), and its bookkeeping retried.
+     */
+    const within = (workflow: Tracer.Span) => {
+      const run = <A>(effect: Effect.Effect<A>) => runPromise(Effect.withParentSpan(effect, workflow), { signal: stopping.signal })
+      const bookkeeping = <A, E>(effect: Effect.Effect<A, E>) => run(withRetry(BOOKKEEPING_RETRY, effect).pipe(Effect.orDie))
+      return { run, bookkeeping }
+    }
+
+    /** A workflow's span: a child of whatever started it (the request, or the operation's workflow). */
+    const workflowSpan = <A, E>(name: string, attributes: Record<string, string>, body: (span: Tracer.Span) => Effect.Effect<A, E>) =>
+      Effect.useSpan(`workflow.${name}`, { attributes }, body)
 
     /**
      * A delivery's attempts under the delivery policy. The attempt count and the planned time of
@@ -118,15 +132,19 @@ export const InlineEngineLive = Layer.scoped(
     }
 
     const delivery = (deliveryId: string) =>
-      Effect.tryPromise(() =>
-        runDelivery(
-          {
-            attemptDelivery: () => run(deliveryAttempts(deliveryId)),
-            settleDelivery: (input) => bookkeeping(activities.settleDelivery(input))
-          },
-          { deliveryId, retry: config.webhookRetry }
+      workflowSpan("webhook-delivery", { "vda.delivery_id": deliveryId }, (span) => {
+        const { bookkeeping, run } = within(span)
+        return Effect.tryPromise(() =>
+          runDelivery(
+            {
+              attemptDelivery: () => run(deliveryAttempts(deliveryId)),
+              settleDelivery: (input) => bookkeeping(activities.settleDelivery(input))
+            },
+            { deliveryId, retry: config.webhookRetry }
+          )
         )
-      ).pipe(
+      }).pipe(
+        Effect.annotateLogs("deliveryId", deliveryId),
         Effect.catchAll((error) =>
           stopping.signal.aborted ? Effect.void : Effect.logError(`delivery ${deliveryId} stopped`, error)
         )
@@ -142,47 +160,51 @@ export const InlineEngineLive = Layer.scoped(
           Effect.catchAllCause((cause) => Effect.logError("could not start a delivery", cause))
         )
 
-    const events: EventActivities = {
+    type Within = ReturnType<typeof within>
+
+    const events = ({ bookkeeping, run }: Within): EventActivities => ({
       emitEvent: (input) => bookkeeping(activities.emitEvent(input)),
       startDelivery: (deliveryId) => run(startDelivery(deliveryId))
-    }
+    })
 
-    const modulesActivities = (policy: RetryPolicy): ModulesActivities => ({
+    const modulesActivities = (policy: RetryPolicy, { bookkeeping, run }: Within): ModulesActivities => ({
       markProcessing: (id) => bookkeeping(activities.markProcessing(id)),
       fetchModule: (input) => run(attempted(policy, activities.fetchModule(input))),
       recordModule: (input) => bookkeeping(activities.recordModule(input)),
       finalizeOperation: (input) => bookkeeping(activities.finalizeOperation(input)),
-      ...events
+      ...events({ bookkeeping, run })
     })
 
-    const vehicleActivities = (policy: RetryPolicy): VehicleSearchActivities => ({
-      ...events,
+    const vehicleActivities = (policy: RetryPolicy, { bookkeeping, run }: Within): VehicleSearchActivities => ({
+      ...events({ bookkeeping, run }),
       markProcessing: (id) => bookkeeping(activities.markProcessing(id)),
       searchVehicle: (input) =>
         run(attempted(policy, activities.searchVehicle(input).pipe(Effect.mapError(() => ({ retryable: true }))))),
       finalizeVehicleSearch: (input) => bookkeeping(activities.finalizeVehicleSearch(input))
     })
 
-    const reportActivities = (policy: RetryPolicy): ReportActivities => ({
-      ...modulesActivities(policy),
-      searchVehicle: vehicleActivities(policy).searchVehicle,
-      finalizeReport: (input) => bookkeeping(activities.finalizeReport(input))
+    const reportActivities = (policy: RetryPolicy, bound: Within): ReportActivities => ({
+      ...modulesActivities(policy, bound),
+      searchVehicle: vehicleActivities(policy, bound).searchVehicle,
+      finalizeReport: (input) => bound.bookkeeping(activities.finalizeReport(input))
     })
 
-    const orchestrate = (request: StartRequest): Promise<unknown> => {
+    const orchestrate = (request: StartRequest, bound: Within): Promise<unknown> => {
       const settings = { operationId: request.operationId, retry: config.sourceRetry, deliveryRetry: config.webhookRetry }
       switch (request.kind) {
         case "modules":
-          return runModulesOperation(modulesActivities(config.sourceRetry), { ...settings, modules: request.modules })
+          return runModulesOperation(modulesActivities(config.sourceRetry, bound), { ...settings, modules: request.modules })
         case "report":
-          return runReport(reportActivities(config.sourceRetry), { ...settings, modules: request.modules })
+          return runReport(reportActivities(config.sourceRetry, bound), { ...settings, modules: request.modules })
         case "vehicle":
-          return runVehicleSearch(vehicleActivities(config.sourceRetry), settings)
+          return runVehicleSearch(vehicleActivities(config.sourceRetry, bound), settings)
       }
     }
 
     const workflow = (request: StartRequest) =>
-      Effect.tryPromise(() => orchestrate(request)).pipe(
+      workflowSpan(request.kind, { "vda.operation_id": request.operationId }, (span) =>
+        Effect.tryPromise(() => orchestrate(request, within(span)))).pipe(
+        Effect.annotateLogs("operationId", request.operationId),
         Effect.catchAll((error) =>
           stopping.signal.aborted
             ? Effect.void
@@ -197,7 +219,8 @@ export const InlineEngineLive = Layer.scoped(
             Effect.zipRight(repo.markStarted(request.operationId, new Date()))
           )
           : Effect.logDebug(`operation ${request.operationId} runs in another process`)).pipe(
-          Effect.catchAllCause((cause) => Effect.logError("could not start an operation", cause))
+          Effect.catchAllCause((cause) => Effect.logError("could not start an operation", cause)),
+          Effect.withSpan("workflow.start", { attributes: { "vda.operation_id": request.operationId, "vda.kind": request.kind } })
         )
 
     /**
@@ -211,6 +234,7 @@ export const InlineEngineLive = Layer.scoped(
         yield* webhooks.renewClaims(holder, claimTtlMs)
         const rows = (yield* repo.claimable(holder)).filter((row) => first || !runningHere(row.id))
         if (rows.length > 0) yield* Effect.logInfo(`resuming ${rows.length} unfinished operation(s)`)
+        countFinding("resumed", rows.length)
         yield* Effect.forEach(rows, (row) => start(startRequestOf(row)), { discard: true })
         const pending = (yield* webhooks.claimable(holder)).filter((row) => first || !runningHere(`delivery/${row.id}`))
         if (pending.length > 0) {

@@ -15,6 +15,7 @@ import { MODULES, type ModuleName, modulesKey } from "../../workflows/shared.js"
 import type { Principal } from "../accounts/Domain.js"
 import * as Charges from "../metering/Charges.js"
 import { type LimitReached, Metering } from "../metering/Metering.js"
+import { countReused } from "../metering/Outcomes.js"
 import type { ApiVersion } from "../metering/Meters.js"
 import * as Batcher from "../platform/Batcher.js"
 import { ulid } from "../platform/Ids.js"
@@ -145,6 +146,7 @@ export class Operations extends Effect.Service<Operations>()("vda/Operations", {
         // POSTing): reused from a plain read, without queueing on the lock below
         const running = yield* repo.findActiveModules(key).pipe(Effect.catchTag("SqlError", Effect.die))
         if (Option.isSome(running)) {
+          countReused(key.environment)
           const reused = toOperation(running.value, yield* repo.modules(running.value.id)) as ModulesOperation
           return { operation: reused, created: false }
         }
@@ -164,6 +166,7 @@ export class Operations extends Effect.Service<Operations>()("vda/Operations", {
         // the engine's sweep (inline) or reconciler (Temporal) starts it
         const reused = yield* attempt.pipe(Effect.catchTag("LostRace", Effect.die))
         if (reused !== undefined) {
+          countReused(key.environment)
           return { operation: (yield* requireOperation(reused)) as ModulesOperation, created: false }
         }
         yield* engine.start({ kind: "modules", operationId: id, accountId: key.accountId, environment: key.environment, plate, modules })
@@ -183,7 +186,10 @@ export class Operations extends Effect.Service<Operations>()("vda/Operations", {
         const key = { accountId: principal.accountId, environment: principal.environment, plate }
         // an active report for the plate: reused from a plain read, as modules operations are
         const running = yield* repo.findActiveReport(key).pipe(Effect.catchTag("SqlError", Effect.die))
-        if (Option.isSome(running)) return { row: running.value, modules: yield* repo.modules(running.value.id), created: false }
+        if (Option.isSome(running)) {
+          countReused(key.environment)
+          return { row: running.value, modules: yield* repo.modules(running.value.id), created: false }
+        }
         const at = yield* Clock.currentTimeMillis
         const id = `rep_${yield* ulid}`
         const row: NewOperation = {
@@ -196,7 +202,10 @@ export class Operations extends Effect.Service<Operations>()("vda/Operations", {
           yield* chargeAndInsert(row, Charges.report(principal, plate, modules, at))
           return undefined
         }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die), Effect.catchTag("LostRace", Effect.die))
-        if (reused !== undefined) return { row: reused, modules: yield* repo.modules(reused.id), created: false }
+        if (reused !== undefined) {
+          countReused(key.environment)
+          return { row: reused, modules: yield* repo.modules(reused.id), created: false }
+        }
         yield* engine.start({ kind: "report", operationId: id, accountId: key.accountId, environment: key.environment, plate, modules })
         return { ...justCommitted(row), created: true }
       })

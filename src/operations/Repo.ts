@@ -14,6 +14,7 @@ import {
 import { PRESENCE_PREFIX } from "../platform/Presence.js"
 import type { Environment } from "../platform/RequestContext.js"
 import type { ApiVersion } from "../metering/Meters.js"
+import { countFinished } from "./Metrics.js"
 
 export interface OperationRow {
   readonly id: string
@@ -158,7 +159,14 @@ export class OperationsRepo extends Effect.Service<OperationsRepo>()("vda/Operat
           update operations set status = ${status}, updated_at = ${at},
             result = coalesce(${result === undefined ? null : JSON.stringify(result)}::jsonb, result)
           where id = ${id} and status not in ${sql.in(FINAL_STATUSES)}
-          returning id`.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie),
+          returning kind, created_at`.pipe(
+          Effect.map((rows) => {
+            const row = rows[0] as { readonly kind: string; readonly createdAt: Date } | undefined
+            if (row !== undefined) countFinished(row.kind, status, row.createdAt, at)
+            return row !== undefined
+          }),
+          Effect.orDie
+        ),
 
       /** Claims an active operation for `holder` (the inline engine of one process); false if another holds it. */
       claim: (id: string, holder: string, ttlMs: number) =>

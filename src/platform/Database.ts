@@ -5,10 +5,11 @@
 import { NodeContext } from "@effect/platform-node"
 import type { SqlError } from "@effect/sql/SqlError"
 import { PgClient, PgMigrator } from "@effect/sql-pg"
-import { Context, Effect, Layer, Option, Redacted, Runtime, String as Str } from "effect"
+import { Context, Effect, Layer, Metric, MetricLabel, Option, Redacted, Runtime, String as Str } from "effect"
 import Pg from "pg"
 import { AppConfig } from "./Config.js"
 import { otherSessions, startCluster, stopCluster } from "./EmbeddedPostgres.js"
+import { onScrape } from "./Telemetry.js"
 import migration0001 from "./migrations/0001_foundation.js"
 import migration0002 from "./migrations/0002_vehicles_catalog.js"
 import migration0003 from "./migrations/0003_metering_functions.js"
@@ -20,6 +21,7 @@ import migration0008 from "./migrations/0008_api_versions.js"
 import migration0009 from "./migrations/0009_deliveries_when_disabled.js"
 import migration0010 from "./migrations/0010_reports.js"
 import migration0011 from "./migrations/0011_admit_and_consume.js"
+import migration0012 from "./migrations/0012_delivery_trace_parent.js"
 
 export const migrations = {
   "0001_foundation": migration0001,
@@ -32,7 +34,8 @@ export const migrations = {
   "0008_api_versions": migration0008,
   "0009_deliveries_when_disabled": migration0009,
   "0010_reports": migration0010,
-  "0011_admit_and_consume": migration0011
+  "0011_admit_and_consume": migration0011,
+  "0012_delivery_trace_parent": migration0012
 }
 
 /** Where the database is, and whether it is the embedded one this process manages. */
@@ -85,6 +88,19 @@ export interface DatabaseTimeouts {
 
 export const DEFAULT_DATABASE_TIMEOUTS: DatabaseTimeouts = { statementMs: 5_000, lockMs: 2_000, acquireMs: 2_000 }
 
+const poolConnections = Metric.gauge("vda_db_pool_connections", { description: "The database pool's connections, in use or idle" })
+const poolWaiting = Metric.gauge("vda_db_pool_waiting", { description: "Queries waiting for a free database connection" })
+const IN_USE = [MetricLabel.make("state", "in_use")]
+const IDLE = [MetricLabel.make("state", "idle")]
+
+/** The pool's gauges, read at each scrape until the returned function is called. */
+const watchPool = (pool: Pg.Pool) =>
+  onScrape(() => {
+    poolConnections.unsafeUpdate(pool.totalCount - pool.idleCount, IN_USE)
+    poolConnections.unsafeUpdate(pool.idleCount, IDLE)
+    poolWaiting.unsafeUpdate(pool.waitingCount, [])
+  })
+
 /** A pool on the given URL with our naming conventions (snake_case columns, camelCase fields). */
 export const pgClientLayer = (
   url: Redacted.Redacted<string>,
@@ -105,10 +121,10 @@ export const pgClientLayer = (
           application_name: "vehicle-data-api"
         })
         pool.on("error", () => {}) // an idle client's error: the next query reports it
-        return pool
+        return { pool, unwatch: watchPool(pool) }
       }),
-      (pool) => Effect.promise(() => pool.end()).pipe(Effect.timeoutOption(1_000))
-    ),
+      ({ pool, unwatch }) => Effect.zipRight(Effect.sync(unwatch), Effect.promise(() => pool.end()).pipe(Effect.timeoutOption(1_000)))
+    ).pipe(Effect.map(({ pool }) => pool)),
     transformQueryNames: Str.camelToSnake,
     transformResultNames: Str.snakeToCamel,
     // JSON columns hold API shapes (snake_case module names, sandbox_seed…): keep them verbatim

@@ -10,7 +10,8 @@
  * until the last attempt, which leaves it `failed`.
  */
 import { randomUUID } from "node:crypto"
-import { Clock, Data, Effect, Option, Schema } from "effect"
+import { Headers, HttpTraceContext } from "@effect/platform"
+import { Clock, Data, Effect, Option, Schema, type Tracer } from "effect"
 import { type DeliveryStatus, type RetryPolicy, retryDelayMs } from "../../workflows/shared.js"
 import { Operation } from "../operations/Api.js"
 import { toOperation } from "../operations/Operations.js"
@@ -18,7 +19,8 @@ import { type ModuleRow, type OperationRow, OperationsRepo } from "../operations
 import { AppConfig } from "../platform/Config.js"
 import type { Environment } from "../platform/RequestContext.js"
 import { type EventType, WebhookEvent } from "./Api.js"
-import { WebhooksRepo } from "./Repo.js"
+import { countAttempt } from "./Metrics.js"
+import { type DeliveryRow, WebhooksRepo } from "./Repo.js"
 import { send } from "./Sender.js"
 import { V1Report } from "../reports/Api.js"
 import { toV1Report } from "../reports/Report.js"
@@ -65,6 +67,22 @@ const eventOf = (row: OperationRow, modules: ReadonlyArray<ModuleRow>): {
   return { type, body: v2Event(type, encoded) }
 }
 
+interface AttemptInput {
+  readonly deliveryId: string
+  readonly attempt: number
+  readonly policy: RetryPolicy
+}
+
+/** A span that will be exported: tracing was on when it was made (a disabled tracer's have no trace). */
+const isRecorded = (span: Tracer.AnySpan) => span.traceId.length === 32
+
+/** The span that caused a delivery (its operation's workflow), as a link of each attempt's span. */
+const causeLinkOf = (delivery: DeliveryRow): Array<Tracer.SpanLink> => {
+  if (delivery.traceParent === null) return []
+  const cause = HttpTraceContext.w3c(Headers.fromInput({ traceparent: delivery.traceParent }))
+  return Option.isSome(cause) ? [{ _tag: "SpanLink", span: cause.value, attributes: { "vda.link": "caused_by" } }] : []
+}
+
 export class WebhookDeliveries extends Effect.Service<WebhookDeliveries>()("vda/WebhookDeliveries", {
   effect: Effect.gen(function*() {
     const repo = yield* WebhooksRepo
@@ -86,6 +104,7 @@ export class WebhookDeliveries extends Effect.Service<WebhookDeliveries>()("vda/
       Effect.gen(function*() {
         const at = yield* now
         const id = randomUUID()
+        const cause = yield* Effect.option(Effect.currentSpan)
         return yield* repo.insertDelivery({
           id,
           accountId: input.accountId,
@@ -95,7 +114,8 @@ export class WebhookDeliveries extends Effect.Service<WebhookDeliveries>()("vda/
           operationId: input.operationId,
           body: JSON.stringify(input.body(`evt_${id}`, at)),
           sendsWhenDisabled: input.sendsWhenDisabled ?? false,
-          createdAt: at
+          createdAt: at,
+          traceParent: Option.isSome(cause) && isRecorded(cause.value) ? HttpTraceContext.toHeaders(cause.value).traceparent ?? null : null
         })
       })
 
@@ -145,11 +165,29 @@ export class WebhookDeliveries extends Effect.Service<WebhookDeliveries>()("vda/
      * Attempt number `attempt` (1-based) of a delivery, with the engine's retry `policy`; fails
      * with DeliveryFailed unless the endpoint answered 2xx.
      */
-    const attempt = (input: { readonly deliveryId: string; readonly attempt: number; readonly policy: RetryPolicy }) =>
+    const attempt = (input: AttemptInput) =>
+      Effect.flatMap(repo.findDelivery(input.deliveryId), (found) => {
+        const delivery = Option.getOrUndefined(found)
+        if (delivery === undefined) return Effect.succeed<DeliveryStatus>("failed")
+        if (delivery.status !== "pending") return Effect.succeed(delivery.status) // an attempt already settled it
+        return attemptPending(input, delivery).pipe(
+          Effect.tapBoth({ onFailure: () => Effect.sync(() => countAttempt("failed")), onSuccess: () => Effect.sync(() => countAttempt("delivered")) }),
+          Effect.withSpan("webhook.delivery.attempt", {
+            kind: "client",
+            attributes: {
+              "vda.delivery_id": delivery.id,
+              "vda.attempt": input.attempt,
+              "vda.event_type": delivery.eventType,
+              ...(delivery.operationId === null ? {} : { "vda.operation_id": delivery.operationId })
+            },
+            links: causeLinkOf(delivery)
+          }),
+          Effect.annotateLogs({ deliveryId: delivery.id, ...(delivery.operationId === null ? {} : { operationId: delivery.operationId }) })
+        )
+      })
+
+    const attemptPending = (input: AttemptInput, delivery: DeliveryRow) =>
       Effect.gen(function*() {
-        const delivery = Option.getOrUndefined(yield* repo.findDelivery(input.deliveryId))
-        if (delivery === undefined) return "failed" as DeliveryStatus
-        if (delivery.status !== "pending") return delivery.status // an attempt already settled it
         const at = yield* now
         const last = input.policy.maximumAttempts > 0 && input.attempt >= input.policy.maximumAttempts
         const fail = (message: string, responseStatus: number | null, retryable: boolean) =>
@@ -183,6 +221,7 @@ export class WebhookDeliveries extends Effect.Service<WebhookDeliveries>()("vda/
             "user-agent": "vehicle-data-api-webhooks"
           }
         }, { allowPrivate: config.webhookAllowPrivateNetworks, ...config.webhookAttempt })
+        yield* Effect.annotateCurrentSpan("http.response.status_code", answer._tag === "NoAnswer" ? 0 : answer.status)
         if (answer._tag === "NoAnswer") return yield* fail(answer.reason, null, true)
         if (answer.status < 200 || answer.status >= 300) return yield* fail(`the endpoint answered ${answer.status}`, answer.status, true)
         yield* repo.recordAttempt(input.deliveryId, {

@@ -35,12 +35,22 @@ export interface DeliveryRow {
   readonly nextAttemptAt: Date
   readonly startedAt: Date | null
   readonly createdAt: Date
+  /** The W3C traceparent of what recorded the event (null when tracing was off). */
+  readonly traceParent: string | null
 }
 
 export type NewDelivery = Pick<
   DeliveryRow,
-  "id" | "accountId" | "environment" | "apiVersion" | "eventType" | "operationId" | "body" | "sendsWhenDisabled" | "createdAt"
->
+  | "id"
+  | "accountId"
+  | "environment"
+  | "apiVersion"
+  | "eventType"
+  | "operationId"
+  | "body"
+  | "sendsWhenDisabled"
+  | "createdAt"
+> & { readonly traceParent?: string | null }
 
 export interface AttemptRecord {
   readonly attempts: number
@@ -52,7 +62,7 @@ export interface AttemptRecord {
 }
 
 const DELIVERY_COLUMNS =
-  "id::text as id, account_id, environment, api_version, event_type, operation_id, body, sends_when_disabled, status, attempts, response_status, last_error, next_attempt_at, started_at, created_at"
+  "id::text as id, account_id, environment, api_version, event_type, operation_id, body, sends_when_disabled, status, attempts, response_status, last_error, next_attempt_at, started_at, created_at, trace_parent"
 
 export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("vda/WebhooksRepo", {
   effect: Effect.gen(function*() {
@@ -114,10 +124,10 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("vda/WebhooksRe
         Effect.gen(function*() {
           const inserted = yield* sql<{ readonly id: string }>`
             insert into webhook_deliveries (id, account_id, environment, api_version, event_type, operation_id, body,
-              sends_when_disabled, status, attempts, next_attempt_at, created_at, updated_at)
+              sends_when_disabled, status, attempts, next_attempt_at, created_at, updated_at, trace_parent)
             values (${delivery.id}, ${delivery.accountId}, ${delivery.environment}, ${delivery.apiVersion}, ${delivery.eventType},
               ${delivery.operationId}, ${delivery.body}, ${delivery.sendsWhenDisabled}, 'pending', 0, ${delivery.createdAt},
-              ${delivery.createdAt}, ${delivery.createdAt})
+              ${delivery.createdAt}, ${delivery.createdAt}, ${delivery.traceParent ?? null})
             on conflict (operation_id) do nothing
             returning id::text as id`
           if (inserted[0]) return inserted[0].id
@@ -125,6 +135,13 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("vda/WebhooksRe
             select id::text as id from webhook_deliveries where operation_id = ${delivery.operationId}`
           return existing!.id
         }).pipe(Effect.orDie),
+
+      /** How many deliveries are pending, and when the oldest of them was created. */
+      pendingSummary: sql<{ readonly pending: number; readonly oldest: Date | null }>`
+        select count(*)::int as pending, min(created_at) as oldest from webhook_deliveries where status = 'pending'`.pipe(
+        Effect.map((rows) => rows[0] ?? { pending: 0, oldest: null }),
+        Effect.orDie
+      ),
 
       findDelivery: (id: string) =>
         sql<DeliveryRow>`select ${columns} from webhook_deliveries where id = ${id}::uuid`.pipe(

@@ -1,0 +1,37 @@
+/**
+ * Webhook deliveries as the people who run the service watch them: each attempt by outcome, and
+ * the backlog (how many are pending, and how long the oldest has waited), read from the
+ * database at each scrape.
+ */
+import { Effect, Layer, Metric, Runtime } from "effect"
+import { labelled, onScrape } from "../platform/Telemetry.js"
+import { WebhooksRepo } from "./Repo.js"
+
+const attempts = labelled(Metric.counter("vda_webhook_delivery_attempts", {
+  description: "Webhook delivery attempts by outcome: delivered (2xx) or failed",
+  incremental: true
+}))
+
+export const countAttempt = (outcome: "delivered" | "failed") => attempts(1, ["outcome", outcome])
+
+const pending = Metric.gauge("vda_webhook_deliveries_pending", { description: "Webhook deliveries not yet delivered or given up" })
+const oldestAge = Metric.gauge("vda_webhook_oldest_pending_delivery_age_seconds", {
+  description: "How long the oldest pending webhook delivery has waited (0 when none)"
+})
+
+/** Keeps the backlog gauges current at each scrape, for as long as the layer lives. */
+export const DeliveryBacklogLive = Layer.scopedDiscard(Effect.gen(function*() {
+  const repo = yield* WebhooksRepo
+  const run = Runtime.runPromise(yield* Effect.runtime<never>())
+  yield* Effect.acquireRelease(
+    Effect.sync(() =>
+      onScrape(() =>
+        run(Effect.map(repo.pendingSummary, (summary) => {
+          pending.unsafeUpdate(summary.pending, [])
+          oldestAge.unsafeUpdate(summary.oldest === null ? 0 : Math.max(0, Date.now() - summary.oldest.getTime()) / 1000, [])
+        }))
+      )
+    ),
+    (unregister) => Effect.sync(unregister)
+  )
+}))
