@@ -3,10 +3,14 @@
  * called through web handlers for the production and sandbox listeners.
  */
 import { HttpApiBuilder, HttpApp } from "@effect/platform"
-import { ConfigProvider, Effect, Layer, ManagedRuntime, Redacted, Runtime } from "effect"
+import type { SpanProcessor } from "@opentelemetry/sdk-trace-base"
+import { ConfigProvider, Effect, Exit, Layer, ManagedRuntime, Redacted, Runtime, Scope } from "effect"
 import { Accounts, type CreatedKey } from "../../src/accounts/Accounts.js"
 import type { PlanId } from "../../src/accounts/Domain.js"
 import { HttpStackLive } from "../../src/Http.js"
+import { serveListener } from "../../src/Listeners.js"
+import { serveAdmin } from "../../src/platform/AdminServer.js"
+import { TelemetryLive } from "../../src/platform/Telemetry.js"
 import { AppConfig } from "../../src/platform/Config.js"
 import { type DatabaseTimeouts, pgClientLayer } from "../../src/platform/Database.js"
 import { CurrentEnvironment, type Environment } from "../../src/platform/RequestContext.js"
@@ -27,6 +31,8 @@ export interface TestAppOptions {
   /** Configuration as environment variables would give it. */
   readonly config?: Record<string, string>
   readonly databaseTimeouts?: DatabaseTimeouts
+  /** Traces go here (tracing is off without one). */
+  readonly spanProcessor?: SpanProcessor
 }
 
 /** Configuration for tests: only what is given, with a short sandbox latency. */
@@ -34,6 +40,8 @@ export const testConfig = (config: Record<string, string> = {}) =>
   AppConfig.Default.pipe(
     Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries({
       SANDBOX_MODULE_LATENCY_MS: "50",
+      // the access log (one line per request at info) would drown the test output
+      LOG_LEVEL: "warn",
       ...config
     })))))
   )
@@ -41,8 +49,9 @@ export const testConfig = (config: Record<string, string> = {}) =>
 export const makeTestApp = async (options: TestAppOptions = {}) => {
   const databaseUrl = options.databaseUrl ?? (await freshDatabase())
   const layer = Layer.mergeAll(HttpStackLive, Accounts.Default).pipe(
+    Layer.provideMerge(TelemetryLive({ serviceName: "vehicle-data-api", spanProcessor: options.spanProcessor })),
     Layer.provideMerge(pgClientLayer(Redacted.make(databaseUrl), 10, options.databaseTimeouts)),
-    Layer.provide(testConfig(options.config)),
+    Layer.provideMerge(testConfig(options.config)),
     Layer.provide(options.clock?.layer ?? Layer.empty)
   )
   const runtime = ManagedRuntime.make(layer)
@@ -69,13 +78,28 @@ export const makeTestApp = async (options: TestAppOptions = {}) => {
       return { id: account.id, production, sandbox } satisfies TestAccount
     }))
 
+  const listeners = await runtime.runPromise(Scope.make())
+  /** The real listeners (production, sandbox) and the admin listener, as main serves them, on OS ports. */
+  const listen = () =>
+    runtime.runPromise(Effect.gen(function*() {
+      const production = yield* serveListener("production", 0)
+      const sandbox = yield* serveListener("sandbox", 0)
+      const admin = yield* serveAdmin("127.0.0.1", 0)
+      return { production, sandbox, metrics: `http://127.0.0.1:${admin.port}/metrics` }
+      // the HTTP platform's services come from the runtime's layer (HttpStackLive)
+    }).pipe(Scope.extend(listeners)) as Effect.Effect<{ production: string; sandbox: string; metrics: string }, Error>)
+
   return {
     databaseUrl,
+    listen,
     production: handlerFor("production"),
     sandbox: handlerFor("sandbox"),
     run,
     createAccount,
-    dispose: () => runtime.dispose()
+    dispose: async () => {
+      await runtime.runPromise(Scope.close(listeners, Exit.void))
+      await runtime.dispose()
+    }
   }
 }
 
