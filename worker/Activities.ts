@@ -5,7 +5,12 @@
  * turns a typed failure into an ApplicationFailure whose type is the failure's tag and whose
  * `nonRetryable` is explicit (never left to Temporal's default). A defect is logged here, in
  * full, and leaves the activity with a fixed message: nothing internal travels further.
+ *
+ * With tracing, the program's spans are children of the activity's span (worker/Tracing.ts), and
+ * its log lines carry the operation or delivery it works on.
  */
+import * as OtelTracer from "@effect/opentelemetry/Tracer"
+import * as Otel from "@opentelemetry/api"
 import { ApplicationFailure, Context as ActivityContext } from "@temporalio/activity"
 import { Cause, Effect, Exit, type ManagedRuntime, Option } from "effect"
 import { ACTIVITY_TIMEOUTS, type OperationActivities as ActivityInterface } from "../workflows/shared.js"
@@ -42,6 +47,27 @@ export const toActivityResult = <A>(exit: Exit.Exit<A, TaggedFailure>): A => {
 /** Building its services may fail too (configuration, database): those failures are tagged as well. */
 type Runtime = ManagedRuntime.ManagedRuntime<OperationActivities, TaggedFailure>
 
+/**
+ * The activity's span, when the tracing interceptor made one, as the program's Effect parent: its
+ * spans nest under it, and its log lines carry its trace even outside the program's own spans.
+ */
+const inActivitySpan = <A, E, R>(program: Effect.Effect<A, E, R>) => {
+  const span = Otel.trace.getActiveSpan()
+  return span === undefined ? program : OtelTracer.withSpanContext(program, span.spanContext())
+}
+
+/** What the activity's log lines carry: the operation or delivery its input names. */
+const logAnnotationsOf = (input: unknown): Record<string, string> => {
+  // markProcessing's input is the operation id itself
+  if (typeof input === "string") return { operationId: input }
+  const annotations: Record<string, string> = {}
+  for (const key of ["operationId", "deliveryId"] as const) {
+    const value = (input as Partial<Record<typeof key, unknown>> | undefined)?.[key]
+    if (typeof value === "string") annotations[key] = value
+  }
+  return annotations
+}
+
 /** Heartbeats often enough for the heartbeat timeout (the SDK throttles them further). */
 const HEARTBEAT_EVERY_MS = Math.floor(ACTIVITY_TIMEOUTS.heartbeatMs / 3)
 
@@ -55,7 +81,9 @@ async (...input: I): Promise<A> => {
   try {
     const exit = await runtime.runPromiseExit(
       Effect.flatMap(OperationActivities, (a) => program(a, ...input)).pipe(
-        Effect.tapDefect((defect) => Effect.logError(`activity ${context.info.activityType} failed unexpectedly`, defect))
+        Effect.tapDefect((defect) => Effect.logError(`activity ${context.info.activityType} failed unexpectedly`, defect)),
+        Effect.annotateLogs(logAnnotationsOf(input[0])),
+        inActivitySpan
       ),
       { signal: context.cancellationSignal }
     )

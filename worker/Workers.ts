@@ -3,15 +3,17 @@
  * (operations, deliveries), each running every workflow and activity of this project so either
  * queue can be scaled on its own. Used by `worker/main.ts` and by the live tests.
  */
-import * as Path from "node:path"
-import { bundleWorkflowCode, NativeConnection, Worker } from "@temporalio/worker"
-import type { ManagedRuntime } from "effect"
+import { bundleWorkflowCode, NativeConnection, type RuntimeOptions, Worker } from "@temporalio/worker"
+import { Effect, type ManagedRuntime, Option } from "effect"
 import type { OperationActivities } from "../src/operations/Activities.js"
 import type { AppConfig } from "../src/platform/Config.js"
 import { projectRoot } from "../src/platform/Paths.js"
+import { workflowSources as sourcesOf } from "../src/platform/workflowSources.js"
+import { RequestTracer, SpanPipeline } from "../src/platform/Telemetry.js"
 import { connectionOptionsOf, dataConverterOf } from "../src/platform/Temporal.js"
 import { createActivities } from "./Activities.js"
 import { registerSearchAttributes } from "./SearchAttributes.js"
+import { activityInterceptors, workflowSpanSinks } from "./Tracing.js"
 
 export interface Workers {
   /** Resolves once every worker has stopped (after `shutdown`, or a shutdown signal). */
@@ -23,11 +25,31 @@ export interface Workers {
   readonly unregistered: ReadonlyArray<string>
 }
 
+export const workflowSources = () => {
+  const sources = sourcesOf(projectRoot())
+  return { ...sources, workflowInterceptorModules: [...sources.workflowInterceptorModules] }
+}
+
 /** The workflow code: a prebuilt bundle's path, or bundled now (once, for both workers). */
 export const workflowCode = async (bundlePath: string | undefined) =>
-  bundlePath !== undefined
-    ? { codePath: bundlePath }
-    : await bundleWorkflowCode({ workflowsPath: Path.join(projectRoot(), "workflows", "index.ts") })
+  bundlePath !== undefined ? { codePath: bundlePath } : await bundleWorkflowCode(workflowSources())
+
+/** `host:port`, bracketing an IPv6 host. */
+const hostPort = (host: string, port: number) => (host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`)
+
+/**
+ * The Temporal runtime's options: the SDK's own metrics (workers, polls, task latencies) served
+ * for Prometheus on WORKER_ADMIN_HOST:WORKER_SDK_METRICS_PORT when that port is set. They take
+ * effect only if installed before the first connection.
+ */
+export const sdkRuntimeOptions = (worker: {
+  readonly adminHost: string
+  readonly sdkMetricsPort: Option.Option<number>
+}): RuntimeOptions =>
+  Option.match(worker.sdkMetricsPort, {
+    onNone: () => ({}),
+    onSome: (port) => ({ telemetryOptions: { metrics: { prometheus: { bindAddress: hostPort(worker.adminHost, port) } } } })
+  })
 
 export const createWorkers = async (options: {
   readonly config: AppConfig
@@ -35,6 +57,8 @@ export const createWorkers = async (options: {
   readonly workflowBundle: { readonly codePath: string } | { readonly code: string }
 }): Promise<Workers> => {
   const { config, runtime } = options
+  // the process's tracer and where its spans go (Telemetry.ts); none when tracing is off
+  const [tracer, pipeline] = await runtime.runPromise(Effect.all([RequestTracer, SpanPipeline]))
   const temporal = config.temporal
   const connection = await NativeConnection.connect(connectionOptionsOf(temporal)).catch((error: Error) => {
     throw new Error(`could not connect to Temporal at ${temporal.address}: ${error.message}`)
@@ -46,6 +70,9 @@ export const createWorkers = async (options: {
       namespace: temporal.namespace,
       workflowBundle: options.workflowBundle,
       activities: createActivities(runtime),
+      // even without tracing: the bundled workflows always call it (an unregistered sink is an error)
+      sinks: workflowSpanSinks(pipeline),
+      ...Option.match(tracer, { onNone: () => ({}), onSome: (t) => ({ interceptors: activityInterceptors(t) }) }),
       dataConverter: dataConverterOf(temporal),
       maxConcurrentActivityTaskExecutions: temporal.worker.maxConcurrentActivities,
       maxConcurrentWorkflowTaskExecutions: temporal.worker.maxConcurrentWorkflowTasks,

@@ -15,6 +15,7 @@ import * as OtelTracer from "@effect/opentelemetry/Tracer"
 import type * as Otel from "@opentelemetry/api"
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http"
 import { PrometheusExporter } from "@opentelemetry/exporter-prometheus"
+import type * as OtelResources from "@opentelemetry/resources"
 import { BatchSpanProcessor, type SpanProcessor } from "@opentelemetry/sdk-trace-base"
 import { Context, Effect, Layer, Metric, MetricLabel, Option } from "effect"
 import { monitorEventLoopDelay } from "node:perf_hooks"
@@ -26,6 +27,14 @@ export class MetricsReader extends Context.Tag("vda/MetricsReader")<MetricsReade
 /** The OpenTelemetry tracer requests are traced with; none when tracing is off. */
 export class RequestTracer extends Context.Reference<RequestTracer>()("vda/RequestTracer", {
   defaultValue: (): Option.Option<Otel.Tracer> => Option.none()
+}) {}
+
+/**
+ * Where the tracer's spans go: for spans made elsewhere and handed over whole, ids included (the
+ * Temporal workflows' spans, made in their sandbox). None when tracing is off.
+ */
+export class SpanPipeline extends Context.Reference<SpanPipeline>()("vda/SpanPipeline", {
+  defaultValue: (): Option.Option<{ readonly processor: SpanProcessor; readonly resource: OtelResources.Resource }> => Option.none()
 }) {}
 
 type Refresh = () => void | Promise<void>
@@ -90,7 +99,7 @@ export interface TelemetryOptions {
   /** The service's name in traces unless OTEL_SERVICE_NAME says otherwise. */
   readonly serviceName: string
   /** Spans go here instead of to OTLP (tests). */
-  readonly spanProcessor?: SpanProcessor
+  readonly spanProcessor?: SpanProcessor | undefined
 }
 
 const spanProcessorOf = (config: TelemetryConfig, options: TelemetryOptions): Option.Option<SpanProcessor> =>
@@ -115,7 +124,13 @@ export const TelemetryLive = (options: TelemetryOptions) =>
     const tracing = Option.match(processor, {
       onNone: () => Layer.setTracerEnabled(false),
       onSome: (processor) =>
-        Layer.effectContext(Effect.map(OtelTracer.OtelTracer, (tracer) => Context.make(RequestTracer, Option.some(tracer)))).pipe(
+        Layer.effectContext(Effect.gen(function*() {
+          const tracer = yield* OtelTracer.OtelTracer
+          const resource = yield* OtelResource.Resource
+          return Context.make(RequestTracer, Option.some(tracer)).pipe(
+            Context.add(SpanPipeline, Option.some({ processor, resource }))
+          )
+        })).pipe(
           Layer.provideMerge(OtelTracer.layer),
           Layer.provide(NodeSdk.layerTracerProvider(processor))
         )

@@ -10,6 +10,7 @@ import { build } from "esbuild"
 import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
+import { workflowSources } from "./workflowSources.js"
 
 const root = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "../..")
 const cacheDir = Path.join(root, "node_modules", ".cache", "vda")
@@ -66,7 +67,7 @@ export const ensureWorkflowBundle = () =>
   cached(Path.join(cacheDir, "workflows.js"), ["workflows"], async (outfile) => {
     const { bundleWorkflowCode } = await import("@temporalio/worker")
     const { code } = await bundleWorkflowCode({
-      workflowsPath: Path.join(root, "workflows", "index.ts"),
+      ...workflowSources(root),
       logger: { log() {}, trace() {}, debug() {}, info() {}, warn: console.warn, error: console.error }
     })
     await Fs.writeFile(outfile, code)

@@ -6,20 +6,32 @@
  *
  * With EXPORT_HISTORIES=DIR it also writes the histories of the runs it made to DIR, as the
  * replay fixtures of `test/workflows/fixtures/` were made.
+ *
+ * The traces are checked in this process: an engine and a worker on one traced runtime, spans
+ * kept in memory.
  */
 import * as Fs from "node:fs/promises"
 import * as Http from "node:http"
 import * as Net from "node:net"
 import * as Path from "node:path"
+import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
 import { Client, Connection, type WorkflowExecutionDescription } from "@temporalio/client"
 import { historyToJSON } from "@temporalio/common/lib/proto-utils.js"
-import { Redacted } from "effect"
+import { Effect, Layer, ManagedRuntime, Redacted } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { Accounts } from "../../src/accounts/Accounts.js"
+import { ActivitiesLive } from "../../src/Http.js"
+import { OperationsRepo } from "../../src/operations/Repo.js"
+import { clientGateway, makeTemporalEngine } from "../../src/operations/TemporalEngine.js"
+import { AppConfig } from "../../src/platform/Config.js"
 import { plateHash } from "../../src/platform/PlateHash.js"
+import { dataConverterOf } from "../../src/platform/Temporal.js"
 import { makeAesGcmCodec, parseKeyRing } from "../../src/platform/TemporalCodec.js"
+import { TelemetryLive } from "../../src/platform/Telemetry.js"
+import { createWorkers, workflowCode } from "../../worker/Workers.js"
 import { LIVE_CODEC_KEYS } from "../support/LiveCodec.js"
-import { freshDatabase } from "../support/Postgres.js"
-import { json } from "../support/TestApp.js"
+import { freshDatabase, freshDatabaseLayer } from "../support/Postgres.js"
+import { json, testConfig } from "../support/TestApp.js"
 import { runVda, type ServerProcess, startServer, startWorker, waitFor, type WorkerProcess } from "../support/Processes.js"
 import { makeTlsFixture, type Receiver, signatureIsValid, startReceiver, type TlsFixture } from "../support/WebhookReceiver.js"
 
@@ -288,5 +300,96 @@ describe.skipIf(address === undefined)("with a live Temporal server", () => {
       if (stuck.child.exitCode === null) await stuck.stop("SIGKILL")
       blackHole.close()
     }
+  }, 120_000)
+})
+
+describe.skipIf(address === undefined)("traces with a live Temporal server", () => {
+  const exporter = new InMemorySpanExporter()
+  const runtime = ManagedRuntime.make(Layer.mergeAll(ActivitiesLive, Accounts.Default).pipe(
+    Layer.provideMerge(TelemetryLive({ serviceName: "vehicle-data-worker", spanProcessor: new SimpleSpanProcessor(exporter) })),
+    Layer.provide(freshDatabaseLayer(4)),
+    Layer.provideMerge(testConfig({
+      TEMPORAL_ADDRESS: address ?? "",
+      TEMPORAL_TASK_QUEUE: `vda-trace-${Date.now()}`,
+      TEMPORAL_CODEC_KEYS: LIVE_CODEC_KEYS,
+      PLATE_HASH_SALT: "live-test-salt"
+    }))
+  ))
+  let workers: Awaited<ReturnType<typeof createWorkers>>
+  let running: Promise<void>
+  let connection: Connection
+
+  beforeAll(async () => {
+    const config = await runtime.runPromise(AppConfig)
+    workers = await createWorkers({ config, runtime, workflowBundle: await workflowCode(undefined) })
+    running = workers.run()
+    connection = await Connection.connect({ address: address! })
+  }, 120_000)
+
+  afterAll(async () => {
+    await workers?.shutdown()
+    await running
+    await connection?.close()
+    await runtime.dispose()
+  })
+
+  const spansNamed = (name: string | RegExp) =>
+    exporter.getFinishedSpans().filter((span) => (typeof name === "string" ? span.name === name : name.test(span.name)))
+  const one = (name: string): ReadableSpan => {
+    const [span, ...more] = spansNamed(name)
+    if (span === undefined || more.length > 0) throw new Error(`expected one span ${name}, got ${1 + more.length}`)
+    return span
+  }
+  const parentOf = (span: ReadableSpan) => span.parentSpanContext?.spanId
+  const idOf = (span: ReadableSpan) => span.spanContext().spanId
+
+  it("one trace: request → workflow start → workflow → each activity → the activity's own spans", async () => {
+    const { accountId, operationId } = await runtime.runPromise(Effect.gen(function*() {
+      const account = yield* (yield* Accounts).create({ owner: "Trace", plan: "growth", timezone: "America/Argentina/Buenos_Aires" })
+      const id = `op_trace_${Date.now().toString(36)}`
+      yield* (yield* OperationsRepo).insert({
+        id,
+        accountId: account.id,
+        environment: "sandbox",
+        kind: "modules",
+        apiVersion: "v2",
+        plate: "AB123CD",
+        modulesKey: "vtv",
+        input: { kind: "modules", modules: ["vtv"] },
+        createdAt: new Date()
+      }).pipe(Effect.orDie)
+      return { accountId: account.id, operationId: id }
+    }))
+    await runtime.runPromise(Effect.gen(function*() {
+      const config = yield* AppConfig
+      const engine = yield* makeTemporalEngine(
+        clientGateway(connection, { namespace: config.temporal.namespace, dataConverter: dataConverterOf(config.temporal) })
+      )
+      yield* engine.start({ kind: "modules", operationId, accountId, environment: "sandbox", plate: "AB123CD", modules: ["vtv"] }).pipe(
+        Effect.withSpan("POST /v2/vehicles/{plate}/modules", { kind: "server" })
+      )
+    }))
+    // the workflow's span ends, and reaches the sink, when the workflow completes
+    await waitFor(() => (spansNamed("RunWorkflow:modulesOperation").length > 0 || undefined), "the workflow's span", 60_000)
+
+    const request = one("POST /v2/vehicles/{plate}/modules")
+    const start = one("StartWorkflow:modulesOperation")
+    const workflow = one("RunWorkflow:modulesOperation")
+    const traceId = request.spanContext().traceId
+    expect(parentOf(start)).toBe(idOf(request))
+    expect(parentOf(workflow)).toBe(idOf(start))
+    for (const activity of ["markProcessing", "fetchModule", "recordModule", "finalizeOperation", "emitEvent"]) {
+      const scheduled = one(`StartActivity:${activity}`)
+      const ran = one(`RunActivity:${activity}`)
+      expect(parentOf(scheduled), activity).toBe(idOf(workflow))
+      expect(parentOf(ran), activity).toBe(idOf(scheduled))
+    }
+    // the activities' Effect spans (their database calls among them) nest under their activity
+    const ranActivities = new Set(spansNamed(/^RunActivity:/).map(idOf))
+    const inActivities = exporter.getFinishedSpans().filter((span) => ranActivities.has(parentOf(span) ?? ""))
+    expect(inActivities.length).toBeGreaterThan(0)
+    const traced = [start, workflow, ...spansNamed(/^(Start|Run)Activity:/), ...inActivities]
+    expect(new Set(traced.map((span) => span.spanContext().traceId))).toEqual(new Set([traceId]))
+    expect(JSON.stringify(exporter.getFinishedSpans().map((span) => span.attributes))).not.toContain("AB123CD")
   }, 120_000)
 })

@@ -7,10 +7,15 @@
  */
 import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
+import { InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
 import { historyFromJSON } from "@temporalio/common/lib/proto-utils.js"
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker } from "@temporalio/worker"
+import { Option } from "effect"
 import { beforeAll, describe, expect, it } from "vitest"
 import { makeAesGcmCodec, parseKeyRing } from "../../src/platform/TemporalCodec.js"
+import { emptyResource } from "@opentelemetry/resources"
+import { workflowSpanSinks } from "../../worker/Tracing.js"
+import { workflowSources } from "../../worker/Workers.js"
 import { LIVE_CODEC_KEYS } from "../support/LiveCodec.js"
 import { ROOT } from "../support/Processes.js"
 
@@ -18,11 +23,13 @@ const FIXTURES = Path.join(ROOT, "test", "workflows", "fixtures")
 const EXPECTED = ["modules-completed", "vehicle-search", "report-completed", "delivery-processed", "delivery-third-attempt", "delivery-exhausted"]
 
 let workflowBundle: { code: string }
+const exported = new InMemorySpanExporter()
+const sinks = workflowSpanSinks(Option.some({ processor: new SimpleSpanProcessor(exported), resource: emptyResource() }))
 const fixtures = (await Fs.readdir(FIXTURES)).filter((name) => name.endsWith(".json")).sort()
 
 beforeAll(async () => {
   Runtime.install({ logger: new DefaultLogger("WARN") })
-  workflowBundle = await bundleWorkflowCode({ workflowsPath: Path.join(ROOT, "workflows", "index.ts"), logger: new DefaultLogger("WARN") })
+  workflowBundle = await bundleWorkflowCode({ ...workflowSources(), logger: new DefaultLogger("WARN") })
 }, 120_000)
 
 describe("histories exported from a live server", () => {
@@ -34,9 +41,10 @@ describe("histories exported from a live server", () => {
     const raw = await Fs.readFile(Path.join(FIXTURES, name), "utf8")
     expect(raw).not.toMatch(/AB123CD|AB202CD/)
     await Worker.runReplayHistory(
-      { workflowBundle, replayName: name, dataConverter: { payloadCodecs: [makeAesGcmCodec(parseKeyRing(LIVE_CODEC_KEYS))] } },
+      { workflowBundle, sinks, replayName: name, dataConverter: { payloadCodecs: [makeAesGcmCodec(parseKeyRing(LIVE_CODEC_KEYS))] } },
       historyFromJSON(JSON.parse(raw))
     )
+    expect(exported.getFinishedSpans()).toEqual([])
   }, 60_000)
 
   it("a history whose commands no longer match is refused (the check is real)", async () => {
@@ -45,7 +53,7 @@ describe("histories exported from a live server", () => {
     const scheduled = raw.events.find((e: { activityTaskScheduledEventAttributes?: unknown }) => e.activityTaskScheduledEventAttributes)
     scheduled.activityTaskScheduledEventAttributes.activityType.name = "renamedActivity"
     await expect(Worker.runReplayHistory(
-      { workflowBundle, replayName: "tampered", dataConverter: { payloadCodecs: [makeAesGcmCodec(parseKeyRing(LIVE_CODEC_KEYS))] } },
+      { workflowBundle, sinks, replayName: "tampered", dataConverter: { payloadCodecs: [makeAesGcmCodec(parseKeyRing(LIVE_CODEC_KEYS))] } },
       historyFromJSON(raw)
     )).rejects.toThrow(/[Nn]ondetermin/)
   }, 60_000)

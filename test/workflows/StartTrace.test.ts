@@ -1,0 +1,105 @@
+/**
+ * The API's workflow starts and the trace, through the real Temporal client on a fake connection
+ * (the start request is read where it would go to the server): with tracing on, the start is a
+ * span of the request's trace and its context travels in the start's headers, in the form the
+ * workflow interceptors read; with tracing off, no span and no header.
+ */
+import * as Otel from "@opentelemetry/api"
+import { InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
+import type { ConnectionLike } from "@temporalio/client"
+import { defaultPayloadConverter } from "@temporalio/common"
+import type { temporal } from "@temporalio/proto"
+import { Effect, Layer, ManagedRuntime } from "effect"
+import { describe, expect, it } from "vitest"
+import { ActivitiesLive } from "../../src/Http.js"
+import { clientGateway, makeTemporalEngine } from "../../src/operations/TemporalEngine.js"
+import type { StartRequest } from "../../src/operations/WorkflowEngine.js"
+import { TelemetryLive } from "../../src/platform/Telemetry.js"
+import { freshDatabaseLayer } from "../support/Postgres.js"
+import { testConfig } from "../support/TestApp.js"
+
+type StartRequestProto = temporal.api.workflowservice.v1.IStartWorkflowExecutionRequest
+
+/** A connection that answers every start and keeps its request. */
+const fakeConnection = () => {
+  const requests: Array<StartRequestProto> = []
+  const connection = {
+    workflowService: {
+      startWorkflowExecution: async (request: StartRequestProto) => {
+        requests.push(request)
+        return { runId: "run-1", started: true }
+      }
+    },
+    operatorService: {},
+    plugins: [],
+    close: async () => {},
+    ensureConnected: async () => {},
+    withDeadline: (_: unknown, fn: () => Promise<unknown>) => fn(),
+    withMetadata: (_: unknown, fn: () => Promise<unknown>) => fn(),
+    withAbortSignal: (_: unknown, fn: () => Promise<unknown>) => fn()
+  } as unknown as ConnectionLike
+  return { connection, requests }
+}
+
+const request: StartRequest = {
+  kind: "modules",
+  operationId: "op_traced",
+  accountId: "acct_1",
+  environment: "sandbox",
+  plate: "AB123CD",
+  modules: ["fines", "vtv"]
+}
+
+/**
+ * The engine, on the services a process has, starts one operation inside a request's span, traced
+ * to `exporter` if given; what reached the connection, and the spans ended by then (disposing the
+ * runtime shuts the exporter).
+ */
+const startWithin = async (exporter?: InMemorySpanExporter) => {
+  const { connection, requests } = fakeConnection()
+  const telemetry = TelemetryLive({
+    serviceName: "vehicle-data-api",
+    ...(exporter === undefined ? {} : { spanProcessor: new SimpleSpanProcessor(exporter) })
+  })
+  const runtime = ManagedRuntime.make(Layer.mergeAll(ActivitiesLive, telemetry).pipe(
+    Layer.provide(freshDatabaseLayer(2)),
+    Layer.provideMerge(testConfig({ TEMPORAL_TASK_QUEUE: "vda-test" }))
+  ))
+  try {
+    await runtime.runPromise(Effect.gen(function*() {
+      const engine = yield* makeTemporalEngine(clientGateway(connection, { namespace: "default", dataConverter: {} }))
+      yield* engine.start(request).pipe(Effect.withSpan("POST /v2/vehicles/{plate}/modules", { kind: "server" }))
+    }))
+    expect(requests).toHaveLength(1)
+    return { sent: requests[0]!, spans: exporter?.getFinishedSpans() ?? [] }
+  } finally {
+    await runtime.dispose()
+  }
+}
+
+describe("a workflow start's trace", () => {
+  it("with tracing on, the start is a span of the request's trace, carried in the start's headers", async () => {
+    const exporter = new InMemorySpanExporter()
+    const { sent, spans } = await startWithin(exporter)
+    expect(sent.workflowType?.name).toBe("modulesOperation")
+    const requestSpan = spans.find((s) => s.name === "POST /v2/vehicles/{plate}/modules")!
+    const startSpan = spans.find((s) => s.name === "StartWorkflow:modulesOperation")!
+    expect(startSpan.kind).toBe(Otel.SpanKind.CLIENT)
+    expect(startSpan.attributes.temporalWorkflowId).toBe(sent.workflowId)
+    expect(startSpan.spanContext().traceId).toBe(requestSpan.spanContext().traceId)
+    expect(startSpan.parentSpanContext?.spanId).toBe(requestSpan.spanContext().spanId)
+
+    const header = sent.header?.fields?.["_tracer-data"]
+    expect(header).toBeDefined()
+    expect(defaultPayloadConverter.fromPayload(header!)).toEqual({
+      traceparent: `00-${startSpan.spanContext().traceId}-${startSpan.spanContext().spanId}-01`
+    })
+    expect(JSON.stringify(spans.map((s) => s.attributes))).not.toContain(request.plate)
+  })
+
+  it("with tracing off, no header", async () => {
+    const { sent } = await startWithin()
+    expect(sent.workflowType?.name).toBe("modulesOperation")
+    expect(sent.header?.fields ?? {}).toEqual({})
+  })
+})
