@@ -30,6 +30,7 @@ import { countFinding } from "./Metrics.js"
 import { OperationsRepo } from "./Repo.js"
 import {
   type DeliveryStartRequest,
+  type EngineReadiness,
   type StartRequest,
   startRequestOf,
   WorkflowEngine
@@ -228,10 +229,15 @@ export const InlineEngineLive = Layer.scoped(
      * what a process that died left behind (its claims lapsed). Operations, then deliveries (each
      * waits for its planned attempt time). Also keeps this process's claims alive.
      */
+    // when this process last renewed its claims: an engine that cannot is not ready
+    let renewedAt = yield* Clock.currentTimeMillis
+    const sweepEveryMs = Math.max(100, Math.floor(claimTtlMs / 3))
+
     const sweep = (first: boolean) =>
       Effect.gen(function*() {
         yield* repo.renewClaims(holder, claimTtlMs)
         yield* webhooks.renewClaims(holder, claimTtlMs)
+        renewedAt = yield* Clock.currentTimeMillis
         const rows = (yield* repo.claimable(holder)).filter((row) => first || !runningHere(row.id))
         if (rows.length > 0) yield* Effect.logInfo(`resuming ${rows.length} unfinished operation(s)`)
         countFinding("resumed", rows.length)
@@ -251,9 +257,14 @@ export const InlineEngineLive = Layer.scoped(
     )
     yield* Effect.forkScoped(Effect.zipRight(
       sweep(true),
-      sweep(false).pipe(Effect.repeat(Schedule.spaced(Duration.millis(Math.max(100, Math.floor(claimTtlMs / 3))))))
+      sweep(false).pipe(Effect.repeat(Schedule.spaced(Duration.millis(sweepEveryMs))))
     ))
 
-    return WorkflowEngine.of({ start, startDelivery: (request: DeliveryStartRequest) => startDelivery(request.deliveryId) })
+    const readiness = Effect.map(Clock.currentTimeMillis, (now): EngineReadiness =>
+      now - renewedAt <= claimTtlMs
+        ? { engine: "inline", up: true }
+        : { engine: "inline", up: false, detail: "the engine cannot renew its claims on its operations" })
+
+    return WorkflowEngine.of({ start, startDelivery: (request: DeliveryStartRequest) => startDelivery(request.deliveryId), readiness })
   })
 )

@@ -12,22 +12,37 @@
  *
  * Workflow ids, search attributes, memo and summary carry the plate only as its salted hash.
  */
-import { Client, Connection, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from "@temporalio/client"
-import type { SearchAttributePair } from "@temporalio/common"
-import { Clock, Duration, Effect, Layer, Redacted, Schedule } from "effect"
+import { AsyncLocalStorage } from "node:async_hooks"
+import * as Otel from "@opentelemetry/api"
+import { W3CTraceContextPropagator } from "@opentelemetry/core"
+import {
+  Client,
+  Connection,
+  type ConnectionLike,
+  type WorkflowClientInterceptor,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowNotFoundError
+} from "@temporalio/client"
+import { type DataConverter, defaultPayloadConverter, type Headers, type SearchAttributePair } from "@temporalio/common"
+import { TRACE_HEADER, WORKFLOW_ID_ATTR_KEY } from "@temporalio/interceptors-opentelemetry/lib/instrumentation.js"
+import { SPAN_DELIMITER, SpanName } from "@temporalio/interceptors-opentelemetry/lib/workflow/definitions.js"
+import { Clock, Duration, Effect, Layer, Option, Redacted, Schedule, type Tracer } from "effect"
 import { searchAttributesOf, workflowMetadataOf } from "../../workflows/searchAttributes.js"
 import { modulesKey, type WorkflowLabels, workflowIds } from "../../workflows/shared.js"
 import { AppConfig, DEVELOPMENT_PLATE_HASH_SALT } from "../platform/Config.js"
 import { Leases } from "../platform/Leases.js"
 import { plateHash } from "../platform/PlateHash.js"
+import { RequestTracer } from "../platform/Telemetry.js"
 import { connectionOptionsOf, dataConverterOf } from "../platform/Temporal.js"
 import { WebhookDeliveries } from "../webhooks/Deliveries.js"
+import { countFinding } from "./Metrics.js"
 import { WebhooksRepo } from "../webhooks/Repo.js"
 import { OperationActivities } from "./Activities.js"
 import { OperationsRepo } from "./Repo.js"
 import {
   type DeliveryStartRequest,
   deliveryStartRequestOf,
+  type EngineReadiness,
   type StartRequest,
   startRequestOf,
   WorkflowEngine
@@ -51,8 +66,11 @@ export type WorkflowState = "running" | "closed" | "missing"
 
 /** The part of the Temporal client the engine uses (a fake in tests). Calls give up on `signal`. */
 export interface TemporalGateway {
-  /** Throws WorkflowExecutionAlreadyStartedError when the id is taken. */
-  readonly start: (start: WorkflowStart, signal: AbortSignal) => Promise<unknown>
+  /**
+   * Throws WorkflowExecutionAlreadyStartedError when the id is taken. `headers` go with the start
+   * (the trace context, when tracing is on).
+   */
+  readonly start: (start: WorkflowStart, signal: AbortSignal, headers?: Headers) => Promise<unknown>
   readonly describe: (workflowId: string, signal: AbortSignal) => Promise<WorkflowState>
 }
 
@@ -117,6 +135,36 @@ export const deliveryStart = (request: DeliveryStartRequest, settings: EngineSet
   )
 })
 
+const propagator = new W3CTraceContextPropagator()
+
+/**
+ * A span's context as Temporal headers, in the form the workflow interceptors of
+ * @temporalio/interceptors-opentelemetry read: W3C trace context, under their header.
+ */
+export const traceHeaders = (span: Tracer.AnySpan): Headers => {
+  const carrier: Record<string, string> = {}
+  const traceFlags = span.sampled ? Otel.TraceFlags.SAMPLED : Otel.TraceFlags.NONE
+  const context = Otel.trace.setSpanContext(Otel.ROOT_CONTEXT, { traceId: span.traceId, spanId: span.spanId, traceFlags })
+  propagator.inject(context, carrier, Otel.defaultTextMapSetter)
+  return { [TRACE_HEADER]: defaultPayloadConverter.toPayload(carrier) }
+}
+
+/**
+ * A start as a span of the current trace, named as the interceptors package names its own, whose
+ * context goes in the start's headers so the workflow's spans continue the trace. Effect's spans
+ * are not OpenTelemetry's active context, hence the explicit headers. Without tracing: no span,
+ * no headers.
+ */
+const traced = <A, E>(start: WorkflowStart, run: (headers?: Headers) => Effect.Effect<A, E>) =>
+  Effect.flatMap(RequestTracer, (tracer) =>
+    Option.isNone(tracer)
+      ? run()
+      : Effect.useSpan(
+        `${SpanName.WORKFLOW_START}${SPAN_DELIMITER}${start.workflowType}`,
+        { kind: "client", attributes: { [WORKFLOW_ID_ATTR_KEY]: start.workflowId } },
+        (span) => run(traceHeaders(span))
+      ))
+
 /** What one reconciler pass did. */
 export interface Reconciled {
   /** Operations and deliveries committed but never started, now started. */
@@ -154,15 +202,19 @@ export const makeTemporalEngine = (gateway: TemporalGateway) =>
       )
 
     /** Starts (an id already started counts as started); false when it must be tried again later. */
-    const startWorkflow = (start: WorkflowStart, markStarted: (at: Date) => Effect.Effect<void>) =>
-      call(start.workflowId, (signal) => gateway.start(start, signal)).pipe(
-        Effect.catchIf((error) => error instanceof WorkflowExecutionAlreadyStartedError, () => Effect.void),
+    const startWorkflow = (start: WorkflowStart, markStarted: (at: Date) => Effect.Effect<void>) => {
+      const started = traced(start, (headers) =>
+        call(start.workflowId, (signal) => gateway.start(start, signal, headers)).pipe(
+          Effect.catchIf((error) => error instanceof WorkflowExecutionAlreadyStartedError, () => Effect.void)
+        ))
+      return started.pipe(
         Effect.zipRight(Effect.flatMap(Clock.currentTimeMillis, (now) => markStarted(new Date(now)))),
         Effect.as(true),
         Effect.catchAll((error) =>
           Effect.as(Effect.logWarning(`workflow ${start.workflowId} not started yet; the reconciler will start it`, error), false)
         )
       )
+    }
 
     const start = (request: StartRequest) =>
       startWorkflow(workflowStart(request, settings), (at) => repo.markStarted(request.operationId, at))
@@ -221,6 +273,11 @@ export const makeTemporalEngine = (gateway: TemporalGateway) =>
       }
       return found
     }).pipe(
+      Effect.tap((found) => {
+        countFinding("started", found.started)
+        countFinding("restarted", found.restarted)
+        countFinding("finalized_lost", found.finalized)
+      }),
       Effect.catchAllCause((cause) =>
         Effect.as(Effect.logWarning("reconciler pass failed; trying again next pass", cause), {
           started: 0,
@@ -236,28 +293,51 @@ export const makeTemporalEngine = (gateway: TemporalGateway) =>
 
 const RECONCILER_LEASE = "temporal-reconciler"
 
-/** The Temporal client as the engine's gateway. */
-const clientGateway = (connection: Connection, client: Client): TemporalGateway => ({
-  start: (s, signal) =>
-    connection.withAbortSignal(signal, () =>
-      client.workflow.start(s.workflowType, {
-        taskQueue: s.taskQueue,
-        workflowId: s.workflowId,
-        args: [...s.args],
-        ...(s.workflowIdReusePolicy ? { workflowIdReusePolicy: s.workflowIdReusePolicy } : {}),
-        typedSearchAttributes: [...s.typedSearchAttributes],
-        memo: s.memo,
-        staticSummary: s.staticSummary
-      })),
-  describe: (workflowId, signal) =>
-    connection.withAbortSignal(signal, () => client.workflow.getHandle(workflowId).describe()).then(
-      (description): WorkflowState => (description.status.name === "RUNNING" ? "running" : "closed"),
-      (error) => {
-        if (error instanceof WorkflowNotFoundError) return "missing"
-        throw error
-      }
-    )
-})
+/** How long `/readyz` waits for Temporal to answer. */
+const READINESS_DEADLINE_MS = 1_000
+
+/** The headers of the start being made, for the interceptor below: set around one start only. */
+const startHeaders = new AsyncLocalStorage<Headers>()
+
+/** The client takes a start's headers from its interceptors only. */
+const startHeadersInterceptor: WorkflowClientInterceptor = {
+  startWithDetails: (input, next) => {
+    const headers = startHeaders.getStore()
+    return next(headers === undefined ? input : { ...input, headers: { ...input.headers, ...headers } })
+  }
+}
+
+/** A Temporal client on `connection`, as the engine's gateway. */
+export const clientGateway = (
+  connection: ConnectionLike,
+  options: { readonly namespace: string; readonly dataConverter: DataConverter }
+): TemporalGateway => {
+  const client = new Client({ connection, ...options, interceptors: { workflow: [startHeadersInterceptor] } })
+  return {
+    start: (s, signal, headers) => {
+      const startWorkflow = () =>
+        client.workflow.start(s.workflowType, {
+          taskQueue: s.taskQueue,
+          workflowId: s.workflowId,
+          args: [...s.args],
+          ...(s.workflowIdReusePolicy ? { workflowIdReusePolicy: s.workflowIdReusePolicy } : {}),
+          typedSearchAttributes: [...s.typedSearchAttributes],
+          memo: s.memo,
+          staticSummary: s.staticSummary
+        })
+      return connection.withAbortSignal(signal, () =>
+        headers === undefined ? startWorkflow() : startHeaders.run(headers, startWorkflow))
+    },
+    describe: (workflowId, signal) =>
+      connection.withAbortSignal(signal, () => client.workflow.getHandle(workflowId).describe()).then(
+        (description): WorkflowState => (description.status.name === "RUNNING" ? "running" : "closed"),
+        (error) => {
+          if (error instanceof WorkflowNotFoundError) return "missing"
+          throw error
+        }
+      )
+  }
+}
 
 export const TemporalEngineLive = Layer.scoped(
   WorkflowEngine,
@@ -270,8 +350,8 @@ export const TemporalEngineLive = Layer.scoped(
     // connects on first use, so the API starts even while Temporal is down
     const connection = Connection.lazy(connectionOptionsOf(config.temporal))
     yield* Effect.addFinalizer(() => Effect.promise(() => connection.close()).pipe(Effect.ignore))
-    const client = new Client({ connection, namespace: config.temporal.namespace, dataConverter: dataConverterOf(config.temporal) })
-    const engine = yield* makeTemporalEngine(clientGateway(connection, client))
+    const gateway = clientGateway(connection, { namespace: config.temporal.namespace, dataConverter: dataConverterOf(config.temporal) })
+    const engine = yield* makeTemporalEngine(gateway)
 
     const interval = config.temporal.reconcileIntervalMs
     // a process that cannot reach Temporal lets go of the lease, so one that can takes over
@@ -282,6 +362,17 @@ export const TemporalEngineLive = Layer.scoped(
     )
     yield* Effect.addFinalizer(() => leases.release(RECONCILER_LEASE).pipe(Effect.ignore))
     yield* Effect.forkScoped(pass.pipe(Effect.repeat(Schedule.spaced(Duration.millis(interval)))))
-    return WorkflowEngine.of({ start: engine.start, startDelivery: engine.startDelivery })
+    const readiness = Effect.tryPromise(() =>
+      connection.withDeadline(Date.now() + READINESS_DEADLINE_MS, () => connection.workflowService.getSystemInfo({}))
+    ).pipe(
+      Effect.as<EngineReadiness>({ engine: "temporal", up: true }),
+      Effect.orElseSucceed((): EngineReadiness => ({
+        engine: "temporal",
+        up: false,
+        detail: `Temporal at ${config.temporal.address} does not answer`
+      }))
+    )
+
+    return WorkflowEngine.of({ start: engine.start, startDelivery: engine.startDelivery, readiness })
   })
 )

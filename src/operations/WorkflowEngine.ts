@@ -44,6 +44,13 @@ export const deliveryStartRequestOf = (row: { readonly id: string; readonly acco
   environment: row.environment
 })
 
+/** Whether the engine can run operations now, for `/readyz`; `detail` says why not, never a secret. */
+export interface EngineReadiness {
+  readonly engine: "inline" | "temporal"
+  readonly up: boolean
+  readonly detail?: string
+}
+
 export class WorkflowEngine extends Context.Tag("vda/WorkflowEngine")<WorkflowEngine, {
   /**
    * Starts the operation's workflow; idempotent (starting one already running is a no-op).
@@ -52,6 +59,8 @@ export class WorkflowEngine extends Context.Tag("vda/WorkflowEngine")<WorkflowEn
   readonly start: (request: StartRequest) => Effect.Effect<void>
   /** Starts a webhook delivery's workflow; idempotent, and never fails the caller, like `start`. */
   readonly startDelivery: (request: DeliveryStartRequest) => Effect.Effect<void>
+  /** Answers within about a second, and never fails. */
+  readonly readiness: Effect.Effect<EngineReadiness>
 }>() {}
 
 export const startRequestOf = (row: {

@@ -1,17 +1,46 @@
-import { HttpApiBuilder } from "@effect/platform"
+import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { Clock, Duration, Effect, Option, Schema } from "effect"
 import { Api } from "../Api.js"
-import * as Errors from "./Errors.js"
+import { WorkflowEngine } from "../operations/WorkflowEngine.js"
+import { Readiness } from "./HealthApi.js"
+
+/** How long the database may take to answer a readiness check. */
+const DATABASE_DEADLINE = Duration.seconds(1)
+
+const encodeReadiness = Schema.encodeSync(Readiness)
 
 export const HealthHttpLive = HttpApiBuilder.group(Api, "health", (handlers) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const engine = yield* WorkflowEngine
+
+    const database = Effect.gen(function*() {
+      const started = yield* Clock.currentTimeMillis
+      const answered = yield* sql`select 1`.pipe(Effect.timeoutOption(DATABASE_DEADLINE), Effect.option, Effect.map(Option.flatten))
+      if (Option.isNone(answered)) return { status: "down" as const }
+      return { status: "up" as const, latencyMs: (yield* Clock.currentTimeMillis) - started }
+    })
+
     return handlers
       .handle("healthz", () => Effect.succeed({ status: "ok" as const }))
-      .handle("readyz", () =>
-        sql`select 1`.pipe(
-          Effect.as({ status: "ready" as const }),
-          Effect.catchAll(() => Errors.temporarilyUnavailable("The database is not reachable"))
-        ))
+      .handleRaw("readyz", () =>
+        Effect.map(Effect.all([database, engine.readiness], { concurrency: "unbounded" }), ([db, workflow]) => {
+          const ready = db.status === "up" && workflow.up
+          const readiness: Readiness = {
+            status: ready ? "ready" : "not_ready",
+            checks: {
+              database: db,
+              workflowEngine: {
+                status: workflow.up ? "up" : "down",
+                engine: workflow.engine,
+                ...(workflow.detail === undefined ? {} : { detail: workflow.detail })
+              }
+            }
+          }
+          return HttpServerResponse.unsafeJson(encodeReadiness(readiness), {
+            status: ready ? 200 : 503,
+            headers: ready ? {} : { "retry-after": "5" }
+          })
+        }))
   }))

@@ -63,7 +63,14 @@ describe("the server process", () => {
     expect(docs.status).toBe(200)
     expect(docs.headers.get("content-type")).toContain("text/html")
     expect(await json(await get(server.sandboxUrl, "/healthz"))).toEqual({ status: "ok" })
-    expect(await json(await get(server.productionUrl, "/readyz"))).toEqual({ status: "ready" })
+    const readiness = await json(await get(server.productionUrl, "/readyz"))
+    expect(readiness).toEqual({
+      status: "ready",
+      checks: {
+        database: { status: "up", latencyMs: expect.any(Number) },
+        workflowEngine: { status: "up", engine: "inline" }
+      }
+    })
   })
 
   it("a key revoked with the CLI fails on the very next request to the running server", async () => {

@@ -53,7 +53,14 @@ describe("database outage", () => {
     const body = await json(down)
     expectShape(body, ErrorResponse("temporarily_unavailable"))
     expect(body.error.retryable).toBe(true)
-    expect((await app.production("/readyz")).status).toBe(503)
+    const notReady = await app.production("/readyz")
+    expect(notReady.status).toBe(503)
+    expect(notReady.headers.get("retry-after")).toBe("5")
+    // which dependency is down, and only that one
+    expect(await json(notReady)).toEqual({
+      status: "not_ready",
+      checks: { database: { status: "down" }, workflowEngine: { status: "up", engine: "inline" } }
+    })
     expect((await app.production("/healthz")).status).toBe(200)
 
     cluster = await startCluster({ dataDir, port: cluster.port, ephemeral: true })
@@ -62,6 +69,8 @@ describe("database outage", () => {
       (res) => res.status === 200
     )
     expect(back.status).toBe(200)
-    expect((await app.production("/readyz")).status).toBe(200)
+    const ready = await app.production("/readyz")
+    expect(ready.status).toBe(200)
+    expect(await json(ready)).toMatchObject({ status: "ready", checks: { database: { status: "up" } } })
   })
 })
