@@ -5,6 +5,8 @@
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import * as Fs from "node:fs/promises"
+import * as Http from "node:http"
+import type { AddressInfo } from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -115,7 +117,8 @@ export const startServer = async (env: Record<string, string>, allocations: Allo
   for (;;) {
     const url = /production API listening on (http:\/\/[^\s"]+)/.exec(output)?.[1]
     const sandboxUrl = /sandbox API listening on (http:\/\/[^\s"]+)/.exec(output)?.[1]
-    if (url && sandboxUrl && /curl -s/.test(output)) return { child, url, sandboxUrl } // first run done: demo data imported
+    // on its own embedded database, the first run (demo data imported) is done once the demo is shown
+    if (url && sandboxUrl && (env.DATABASE_URL !== undefined || /curl -s/.test(output))) return { child, url, sandboxUrl }
     if (child.exitCode !== null || Date.now() > deadline) throw new Error(`server did not start:\n${output}`)
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
@@ -150,4 +153,40 @@ export const temporaryDataDir = async () => {
   const dataDir = await Fs.mkdtemp(Path.join(Os.tmpdir(), "vda-bench-"))
   await Fs.chmod(dataDir, 0o755)
   return dataDir
+}
+
+/** The URL of the embedded PostgreSQL a server started on `dataDir`, for a second server on the same database. */
+export const embeddedDatabaseUrl = async (dataDir: string) => {
+  const credentials = JSON.parse(await Fs.readFile(Path.join(dataDir, "postgres-credentials.json"), "utf8")) as { user: string; password: string }
+  const port = (await Fs.readFile(Path.join(dataDir, "postgres", "postmaster.pid"), "utf8")).split("\n")[3]!.trim()
+  return `postgres://${encodeURIComponent(credentials.user)}:${encodeURIComponent(credentials.password)}@127.0.0.1:${port}/postgres`
+}
+
+/**
+ * A stand-in OTLP/HTTP collector: takes every export (JSON, as the HTTP exporter sends it),
+ * counts its spans and answers 200, so a traced server pays the whole cost of exporting.
+ */
+export const startOtlpSink = async () => {
+  let spans = 0
+  const server = Http.createServer((request, response) => {
+    const chunks: Array<Buffer> = []
+    request.on("data", (chunk: Buffer) => chunks.push(chunk))
+    request.on("end", () => {
+      try {
+        const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as {
+          resourceSpans?: Array<{ scopeSpans?: Array<{ spans?: Array<unknown> }> }>
+        }
+        for (const resource of body.resourceSpans ?? []) for (const scope of resource.scopeSpans ?? []) spans += scope.spans?.length ?? 0
+      } catch {
+        // not JSON: still accepted, not counted
+      }
+      response.writeHead(200, { "content-type": "application/json" }).end("{}")
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    spans: () => spans,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve()))
+  }
 }

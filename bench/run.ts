@@ -6,7 +6,9 @@
  * each row with autocannon in a separate process, round after round (BENCH_ROUNDS, default 2):
  *   bare Node hello world · GET /healthz · metered GET /v2/vehicles/{plate} (registry hits, one
  *   account) · polling GET /v2/operations/{id} · POST modules reusing an active operation ·
- *   GET /v2/status
+ *   GET /v2/status · the metered vehicle query again on a second server with tracing on (same
+ *   database, exporting every span over OTLP/HTTP to a stand-in collector), which shows what
+ *   tracing costs and, against the row with tracing off, that off costs nothing more
  * Afterwards it checks that metering is exact: every 200 vehicle answer charged one plate query,
  * reuses and polls charged nothing. Prints one table (req/s, p50, p99, ratio to the bare Node row,
  * the issue's goal, the bytes the server allocated per request) and writes bench/results/latest.json.
@@ -21,9 +23,11 @@ import {
   busyAccount,
   CONNECTIONS,
   demoPlate,
+  embeddedDatabaseUrl,
   ROOT,
   type Run,
   startBareNode,
+  startOtlpSink,
   startServer,
   temporaryDataDir
 } from "./Harness.js"
@@ -71,6 +75,13 @@ const main = async () => {
     SANDBOX_MODULE_LATENCY_MS: "3600000",
     API_PROCESSES: String(API_PROCESSES)
   }, allocations)
+  const sink = await startOtlpSink()
+  const tracedAllocations = new Allocations()
+  const traced = await startServer({
+    DATABASE_URL: await embeddedDatabaseUrl(dataDir),
+    LOG_LEVEL: "info",
+    OTEL_EXPORTER_OTLP_ENDPOINT: sink.url
+  }, tracedAllocations)
   try {
     const { production: key, sandbox: sandboxKey } = await busyAccount(env)
     const vehicleUrl = `${server.url}/v2/vehicles/${PLATE}`
@@ -103,7 +114,17 @@ const main = async () => {
         goal: 0.08,
         run: (d) => autocannon(allocations, `${server.sandboxUrl}/v2/vehicles/AB123CD/modules`, { "x-api-key": sandboxKey, "content-type": "application/json" }, { duration: d }, ["-m", "POST", "-b", modulesBody])
       },
-      { name: "GET /v2/status", run: (d) => autocannon(allocations, `${server.url}/v2/status`, { "x-api-key": key }, { duration: d }) }
+      { name: "GET /v2/status", run: (d) => autocannon(allocations, `${server.url}/v2/status`, { "x-api-key": key }, { duration: d }) },
+      {
+        name: `GET /v2/vehicles/${PLATE} (tracing on)`,
+        run: async (d) => {
+          const url = `${traced.url}/v2/vehicles/${PLATE}`
+          const warm = await autocannon(tracedAllocations, url, { "x-api-key": key }, { amount: 1000 })
+          const r = await autocannon(tracedAllocations, url, { "x-api-key": key }, { amount: Math.max(1000, Math.round(warm.requestsPerSecond * d)) })
+          vehicleAnswers += warm.ok + r.ok
+          return r
+        }
+      }
     ]
 
     for (const row of rows) await row.run(2) // warm-up: JIT, pools
@@ -145,6 +166,8 @@ const main = async () => {
       console.log(`| ${r.name.padEnd(36)} | ${r.requestsPerSecond.toFixed(0).padStart(8)} | ${String(r.p50).padStart(6)} | ${String(r.p99).padStart(6)} | ${ratio.toFixed(3).padStart(6)} | ${goal.padStart(6)} | ${kb.padStart(6)} | ${String(r.other).padStart(6)} |`)
     }
     const vehicle = results[2]!
+    const tracing = results[6]!
+    console.log(`\ntracing: on, the vehicle query does ${tracing.requestsPerSecond.toFixed(0)} req/s against ${vehicle.requestsPerSecond.toFixed(0)} off (${((tracing.requestsPerSecond / vehicle.requestsPerSecond - 1) * 100).toFixed(1)}%), ${(((tracing.bytesPerRequest ?? 0) - (vehicle.bytesPerRequest ?? 0)) / 1024).toFixed(1)} KB more per request; ${sink.spans()} spans exported. Off, no span is made: Effect's tracer is disabled and the listener starts none`)
     const allocationMet = vehicle.bytesPerRequest !== null && vehicle.bytesPerRequest <= VEHICLE_ALLOCATION_GOAL
     console.log(`\nmetering: plateQueries.used = ${metering.plateQueriesUsed}, 200 vehicle answers = ${vehicleAnswers}; moduleQueries.used = ${metering.moduleQueriesUsed} (expected 2: reuses and polls charge nothing): ${metering.exact ? "exact" : "MISMATCH"}`)
     const slow = results.slice(1).filter((r) => r.p99 > P99_GOAL_MS).map((r) => `${r.name} (${r.p99} ms)`)
@@ -154,6 +177,9 @@ const main = async () => {
     if (!metering.exact) process.exitCode = 1
   } finally {
     bare.child.kill("SIGTERM")
+    traced.child.kill("SIGTERM")
+    await new Promise((resolve) => traced.child.once("exit", resolve))
+    await sink.close()
     server.child.kill("SIGTERM")
     await new Promise((resolve) => server.child.once("exit", resolve))
     await Fs.rm(dataDir, { recursive: true, force: true })
