@@ -8,16 +8,18 @@
  * encrypted payloads to operators (CODEC_SERVER_PORT). Traces, when OTEL_EXPORTER_OTLP_ENDPOINT is
  * set, continue the API's: workflow start → workflow → each activity → the activity's own spans.
  */
-import { Runtime } from "@temporalio/worker"
+import { makeTelemetryFilterString, Runtime } from "@temporalio/worker"
 import { Effect, Layer, ManagedRuntime, Option, Redacted } from "effect"
 import { ActivitiesLive } from "../src/Http.js"
 import { AppConfig, DEVELOPMENT_PLATE_HASH_SALT } from "../src/platform/Config.js"
 import { startCodecServer } from "../src/platform/CodecServer.js"
+import { describeConfig } from "../src/platform/ConfigBanner.js"
 import { makeDatabaseLive } from "../src/platform/Database.js"
 import { LoggingLive } from "../src/platform/Logging.js"
 import { payloadCodecOf } from "../src/platform/Temporal.js"
 import { MetricsReader, RequestTracer, TelemetryLive } from "../src/platform/Telemetry.js"
 import { startWorkerAdmin } from "./Admin.js"
+import { sdkLogger } from "./SdkLogger.js"
 import { createWorkers, sdkRuntimeOptions, workflowCode } from "./Workers.js"
 
 const WorkerServicesLive = ActivitiesLive.pipe(
@@ -36,8 +38,15 @@ const main = async () => {
   try {
     const config = await runtime.runPromise(AppConfig)
     const temporal = config.temporal
+    await log(Effect.annotateLogs(Effect.logInfo("configuration"), describeConfig(config)))
     // before any connection: the runtime is made with the first one
-    Runtime.install(sdkRuntimeOptions(temporal.worker))
+    const sdk = sdkRuntimeOptions(temporal.worker)
+    Runtime.install({
+      ...sdk,
+      logger: sdkLogger(config.logFormat, config.logLevel),
+      // the native core's own lines too, from warnings up, through the same logger
+      telemetryOptions: { ...sdk.telemetryOptions, logging: { forward: {}, filter: makeTelemetryFilterString({ core: "WARN" }) } }
+    })
     const tracer = await runtime.runPromise(RequestTracer)
     const workers = await createWorkers({
       config,
