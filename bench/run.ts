@@ -56,6 +56,8 @@ const mean = (runs: ReadonlyArray<Run>): Run => ({
 })
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2)
+/** The servers' access log (ACCESS_LOG): on by default, as deployed, one line per request. */
+const ACCESS_LOG = process.env.BENCH_ACCESS_LOG ?? "true"
 const API_PROCESSES = Number(process.env.API_PROCESSES ?? 1)
 /** The issue's allocation budget for the vehicle query, in bytes. */
 const VEHICLE_ALLOCATION_GOAL = 40 * 1024
@@ -72,6 +74,7 @@ const main = async () => {
   const server = await startServer({
     DATA_DIR: dataDir,
     LOG_LEVEL: "info",
+    ACCESS_LOG,
     SANDBOX_MODULE_LATENCY_MS: "3600000",
     API_PROCESSES: String(API_PROCESSES)
   }, allocations)
@@ -80,6 +83,7 @@ const main = async () => {
   const traced = await startServer({
     DATABASE_URL: await embeddedDatabaseUrl(dataDir),
     LOG_LEVEL: "info",
+    ACCESS_LOG,
     OTEL_EXPORTER_OTLP_ENDPOINT: sink.url
   }, tracedAllocations)
   try {

@@ -50,7 +50,7 @@ export const serveListener = (environment: Environment, port: number) =>
       environment,
       routeOf: routeOfUrl,
       tracer: yield* RequestTracer,
-      accessLog: makeAccessLog(config.logFormat, config.logLevel)
+      accessLog: makeAccessLog(config.logFormat, config.logLevel, config.accessLog)
     })
     const nodeServer = drainOnClose(createLimitedServer(config.http), config.shutdownDrainMs)
     const server = yield* NodeHttpServer.make(() => nodeServer, { port, host: config.host })

@@ -158,6 +158,8 @@ export class AppConfig extends Effect.Service<AppConfig>()("vda/AppConfig", {
       },
       logLevel: yield* logLevel,
       logFormat: yield* logFormat,
+      /** One line per request at info; off where a proxy in front already keeps access logs. */
+      accessLog: yield* Config.boolean("ACCESS_LOG").pipe(Config.withDefault(true)),
       telemetry: yield* telemetry,
       vehicleUpstreamUrl: yield* optionalUrl("VEHICLE_UPSTREAM_URL"),
       moduleUpstreamUrls: {

@@ -8,6 +8,7 @@
  * Never pass a key, a secret, a full plate or a request body to a log: nothing here can tell them
  * apart from other text.
  */
+import { writeSync } from "node:fs"
 import { Cause, Context, Effect, FiberRef, FiberRefs, HashMap, Layer, Logger, LogLevel, Tracer } from "effect"
 import { AppConfig } from "./Config.js"
 
@@ -64,14 +65,39 @@ export type LineSink = (line: string) => void
 
 const stdout: LineSink = (line) => void process.stdout.write(line + "\n")
 
+/**
+ * Lines to standard output gathered and written once per turn of the event loop: a busy
+ * listener's access log costs one write for many lines (a write to a pipe blocks on Linux).
+ * What is still gathered when the process exits is written then.
+ */
+const makeGatheredStdout = (): LineSink => {
+  let pending: Array<string> = []
+  const flush = () => {
+    if (pending.length === 0) return
+    const text = pending.join("\n") + "\n"
+    pending = []
+    process.stdout.write(text)
+  }
+  process.once("exit", () => {
+    if (pending.length > 0) writeSync(1, pending.join("\n") + "\n")
+  })
+  return (line) => {
+    if (pending.push(line) === 1) setImmediate(flush)
+  }
+}
+
+let gathered: LineSink | undefined
+/** The process's one gathered standard output (made on first use). */
+const gatheredStdout: LineSink = (line) => (gathered ??= makeGatheredStdout())(line)
+
 /** An access-log writer: the same format and sink as the logger, without a fiber. */
 export interface AccessLog {
   readonly enabled: boolean
   readonly write: (message: string, fields: LogFields) => void
 }
 
-export const makeAccessLog = (format: LogFormat, minimum: LogLevel.LogLevel, sink: LineSink = stdout): AccessLog => ({
-  enabled: LogLevel.lessThanEqual(minimum, LogLevel.Info),
+export const makeAccessLog = (format: LogFormat, minimum: LogLevel.LogLevel, on: boolean, sink: LineSink = gatheredStdout): AccessLog => ({
+  enabled: on && LogLevel.lessThanEqual(minimum, LogLevel.Info),
   write: (message, fields) => sink(formatLine(format, new Date(), "INFO", message, fields))
 })
 
