@@ -4,17 +4,18 @@
  * per-minute limit. Counted where the decision is made, once per metered request.
  */
 import { Either, Metric } from "effect"
-import { labelled } from "../platform/Telemetry.js"
+import { labelSets } from "../platform/Telemetry.js"
 import type { Environment } from "../platform/RequestContext.js"
 import type { Decision } from "./Metering.js"
 
-const outcomes = labelled(Metric.counter("vda_metering_outcomes", {
+const outcomes = Metric.counter("vda_metering_outcomes", {
   description: "Metering decisions by outcome (accepted, reused, quota_exceeded, rate_limited) and meter",
   incremental: true
-}))
+})
+const labelsOf = labelSets("environment", "outcome", "meter")
 
 const count = (environment: Environment, outcome: string, meter: string) =>
-  outcomes(1, ["environment", environment], ["outcome", outcome], ["meter", meter])
+  outcomes.unsafeUpdate(1, labelsOf(environment, outcome, meter))
 
 /** A consumption charged (`accepted`) or refused by an allowance (`quota_exceeded` on its meter). */
 export const countDecision = (environment: Environment, decision: Decision) =>

@@ -10,10 +10,10 @@ import { performance } from "node:perf_hooks"
 import * as OtelTracer from "@effect/opentelemetry/Tracer"
 import * as Otel from "@opentelemetry/api"
 import { type Headers, HttpTraceContext } from "@effect/platform"
-import { type Effect, Metric, MetricBoundaries, MetricLabel, Option } from "effect"
+import { type Effect, Metric, MetricBoundaries, Option } from "effect"
 import type { AccessLog } from "./Logging.js"
 import type { Environment } from "./RequestContext.js"
-import { durationBuckets } from "./Telemetry.js"
+import { durationBuckets, labelSets } from "./Telemetry.js"
 
 export type NodeHandler = (request: IncomingMessage, response: ServerResponse) => void
 
@@ -24,10 +24,11 @@ interface Observed {
   readonly span: Otel.Span | undefined
 }
 
-const OBSERVED = Symbol("vda/observed")
+// beside the request, not on it: a property added to Node's request objects would change their shape
+const observations = new WeakMap<object, Observed>()
 
 const observedOf = (source: unknown): Observed | undefined =>
-  typeof source === "object" && source !== null ? (source as { [OBSERVED]?: Observed })[OBSERVED] : undefined
+  typeof source === "object" && source !== null ? observations.get(source) : undefined
 
 /** The request id a request is answered with. */
 export const noteRequestId = (source: unknown, requestId: string) => {
@@ -84,22 +85,7 @@ const parentContextOf = (request: IncomingMessage): Otel.Context => {
 export const makeObserver = (options: ObserverOptions) => {
   const tracer = Option.getOrUndefined(options.tracer)
   const { accessLog, environment, routeOf } = options
-  // one label set per method, route and status: counting a request allocates nothing
-  const labels = new Map<string, ReadonlyArray<MetricLabel.MetricLabel>>()
-  const labelsOf = (method: string, route: string, status: number) => {
-    const key = `${method} ${route} ${status}`
-    let tags = labels.get(key)
-    if (tags === undefined) {
-      tags = [
-        MetricLabel.make("environment", environment),
-        MetricLabel.make("method", method),
-        MetricLabel.make("route", route),
-        MetricLabel.make("status", String(status))
-      ]
-      labels.set(key, tags)
-    }
-    return tags
-  }
+  const labelsOf = labelSets("environment", "method", "route", "status")
 
   return (next: NodeHandler): NodeHandler => (request, response) => {
     const started = performance.now()
@@ -113,12 +99,12 @@ export const makeObserver = (options: ObserverOptions) => {
     // what the socket sent for this answer, head and body (one answer at a time per connection)
     const socket = request.socket
     const bytesBefore = socket.bytesWritten
-    ;(request as unknown as { [OBSERVED]: Observed })[OBSERVED] = observed
+    observations.set(request, observed)
 
     response.once("close", () => {
       const status = response.writableFinished ? response.statusCode : CLIENT_CLOSED
       const seconds = (performance.now() - started) / 1000
-      const tags = labelsOf(method, route, status)
+      const tags = labelsOf(environment, method, route, String(status))
       requests.unsafeUpdate(1, tags)
       durations.unsafeUpdate(seconds, tags)
       const requestId = observed.requestId

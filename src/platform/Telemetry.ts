@@ -57,17 +57,21 @@ export const refreshGauges = async () => {
   }))
 }
 
-/** A counter whose label sets are built once each, so counting on a hot path allocates nothing. */
-export const labelled = <In, Out>(metric: Metric.Metric<any, In, Out>) => {
-  const labels = new Map<string, ReadonlyArray<MetricLabel.MetricLabel>>()
-  return (input: In, ...values: ReadonlyArray<readonly [string, string]>) => {
-    const key = values.map(([k, v]) => `${k}=${v}`).join(",")
-    let tags = labels.get(key)
-    if (tags === undefined) {
-      tags = values.map(([k, v]) => MetricLabel.make(k, v))
-      labels.set(key, tags)
+/**
+ * A metric's label sets for the label `names`, each built once: updating a metric on a hot path
+ * with `metric.unsafeUpdate(value, labelsOf(...values))` allocates no label.
+ */
+export const labelSets = (...names: ReadonlyArray<string>) => {
+  const sets = new Map<string, ReadonlyArray<MetricLabel.MetricLabel>>()
+  return (...values: ReadonlyArray<string>): ReadonlyArray<MetricLabel.MetricLabel> => {
+    let key = values[0] ?? ""
+    for (let i = 1; i < values.length; i++) key += "\u0000" + values[i]
+    let labels = sets.get(key)
+    if (labels === undefined) {
+      labels = names.map((name, i) => MetricLabel.make(name, values[i] ?? ""))
+      sets.set(key, labels)
     }
-    metric.unsafeUpdate(input, tags)
+    return labels
   }
 }
 

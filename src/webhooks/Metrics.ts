@@ -4,15 +4,16 @@
  * database at each scrape.
  */
 import { Effect, Layer, Metric, Runtime } from "effect"
-import { labelled, onScrape } from "../platform/Telemetry.js"
+import { labelSets, onScrape } from "../platform/Telemetry.js"
 import { WebhooksRepo } from "./Repo.js"
 
-const attempts = labelled(Metric.counter("vda_webhook_delivery_attempts", {
+const attempts = Metric.counter("vda_webhook_delivery_attempts", {
   description: "Webhook delivery attempts by outcome: delivered (2xx) or failed",
   incremental: true
-}))
+})
+const outcomeLabels = labelSets("outcome")
 
-export const countAttempt = (outcome: "delivered" | "failed") => attempts(1, ["outcome", outcome])
+export const countAttempt = (outcome: "delivered" | "failed") => attempts.unsafeUpdate(1, outcomeLabels(outcome))
 
 const pending = Metric.gauge("vda_webhook_deliveries_pending", { description: "Webhook deliveries not yet delivered or given up" })
 const oldestAge = Metric.gauge("vda_webhook_oldest_pending_delivery_age_seconds", {
