@@ -66,23 +66,34 @@ export type LineSink = (line: string) => void
 const stdout: LineSink = (line) => void process.stdout.write(line + "\n")
 
 /**
- * Lines to standard output gathered and written once per turn of the event loop: a busy
- * listener's access log costs one write for many lines (a write to a pipe blocks on Linux).
- * What is still gathered when the process exits is written then.
+ * Lines to standard output gathered into a buffer and written once per turn of the event loop: a
+ * busy listener's access log costs one write for many lines (a write to a pipe blocks on Linux),
+ * and no string is built to join them. What is still gathered when the process exits is written then.
  */
+const GATHER_BYTES = 64 * 1024
+
 const makeGatheredStdout = (): LineSink => {
-  let pending: Array<string> = []
+  let buffer = Buffer.allocUnsafe(GATHER_BYTES)
+  let used = 0
   const flush = () => {
-    if (pending.length === 0) return
-    const text = pending.join("\n") + "\n"
-    pending = []
-    process.stdout.write(text)
+    if (used === 0) return
+    const full = buffer.subarray(0, used)
+    // the stream may keep the bytes until the pipe drains: the next lines go to a new buffer
+    buffer = Buffer.allocUnsafe(GATHER_BYTES)
+    used = 0
+    process.stdout.write(full)
   }
   process.once("exit", () => {
-    if (pending.length > 0) writeSync(1, pending.join("\n") + "\n")
+    if (used > 0) writeSync(1, buffer.subarray(0, used))
   })
   return (line) => {
-    if (pending.push(line) === 1) setImmediate(flush)
+    if (used + Buffer.byteLength(line) + 1 > GATHER_BYTES) {
+      flush()
+      if (Buffer.byteLength(line) + 1 > GATHER_BYTES) return void process.stdout.write(line + "\n")
+    }
+    if (used === 0) setImmediate(flush)
+    used += buffer.write(line, used)
+    buffer[used++] = 10
   }
 }
 
