@@ -135,6 +135,12 @@ describe.skipIf(address === undefined)("with a live Temporal server", () => {
     await tls?.dispose()
   })
 
+  it("the API is ready with Temporal as its engine, and says so", async () => {
+    const readiness = await fetch(`${server.productionUrl}/readyz`)
+    expect(readiness.status).toBe(200)
+    expect(await readiness.json()).toMatchObject({ status: "ready", checks: { workflowEngine: { status: "up", engine: "temporal" } } })
+  })
+
   const hash = (plate: string) => plateHash(Redacted.make(env.PLATE_HASH_SALT!), plate)
   const attributesOf = (description: WorkflowExecutionDescription) =>
     Object.fromEntries(description.typedSearchAttributes.getAll().map((p) => [p.key.name, p.value]))
