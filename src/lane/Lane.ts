@@ -29,6 +29,7 @@ import { V1BasicVehicle } from "../v1/Api.js"
 import { VehicleQueryParams, VehicleResponse } from "../vehicles/Api.js"
 import { VehicleQuery } from "../vehicles/VehicleQuery.js"
 import { Operation } from "../operations/Api.js"
+import { pollHeadersOf } from "../operations/Http.js"
 import { Operations } from "../operations/Operations.js"
 
 type Route =
@@ -211,7 +212,7 @@ export class Lane extends Effect.Service<Lane>()("vda/Lane", {
         const admitted = result.right
         noteAccount(source, admitted.principal.accountId)
         const read = yield* Effect.exit(Effect.map(operations.get(admitted.principal, id), (operation) =>
-          json(200, rateLimitHeaders(admitted, headers), encodeOperation(operation))))
+          json(200, { ...rateLimitHeaders(admitted, headers), ...pollHeadersOf(operation.status) }, encodeOperation(operation))))
         return Exit.isSuccess(read) ? read.value : { _tag: "PassOn", admitted } satisfies Outcome
       })
 

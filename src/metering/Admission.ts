@@ -25,13 +25,25 @@ export interface Admitted {
   readonly limit: number | null
   readonly remaining: number | null
   readonly resetAt: Date
+  /** Seconds from the request to the end of its minute window. */
+  readonly resetInSeconds: number
 }
 
-/** The `X-RateLimit-*` headers of an admitted request, added to `headers` (which it returns). */
+/** The per-minute limit's name in the IETF `RateLimit` fields. */
+const RPM_POLICY = "\"rpm\""
+
+/**
+ * The rate-limit headers of an admitted request, added to `headers` (which it returns):
+ * `X-RateLimit-*`, and the IETF `RateLimit-Policy` and `RateLimit` fields
+ * (draft-ietf-httpapi-ratelimit-headers: quota `q` per window `w`, remaining `r`, reset `t`,
+ * in seconds). The limits are omitted when the plan has none.
+ */
 export const rateLimitHeaders = (admitted: Admitted, headers: Record<string, string>) => {
   if (admitted.limit !== null) {
     headers["x-ratelimit-limit"] = String(admitted.limit)
     headers["x-ratelimit-remaining"] = String(admitted.remaining)
+    headers["ratelimit-policy"] = `${RPM_POLICY};q=${admitted.limit};w=60`
+    headers["ratelimit"] = `${RPM_POLICY};r=${admitted.remaining};t=${admitted.resetInSeconds}`
   }
   headers["x-ratelimit-reset"] = String(Math.floor(admitted.resetAt.getTime() / 1000))
   return headers
@@ -140,7 +152,13 @@ export class Admission extends Effect.Service<Admission>()("vda/Admission", {
       const decision = request.prepared && row.charged ? decisionOf(request.prepared.consumption.charges, outcomesOf(row)) : undefined
       if (decision !== undefined) countDecision(request.environment, decision)
       return Either.right({
-        admitted: { principal, limit, remaining: limit === null ? null : Math.max(0, limit - row.used), resetAt: window.end },
+        admitted: {
+          principal,
+          limit,
+          remaining: limit === null ? null : Math.max(0, limit - row.used),
+          resetAt: window.end,
+          resetInSeconds: Math.max(0, Math.ceil((window.end.getTime() - request.at) / 1000))
+        },
         decision
       })
     }

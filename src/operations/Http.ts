@@ -1,5 +1,6 @@
 import { HttpApiBuilder, HttpApp, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
+import { isFinal } from "../../workflows/shared.js"
 import { CurrentPrincipal } from "../accounts/Domain.js"
 import { Api } from "../Api.js"
 import * as Errors from "../platform/Errors.js"
@@ -22,6 +23,20 @@ export const accepted = (id: string) =>
     Effect.succeed(
       HttpServerResponse.setHeader(HttpServerResponse.setStatus(response, 202), "location", `/v2/operations/${id}`)
     ))
+
+/** How long a client should wait before polling an operation that is not final again, in seconds. */
+export const POLL_AGAIN_SECONDS = 2
+
+/** `Retry-After` for a poll of an operation still running: when to ask again. None once final. */
+export const pollHeadersOf = (status: string): Record<string, string> =>
+  isFinal(status) ? {} : { "retry-after": String(POLL_AGAIN_SECONDS) }
+
+/** A poll's answer carries its `Retry-After` while the operation runs. */
+export const pollHint = (status: string) =>
+  isFinal(status)
+    ? Effect.void
+    : HttpApp.appendPreResponseHandler((_request, response) =>
+      Effect.succeed(HttpServerResponse.setHeaders(response, pollHeadersOf(status))))
 
 const listed = (modules: ReadonlyArray<string>) => modules.join(", ")
 
@@ -55,6 +70,7 @@ export const OperationsHttpLive = HttpApiBuilder.group(Api, "operations", (handl
         }).pipe(refuseModulesRequest))
       .handle("getOperation", ({ path }) =>
         Effect.flatMap(CurrentPrincipal, (principal) => operations.get(principal, path.id)).pipe(
+          Effect.tap((operation) => pollHint(operation.status)),
           Effect.catchTag("OperationNotFound", (e) => Errors.notFound("operation_not_found", `No operation ${e.id}`))
         ))
   }))

@@ -8,7 +8,7 @@ import { CurrentPrincipal } from "../accounts/Domain.js"
 import { AccountStatus } from "../accounts/Status.js"
 import { Api } from "../Api.js"
 import type { ModulesOperation } from "../operations/Api.js"
-import { refuseModulesRequest } from "../operations/Http.js"
+import { pollHint, refuseModulesRequest } from "../operations/Http.js"
 import { Operations } from "../operations/Operations.js"
 import * as Errors from "../platform/Errors.js"
 import { refuseVehicleQuery } from "../vehicles/Http.js"
@@ -73,6 +73,7 @@ export const V1HttpLive = HttpApiBuilder.group(Api, "v1", (handlers) =>
         }).pipe(refuseModulesRequest))
       .handle("v1GetModulesOperation", ({ path }) =>
         Effect.flatMap(CurrentPrincipal, (principal) => operations.getModules(principal, path.id, "v1")).pipe(
+          Effect.tap((operation) => pollHint(operation.status)),
           Effect.map((operation) => ({ success: true as const, data: toV1ModulesOperation(operation) })),
           Effect.catchTag("OperationNotFound", (e) => Errors.notFound("operation_not_found", `No operation ${e.id}`))
         ))
@@ -85,6 +86,7 @@ export const V1HttpLive = HttpApiBuilder.group(Api, "v1", (handlers) =>
         }).pipe(refuseModulesRequest))
       .handle("v1GetReport", ({ path }) =>
         Effect.flatMap(CurrentPrincipal, (principal) => operations.getReport(principal, path.id)).pipe(
+          Effect.tap(({ row }) => pollHint(row.status)),
           Effect.map(({ modules, row }) => ({ success: true as const, data: toV1Report(row, modules) })),
           Effect.catchTag("OperationNotFound", (e) => Errors.notFound("operation_not_found", `No report ${e.id}`))
         ))

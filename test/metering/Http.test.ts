@@ -153,6 +153,9 @@ describe("requests per minute", () => {
       expect(res.headers.get("x-ratelimit-limit")).toBe("30")
       expect(res.headers.get("x-ratelimit-remaining")).toBe(String(30 - i))
       expect(res.headers.get("x-ratelimit-reset")).toBe(String(Date.parse("2026-11-21T16:01:00Z") / 1000))
+      // the IETF fields say the same: 30 per 60 s window, what remains, seconds to the reset
+      expect(res.headers.get("ratelimit-policy")).toBe("\"rpm\";q=30;w=60")
+      expect(res.headers.get("ratelimit")).toBe(`"rpm";r=${30 - i};t=60`)
     }
     const last = await app.production("/v2/usage", withKey(key))
     expect(last.status).toBe(200)
@@ -202,6 +205,8 @@ describe("requests per minute", () => {
     expect(res.headers.get("x-ratelimit-limit")).toBeNull()
     expect(res.headers.get("x-ratelimit-remaining")).toBeNull()
     expect(res.headers.get("x-ratelimit-reset")).toBe(String(Date.parse("2026-11-21T16:21:00Z") / 1000))
+    expect(res.headers.get("ratelimit-policy")).toBeNull()
+    expect(res.headers.get("ratelimit")).toBeNull()
   })
 
   it("RPM 0 disables the API for the account", async () => {

@@ -1,0 +1,70 @@
+/**
+ * What a poll tells a client besides the operation: `Retry-After` while the operation is not
+ * final (when to ask again), none once it is; the same on v1's polls and on the lean lane, which
+ * also carries the IETF `RateLimit` and `RateLimit-Policy` fields next to `X-RateLimit-*`.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { waitFor } from "../support/Processes.js"
+import { json, makeTestApp, type TestAccount, type TestApp, withKey } from "../support/TestApp.js"
+
+let app: TestApp
+let account: TestAccount
+let sandboxUrl: string
+
+beforeAll(async () => {
+  // the sandbox's modules take long enough to poll them running
+  app = await makeTestApp({ config: { SANDBOX_MODULE_LATENCY_MS: "1500" } })
+  sandboxUrl = (await app.listen()).sandbox
+  account = await app.createAccount({ plan: "growth" }) // 120 requests per minute
+})
+
+afterAll(() => app?.dispose())
+
+const post = (path: string, body: unknown) =>
+  app.sandbox(path, withKey(account.sandbox.key, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body)
+  }))
+
+const untilFinal = (path: string, statusOf: (body: any) => string) =>
+  waitFor(async () => {
+    const res = await app.sandbox(path, withKey(account.sandbox.key))
+    return ["completed", "partial", "failed"].includes(statusOf(await json(res.clone()))) ? res : undefined
+  }, `${path} to finish`, 20_000)
+
+describe("polling an operation", () => {
+  it("v2: Retry-After while it runs, on HttpApi and on the lane alike, and none once final", async () => {
+    const created = await json(await post("/v2/vehicles/AB123CD/modules", { modules: ["fines"] }))
+    const running = await app.sandbox(`/v2/operations/${created.id}`, withKey(account.sandbox.key))
+    expect((await json(running)).status).toMatch(/queued|processing/)
+    expect(running.headers.get("retry-after")).toBe("2")
+
+    // the real listener answers this plain poll from the lane
+    const onLane = await fetch(`${sandboxUrl}/v2/operations/${created.id}`, { headers: { "x-api-key": account.sandbox.key } })
+    expect((await onLane.json() as { status: string }).status).toMatch(/queued|processing/)
+    expect(onLane.headers.get("retry-after")).toBe("2")
+    expect(onLane.headers.get("ratelimit-policy")).toBe("\"rpm\";q=120;w=60")
+    expect(onLane.headers.get("ratelimit")).toMatch(/^"rpm";r=\d+;t=\d+$/)
+    expect(onLane.headers.get("ratelimit")).toContain(`r=${onLane.headers.get("x-ratelimit-remaining")};`)
+
+    const final = await untilFinal(`/v2/operations/${created.id}`, (body) => body.status)
+    expect(final.headers.get("retry-after")).toBeNull()
+    const finalOnLane = await fetch(`${sandboxUrl}/v2/operations/${created.id}`, { headers: { "x-api-key": account.sandbox.key } })
+    expect(finalOnLane.status).toBe(200)
+    expect(finalOnLane.headers.get("retry-after")).toBeNull()
+  })
+
+  it("v1: Retry-After on a running modules operation and a running report, none once final", async () => {
+    const operation = (await json(await post("/v1/vehicles/modules", { plate: "AB124CD", modules: ["fines"] }))).data
+    const running = await app.sandbox(`/v1/vehicles/modules/${operation.id}`, withKey(account.sandbox.key))
+    expect(running.headers.get("retry-after")).toBe("2")
+
+    const report = (await json(await post("/v1/reports", { plate: "AB125CD" }))).data
+    const runningReport = await app.sandbox(`/v1/reports/${report.id}`, withKey(account.sandbox.key))
+    expect(runningReport.headers.get("retry-after")).toBe("2")
+
+    expect((await untilFinal(`/v1/vehicles/modules/${operation.id}`, (body) => body.data.status)).headers.get("retry-after")).toBeNull()
+    expect((await untilFinal(`/v1/reports/${report.id}`, (body) => body.data.status)).headers.get("retry-after")).toBeNull()
+  })
+})
