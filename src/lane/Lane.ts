@@ -169,7 +169,6 @@ export class Lane extends Effect.Service<Lane>()("vda/Lane", {
     ) => {
       const expected = admission.knownAccount(keyHash)
       if (expected === undefined || expected.principal.environment !== environment) return Effect.succeed(PASS_ON)
-      noteAccount(source, expected.principal.accountId)
       const headers: Record<string, string> = { "x-request-id": requestId }
       // refusals of the query itself are left to HttpApi, which admits first, as the contract orders
       return Effect.matchEffect(query.prepare(expected.principal, route.plate, route.params, route.version, requestId), {
@@ -184,6 +183,7 @@ export class Lane extends Effect.Service<Lane>()("vda/Lane", {
                   ? Effect.succeed(PASS_ON)
                   : Effect.map(tooMany(refused, requestId), (failure) => refusal(failure, route.version, headers)),
               onSuccess: ({ admitted, decision }): Effect.Effect<Outcome> => {
+                noteAccount(source, admitted.principal.accountId)
                 if (decision === undefined) return Effect.succeed({ _tag: "PassOn", admitted })
                 rateLimitHeaders(admitted, headers)
                 return answerCharged(

@@ -128,16 +128,15 @@ export class Metering extends Effect.Service<Metering>()("vda/Metering", {
           ${pricing.map((p) => p.pricing.unitPriceCents)}::integer[],
           ${pricing.map((p) => p.pricing.included)}::integer[],
           ${dryRun})`.pipe(
-        Effect.map((rows) => {
-          const decisions = decisionsOf(items, rows)
-          if (!dryRun) decisions.forEach((decision, i) => countDecision(items[i]!.environment, decision))
-          return decisions
-        }),
+        Effect.map((rows) => decisionsOf(items, rows)),
         Effect.catchTag("SqlError", Effect.die)
       )
     }
 
-    /** Applies a batch (of any accounts) in one statement and transaction; one decision each. */
+    /**
+     * Applies a batch (of any accounts) in one statement; one decision each. Inside a caller's
+     * transaction, the caller counts the outcome (Outcomes) once it knows the charge committed.
+     */
     const applyBatch = (items: ReadonlyArray<Consumption>) => run(items, false)
 
     // One lane per account, environment and first meter: an account's per-minute count and its
@@ -145,7 +144,10 @@ export class Metering extends Effect.Service<Metering>()("vda/Metering", {
     // counters; exactness comes from the row locks, not from the lanes).
     const batcher = yield* Batcher.make({
       key: (item: Consumption) => `${item.accountId}/${item.environment}/${item.charges[0]?.meter ?? ""}`,
-      process: (_key, items) => applyBatch(items),
+      // a statement of its own, committed as it returns: its outcomes are final
+      process: (_key, items) =>
+        Effect.tap(applyBatch(items), (decisions) =>
+          decisions.forEach((decision, i) => countDecision(items[i]!.environment, decision))),
       maxBatchSize: 200
     })
 

@@ -3,10 +3,10 @@
  * operations reused (nothing charged), quotas exceeded by meter, requests refused by the
  * per-minute limit. Counted where the decision is made, once per metered request.
  */
-import { Either, Metric } from "effect"
+import { Effect, Either, Metric } from "effect"
 import { labelSets } from "../platform/Telemetry.js"
 import type { Environment } from "../platform/RequestContext.js"
-import type { Decision } from "./Metering.js"
+import type { Decision, LimitReached } from "./Metering.js"
 
 const outcomes = Metric.counter("vda_metering_outcomes", {
   description: "Metering decisions by outcome (accepted, reused, quota_exceeded, rate_limited) and meter",
@@ -20,6 +20,24 @@ const count = (environment: Environment, outcome: string, meter: string) =>
 /** A consumption charged (`accepted`) or refused by an allowance (`quota_exceeded` on its meter). */
 export const countDecision = (environment: Environment, decision: Decision) =>
   Either.isRight(decision) ? count(environment, "accepted", "none") : count(environment, "quota_exceeded", decision.left.meter)
+
+/**
+ * The outcome of a charge made inside a transaction, counted once the transaction is over: a
+ * refusal by an allowance whatever happened, a charge only if `charged` says the work committed.
+ */
+export const countCommitted = (environment: Environment) =>
+<A, E, R>(transaction: Effect.Effect<A, E, R>, charged: (result: A) => boolean): Effect.Effect<A, E, R> =>
+  transaction.pipe(
+    Effect.tapBoth({
+      onFailure: (error) =>
+        Effect.sync(() => {
+          if ((error as { readonly _tag?: unknown })?._tag === "LimitReached") {
+            countDecision(environment, Either.left(error as LimitReached))
+          }
+        }),
+      onSuccess: (result) => Effect.sync(() => charged(result) && count(environment, "accepted", "none"))
+    })
+  )
 
 /** A request refused by the per-minute limit. */
 export const countRateLimited = (environment: Environment) => count(environment, "rate_limited", "requests")

@@ -15,7 +15,7 @@ import { MODULES, type ModuleName, modulesKey } from "../../workflows/shared.js"
 import type { Principal } from "../accounts/Domain.js"
 import * as Charges from "../metering/Charges.js"
 import { type LimitReached, Metering } from "../metering/Metering.js"
-import { countReused } from "../metering/Outcomes.js"
+import { countCommitted, countReused } from "../metering/Outcomes.js"
 import type { ApiVersion } from "../metering/Meters.js"
 import * as Batcher from "../platform/Batcher.js"
 import { ulid } from "../platform/Ids.js"
@@ -164,7 +164,7 @@ export class Operations extends Effect.Service<Operations>()("vda/Operations", {
         }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
         // once committed the operation is durable: if the client leaves before the engine has it,
         // the engine's sweep (inline) or reconciler (Temporal) starts it
-        const reused = yield* attempt.pipe(Effect.catchTag("LostRace", Effect.die))
+        const reused = yield* countCommitted(key.environment)(attempt.pipe(Effect.catchTag("LostRace", Effect.die)), (id) => id === undefined)
         if (reused !== undefined) {
           countReused(key.environment)
           return { operation: (yield* requireOperation(reused)) as ModulesOperation, created: false }
@@ -195,13 +195,14 @@ export class Operations extends Effect.Service<Operations>()("vda/Operations", {
         const row: NewOperation = {
           id, ...key, kind: "report", apiVersion: "v1", modulesKey: null, input: { kind: "report", modules }, createdAt: new Date(at)
         }
-        const reused = yield* Effect.gen(function*() {
+        const reused = yield* countCommitted(key.environment)(Effect.gen(function*() {
           yield* repo.lockReuseKey({ ...key, apiVersion: "v1", modulesKey: "report" })
           const active = yield* repo.findActiveReport(key)
           if (Option.isSome(active)) return active.value
           yield* chargeAndInsert(row, Charges.report(principal, plate, modules, at))
           return undefined
-        }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die), Effect.catchTag("LostRace", Effect.die))
+        }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die), Effect.catchTag("LostRace", Effect.die)), (active) =>
+          active === undefined)
         if (reused !== undefined) {
           countReused(key.environment)
           return { row: reused, modules: yield* repo.modules(reused.id), created: false }
@@ -230,7 +231,14 @@ export class Operations extends Effect.Service<Operations>()("vda/Operations", {
           input: { kind: "vehicle", params: { ...params }, requestId },
           createdAt: new Date(at)
         }
-        yield* chargeAndInsert(search, Charges.plateQuery(principal, plate, at)).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die), Effect.catchTag("LostRace", Effect.die))
+        yield* countCommitted(principal.environment)(
+          chargeAndInsert(search, Charges.plateQuery(principal, plate, at)).pipe(
+            sql.withTransaction,
+            Effect.catchTag("SqlError", Effect.die),
+            Effect.catchTag("LostRace", Effect.die)
+          ),
+          () => true
+        )
         yield* engine.start({ kind: "vehicle", operationId: id, accountId: principal.accountId, environment: principal.environment, plate })
         return toOperation(justCommitted(search).row, []) as VehicleOperation
       })

@@ -366,11 +366,12 @@ export const TemporalEngineLive = Layer.scoped(
       connection.withDeadline(Date.now() + READINESS_DEADLINE_MS, () => connection.workflowService.getSystemInfo({}))
     ).pipe(
       Effect.as<EngineReadiness>({ engine: "temporal", up: true }),
-      Effect.orElseSucceed((): EngineReadiness => ({
-        engine: "temporal",
-        up: false,
-        detail: `Temporal at ${config.temporal.address} does not answer`
-      }))
+      // the probe is public: where Temporal lives goes to the log, not to the answer
+      Effect.catchAll(() =>
+        Effect.as(
+          Effect.logWarning(`not ready: Temporal at ${config.temporal.address} does not answer`),
+          { engine: "temporal", up: false, detail: "the workflow engine does not answer" } satisfies EngineReadiness
+        ))
     )
 
     return WorkflowEngine.of({ start: engine.start, startDelivery: engine.startDelivery, readiness })

@@ -22,7 +22,9 @@ const show = (value: unknown, name: string): string | number | boolean | undefin
   if (Redacted.isRedacted(value)) {
     return name === "databaseUrl" ? maskUrl(Redacted.value(value as Redacted.Redacted<string>)) : MASKED
   }
-  if (typeof value === "string" || typeof value === "number" || typeof value === "boolean") return value
+  // any address may carry credentials (user:password@), not only the database's
+  if (typeof value === "string") return /^[a-z][a-z0-9+.-]*:\/\//i.test(value) ? maskUrl(value) : value
+  if (typeof value === "number" || typeof value === "boolean") return value
   if (Array.isArray(value)) return value.join(",")
   if (value === null || value === undefined) return undefined
   return undefined

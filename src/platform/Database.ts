@@ -5,11 +5,11 @@
 import { NodeContext } from "@effect/platform-node"
 import type { SqlError } from "@effect/sql/SqlError"
 import { PgClient, PgMigrator } from "@effect/sql-pg"
-import { Context, Effect, Layer, Metric, MetricLabel, Option, Redacted, Runtime, String as Str } from "effect"
+import { Context, Effect, Layer, Metric, Option, Redacted, Runtime, String as Str } from "effect"
 import Pg from "pg"
 import { AppConfig } from "./Config.js"
 import { otherSessions, startCluster, stopCluster } from "./EmbeddedPostgres.js"
-import { onScrape } from "./Telemetry.js"
+import { labelSets, onScrape } from "./Telemetry.js"
 import migration0001 from "./migrations/0001_foundation.js"
 import migration0002 from "./migrations/0002_vehicles_catalog.js"
 import migration0003 from "./migrations/0003_metering_functions.js"
@@ -90,14 +90,13 @@ export const DEFAULT_DATABASE_TIMEOUTS: DatabaseTimeouts = { statementMs: 5_000,
 
 const poolConnections = Metric.gauge("vda_db_pool_connections", { description: "The database pool's connections, in use or idle" })
 const poolWaiting = Metric.gauge("vda_db_pool_waiting", { description: "Queries waiting for a free database connection" })
-const IN_USE = [MetricLabel.make("state", "in_use")]
-const IDLE = [MetricLabel.make("state", "idle")]
+const poolState = labelSets("state")
 
 /** The pool's gauges, read at each scrape until the returned function is called. */
 const watchPool = (pool: Pg.Pool) =>
   onScrape(() => {
-    poolConnections.unsafeUpdate(pool.totalCount - pool.idleCount, IN_USE)
-    poolConnections.unsafeUpdate(pool.idleCount, IDLE)
+    poolConnections.unsafeUpdate(pool.totalCount - pool.idleCount, poolState("in_use"))
+    poolConnections.unsafeUpdate(pool.idleCount, poolState("idle"))
     poolWaiting.unsafeUpdate(pool.waitingCount, [])
   })
 

@@ -11,6 +11,7 @@
 import { writeSync } from "node:fs"
 import { Cause, Context, Effect, FiberRef, FiberRefs, HashMap, Layer, Logger, LogLevel, Tracer } from "effect"
 import { AppConfig } from "./Config.js"
+import { isRecordedSpan } from "./Telemetry.js"
 
 export type LogFormat = "json" | "pretty"
 
@@ -41,7 +42,7 @@ const messageOf = (message: unknown): string => {
 /** The trace and span ids of the current span, when tracing is on (a no-op span has none). */
 export const traceFieldsOf = (context: Context.Context<never>): { traceId?: string; spanId?: string } => {
   const span = Context.getOption(context, Tracer.ParentSpan)
-  if (span._tag === "None" || span.value.traceId.length !== 32) return {}
+  if (span._tag === "None" || !isRecordedSpan(span.value)) return {}
   return { traceId: span.value.traceId, spanId: span.value.spanId }
 }
 
@@ -63,33 +64,45 @@ const makeLogger = (format: LogFormat, write: (line: string) => void) =>
 /** Writes lines to standard output; swapped in tests to read what was logged. */
 export type LineSink = (line: string) => void
 
-const stdout: LineSink = (line) => void process.stdout.write(line + "\n")
-
 /**
  * Lines to standard output gathered into a buffer and written once per turn of the event loop: a
- * busy listener's access log costs one write for many lines (a write to a pipe blocks on Linux),
- * and no string is built to join them. What is still gathered when the process exits is written then.
+ * busy listener's access log costs one write for many lines, and no string is built to join them.
+ * Every line of the process goes through it, so lines keep their order. At exit, what is still
+ * gathered is written synchronously (retried while the pipe is full, for a bounded time).
  */
 const GATHER_BYTES = 64 * 1024
+const EXIT_WRITE_MS = 2_000
+
+const writeAllSync = (bytes: Buffer) => {
+  const deadline = Date.now() + EXIT_WRITE_MS
+  let offset = 0
+  while (offset < bytes.length && Date.now() < deadline) {
+    try {
+      offset += writeSync(1, bytes, offset)
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EAGAIN") return
+    }
+  }
+}
 
 const makeGatheredStdout = (): LineSink => {
-  let buffer = Buffer.allocUnsafe(GATHER_BYTES)
+  const buffer = Buffer.allocUnsafe(GATHER_BYTES)
   let used = 0
   const flush = () => {
     if (used === 0) return
-    const full = buffer.subarray(0, used)
-    // the stream may keep the bytes until the pipe drains: the next lines go to a new buffer
-    buffer = Buffer.allocUnsafe(GATHER_BYTES)
+    // a copy of what is used: the stream may hold it until the pipe drains, and the buffer is reused
+    const gathered = Buffer.from(buffer.subarray(0, used))
     used = 0
-    process.stdout.write(full)
+    process.stdout.write(gathered)
   }
   process.once("exit", () => {
-    if (used > 0) writeSync(1, buffer.subarray(0, used))
+    if (used > 0) writeAllSync(Buffer.from(buffer.subarray(0, used)))
   })
   return (line) => {
-    if (used + Buffer.byteLength(line) + 1 > GATHER_BYTES) {
+    const bytes = Buffer.byteLength(line) + 1
+    if (used + bytes > GATHER_BYTES) {
       flush()
-      if (Buffer.byteLength(line) + 1 > GATHER_BYTES) return void process.stdout.write(line + "\n")
+      if (bytes > GATHER_BYTES) return void process.stdout.write(line + "\n")
     }
     if (used === 0) setImmediate(flush)
     used += buffer.write(line, used)
@@ -112,7 +125,7 @@ export const makeAccessLog = (format: LogFormat, minimum: LogLevel.LogLevel, on:
   write: (message, fields) => sink(formatLine(format, new Date(), "INFO", message, fields))
 })
 
-export const loggerLayer = (format: LogFormat, minimum: LogLevel.LogLevel, sink: LineSink = stdout) =>
+export const loggerLayer = (format: LogFormat, minimum: LogLevel.LogLevel, sink: LineSink = gatheredStdout) =>
   Layer.merge(Logger.replace(Logger.defaultLogger, makeLogger(format, sink)), Logger.minimumLogLevel(minimum))
 
 /** The logger AppConfig asks for. */

@@ -37,6 +37,9 @@ export class SpanPipeline extends Context.Reference<SpanPipeline>()("vda/SpanPip
   defaultValue: (): Option.Option<{ readonly processor: SpanProcessor; readonly resource: OtelResources.Resource }> => Option.none()
 }) {}
 
+/** Whether a span is a real one, to be exported (a disabled tracer's spans have no trace id). */
+export const isRecordedSpan = (span: { readonly traceId: string }) => span.traceId.length === 32
+
 type Refresh = () => void | Promise<void>
 const refreshers = new Set<Refresh>()
 
@@ -46,15 +49,23 @@ export const onScrape = (refresh: Refresh) => {
   return () => void refreshers.delete(refresh)
 }
 
-/** Brings every state-mirroring gauge up to date; a refresher that fails leaves its gauge as it was. */
+/** How long a scrape waits for one gauge's source (the database, say) before answering without it. */
+const REFRESH_DEADLINE_MS = 500
+
+/**
+ * Brings every state-mirroring gauge up to date. A refresher that fails, or does not answer
+ * within the deadline, leaves its gauge as it was: a scrape always answers, and in time.
+ */
 export const refreshGauges = async () => {
-  await Promise.all([...refreshers].map(async (refresh) => {
-    try {
-      await refresh()
-    } catch {
-      // the gauge keeps its last value: a scrape never fails because one source could not answer
-    }
-  }))
+  await Promise.all([...refreshers].map((refresh) =>
+    new Promise<void>((resolve) => {
+      const deadline = setTimeout(resolve, REFRESH_DEADLINE_MS)
+      Promise.resolve().then(refresh).catch(() => undefined).finally(() => {
+        clearTimeout(deadline)
+        resolve()
+      })
+    })
+  ))
 }
 
 /**

@@ -31,12 +31,27 @@ const readCapped = (stream: Stream.Stream<Uint8Array, unknown>, maxBytes: number
     Effect.map(({ chunks }) => Buffer.concat(chunks).toString("utf8"))
   )
 
+/**
+ * The client as upstream calls use it: its own span would record the whole URL (which ends in
+ * the plate), and our trace context is not for third parties. `getJson` makes its own span.
+ */
+const untraced = (client: HttpClient.HttpClient) =>
+  client.pipe(HttpClient.withTracerDisabledWhen(() => true), HttpClient.withTracerPropagation(false))
+
+const hostOf = (url: string) => {
+  try {
+    return new URL(url).host
+  } catch {
+    return "invalid"
+  }
+}
+
 export const getJson = (
   client: HttpClient.HttpClient,
   url: string,
   options: { readonly deadline?: Duration.DurationInput; readonly maxBytes?: number } = {}
 ): Effect.Effect<UpstreamReply, UpstreamCallFailed> =>
-  client.get(url, { headers: { accept: "application/json" } }).pipe(
+  untraced(client).get(url, { headers: { accept: "application/json" } }).pipe(
     Effect.catchAll(() => Effect.fail(new UpstreamCallFailed({ reason: "unreachable", retryable: true }))),
     Effect.flatMap((response) => {
       if (response.status !== 200) return Effect.succeed<UpstreamReply>({ status: response.status, body: undefined })
@@ -53,5 +68,8 @@ export const getJson = (
     Effect.timeoutFail({
       duration: options.deadline ?? UPSTREAM_DEADLINE,
       onTimeout: () => new UpstreamCallFailed({ reason: "timeout", retryable: true })
-    })
+    }),
+    Effect.tap((reply) => Effect.annotateCurrentSpan("http.response.status_code", reply.status)),
+    // the host only: the path holds the plate
+    Effect.withSpan("upstream.get", { kind: "client", attributes: { "server.address": hostOf(url) } })
   )

@@ -19,6 +19,7 @@ import { type ModuleRow, type OperationRow, OperationsRepo } from "../operations
 import { AppConfig } from "../platform/Config.js"
 import type { Environment } from "../platform/RequestContext.js"
 import { type EventType, WebhookEvent } from "./Api.js"
+import { isRecordedSpan } from "../platform/Telemetry.js"
 import { countAttempt } from "./Metrics.js"
 import { type DeliveryRow, WebhooksRepo } from "./Repo.js"
 import { send } from "./Sender.js"
@@ -73,9 +74,6 @@ interface AttemptInput {
   readonly policy: RetryPolicy
 }
 
-/** A span that will be exported: tracing was on when it was made (a disabled tracer's have no trace). */
-const isRecorded = (span: Tracer.AnySpan) => span.traceId.length === 32
-
 /** The span that caused a delivery (its operation's workflow), as a link of each attempt's span. */
 const causeLinkOf = (delivery: DeliveryRow): Array<Tracer.SpanLink> => {
   if (delivery.traceParent === null) return []
@@ -115,7 +113,7 @@ export class WebhookDeliveries extends Effect.Service<WebhookDeliveries>()("vda/
           body: JSON.stringify(input.body(`evt_${id}`, at)),
           sendsWhenDisabled: input.sendsWhenDisabled ?? false,
           createdAt: at,
-          traceParent: Option.isSome(cause) && isRecorded(cause.value) ? HttpTraceContext.toHeaders(cause.value).traceparent ?? null : null
+          traceParent: Option.isSome(cause) && isRecordedSpan(cause.value) ? HttpTraceContext.toHeaders(cause.value).traceparent ?? null : null
         })
       })
 

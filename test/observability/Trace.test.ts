@@ -5,6 +5,7 @@
  * which also links to what caused it. Spans are read from an in-memory exporter; nothing in any
  * span names the plate or the key. With tracing off, nothing is recorded at all.
  */
+import * as Http from "node:http"
 import * as Net from "node:net"
 import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
 import { Effect, Option } from "effect"
@@ -135,6 +136,40 @@ describe("tracing on the inline engine", () => {
     const recorded = JSON.stringify(spans.map((span) => ({ name: span.name, attributes: span.attributes, events: span.events })))
     expect(recorded).not.toContain(PLATE)
     expect(recorded).not.toContain(account.sandbox.key)
+  })
+})
+
+describe("upstream calls", () => {
+  it("are traced by host alone (their URL ends in the plate), and carry no trace context to the third party", async () => {
+    const seen: Array<{ readonly url: string; readonly traceparent: string | undefined }> = []
+    const upstream = Http.createServer((request, response) => {
+      seen.push({ url: request.url ?? "", traceparent: request.headers["traceparent"] as string | undefined })
+      response.writeHead(404, { "content-type": "application/json" }).end("{}")
+    })
+    await new Promise<void>((resolve) => upstream.listen(0, "127.0.0.1", resolve))
+    const spans = new InMemorySpanExporter()
+    const withUpstream = await makeTestApp({
+      spanProcessor: new SimpleSpanProcessor(spans),
+      config: { VEHICLE_UPSTREAM_URL: `http://127.0.0.1:${(upstream.address() as Net.AddressInfo).port}` }
+    })
+    try {
+      const { production } = await withUpstream.listen()
+      const other = await withUpstream.createAccount()
+      const answer = await fetch(`${production}/v2/vehicles/${PLATE}`, { headers: { "x-api-key": other.production.key } })
+      expect(answer.status).toBe(200)
+      expect(seen).toEqual([{ url: `/vehicles/${PLATE}`, traceparent: undefined }])
+      const finished = await waitFor(() => {
+        const all = spans.getFinishedSpans()
+        return all.some((span) => span.name === "GET /v2/vehicles/{plate}") ? all : undefined
+      }, "the request's spans")
+      const [call] = named(finished, "upstream.get")
+      expect(call?.attributes).toMatchObject({ "server.address": `127.0.0.1:${(upstream.address() as Net.AddressInfo).port}`, "http.response.status_code": 404 })
+      expect(named(finished, "http.client GET")).toEqual([])
+      expect(JSON.stringify(finished.map((span) => ({ name: span.name, attributes: span.attributes })))).not.toContain(PLATE)
+    } finally {
+      await withUpstream.dispose()
+      upstream.close()
+    }
   })
 })
 

@@ -1,9 +1,12 @@
+/**
+ * The probes: `/healthz` (the process is up) and `/readyz` (each dependency, with its state).
+ */
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { Clock, Duration, Effect, Option, Schema } from "effect"
-import { Api } from "../Api.js"
-import { WorkflowEngine } from "../operations/WorkflowEngine.js"
-import { Readiness } from "./HealthApi.js"
+import { Api } from "./Api.js"
+import { WorkflowEngine } from "./operations/WorkflowEngine.js"
+import { Readiness } from "./platform/HealthApi.js"
 
 /** How long the database may take to answer a readiness check. */
 const DATABASE_DEADLINE = Duration.seconds(1)
@@ -17,7 +20,13 @@ export const HealthHttpLive = HttpApiBuilder.group(Api, "health", (handlers) =>
 
     const database = Effect.gen(function*() {
       const started = yield* Clock.currentTimeMillis
-      const answered = yield* sql`select 1`.pipe(Effect.timeoutOption(DATABASE_DEADLINE), Effect.option, Effect.map(Option.flatten))
+      // disconnected: at the deadline the probe answers, whatever cancelling the query takes
+      const answered = yield* sql`select 1`.pipe(
+        Effect.disconnect,
+        Effect.timeoutOption(DATABASE_DEADLINE),
+        Effect.option,
+        Effect.map(Option.flatten)
+      )
       if (Option.isNone(answered)) return { status: "down" as const }
       return { status: "up" as const, latencyMs: (yield* Clock.currentTimeMillis) - started }
     })
