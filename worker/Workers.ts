@@ -25,10 +25,7 @@ export interface Workers {
   readonly unregistered: ReadonlyArray<string>
 }
 
-export const workflowSources = () => {
-  const sources = sourcesOf(projectRoot())
-  return { ...sources, workflowInterceptorModules: [...sources.workflowInterceptorModules] }
-}
+export const workflowSources = () => sourcesOf(projectRoot())
 
 /** The workflow code: a prebuilt bundle's path, or bundled now (once, for both workers). */
 export const workflowCode = async (bundlePath: string | undefined) =>

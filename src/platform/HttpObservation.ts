@@ -10,7 +10,7 @@ import { performance } from "node:perf_hooks"
 import * as OtelTracer from "@effect/opentelemetry/Tracer"
 import * as Otel from "@opentelemetry/api"
 import { type Headers, HttpTraceContext } from "@effect/platform"
-import { type Effect, Metric, MetricBoundaries, type MetricLabel, Option } from "effect"
+import { type Effect, Metric, MetricBoundaries, Option } from "effect"
 import type { AccessLog } from "./Logging.js"
 import type { Environment } from "./RequestContext.js"
 import { durationBuckets, labelSets } from "./Telemetry.js"
@@ -85,18 +85,7 @@ const parentContextOf = (request: IncomingMessage): Otel.Context => {
 export const makeObserver = (options: ObserverOptions) => {
   const tracer = Option.getOrUndefined(options.tracer)
   const { accessLog, environment, routeOf } = options
-  const labelSetsOf = labelSets("environment", "method", "route", "status")
-  // by route, method and status without building a key: nothing allocated per request once seen
-  const byRoute = new Map<string, Map<string, Map<number, ReadonlyArray<MetricLabel.MetricLabel>>>>()
-  const labelsOf = (method: string, route: string, status: number) => {
-    let byMethod = byRoute.get(route)
-    if (byMethod === undefined) byRoute.set(route, byMethod = new Map())
-    let byStatus = byMethod.get(method)
-    if (byStatus === undefined) byMethod.set(method, byStatus = new Map())
-    let labels = byStatus.get(status)
-    if (labels === undefined) byStatus.set(status, labels = labelSetsOf(environment, method, route, String(status)))
-    return labels
-  }
+  const labelsOf = labelSets("environment", "method", "route", "status")
 
   return (next: NodeHandler): NodeHandler => (request, response) => {
     const started = performance.now()
@@ -115,7 +104,7 @@ export const makeObserver = (options: ObserverOptions) => {
     response.on("close", () => {
       const status = response.writableFinished ? response.statusCode : CLIENT_CLOSED
       const seconds = (performance.now() - started) / 1000
-      const tags = labelsOf(method, route, status)
+      const tags = labelsOf(environment, method, route, status)
       requests.unsafeUpdate(1, tags)
       durations.unsafeUpdate(seconds, tags)
       const requestId = observed.requestId

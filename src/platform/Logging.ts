@@ -120,9 +120,9 @@ export interface AccessLog {
   readonly write: (message: string, fields: LogFields) => void
 }
 
-export const makeAccessLog = (format: LogFormat, minimum: LogLevel.LogLevel, on: boolean, sink: LineSink = gatheredStdout): AccessLog => ({
+export const makeAccessLog = (format: LogFormat, minimum: LogLevel.LogLevel, on: boolean): AccessLog => ({
   enabled: on && LogLevel.lessThanEqual(minimum, LogLevel.Info),
-  write: (message, fields) => sink(formatLine(format, new Date(), "INFO", message, fields))
+  write: (message, fields) => gatheredStdout(formatLine(format, new Date(), "INFO", message, fields))
 })
 
 export const loggerLayer = (format: LogFormat, minimum: LogLevel.LogLevel, sink: LineSink = gatheredStdout) =>

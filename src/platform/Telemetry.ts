@@ -69,18 +69,25 @@ export const refreshGauges = async () => {
 }
 
 /**
- * A metric's label sets for the label `names`, each built once: updating a metric on a hot path
- * with `metric.unsafeUpdate(value, labelsOf(...values))` allocates no label.
+ * A metric's label sets for the label `names`, each built once and found again by its values
+ * (one map per label, no key built): updating a metric on a hot path with
+ * `metric.unsafeUpdate(value, labelsOf(...values))` allocates no label.
  */
 export const labelSets = (...names: ReadonlyArray<string>) => {
-  const sets = new Map<string, ReadonlyArray<MetricLabel.MetricLabel>>()
-  return (...values: ReadonlyArray<string>): ReadonlyArray<MetricLabel.MetricLabel> => {
-    let key = values[0] ?? ""
-    for (let i = 1; i < values.length; i++) key += "\u0000" + values[i]
-    let labels = sets.get(key)
+  type Level = Map<string | number, Level | ReadonlyArray<MetricLabel.MetricLabel>>
+  const root: Level = new Map()
+  return (...values: ReadonlyArray<string | number>): ReadonlyArray<MetricLabel.MetricLabel> => {
+    let level = root
+    for (let i = 0; i < values.length - 1; i++) {
+      let next = level.get(values[i]!) as Level | undefined
+      if (next === undefined) level.set(values[i]!, next = new Map())
+      level = next
+    }
+    const last = values[values.length - 1]!
+    let labels = level.get(last) as ReadonlyArray<MetricLabel.MetricLabel> | undefined
     if (labels === undefined) {
-      labels = names.map((name, i) => MetricLabel.make(name, values[i] ?? ""))
-      sets.set(key, labels)
+      labels = names.map((name, i) => MetricLabel.make(name, String(values[i] ?? "")))
+      level.set(last, labels)
     }
     return labels
   }

@@ -1,4 +1,4 @@
 export declare const workflowSources: (root: string) => {
-  readonly workflowsPath: string
-  readonly workflowInterceptorModules: ReadonlyArray<string>
+  workflowsPath: string
+  workflowInterceptorModules: Array<string>
 }
