@@ -5,7 +5,7 @@
 import type { Principal } from "../accounts/Domain.js"
 import type { Consumption, PlainConsumption } from "./Metering.js"
 import type { Module } from "../platform/Schemas.js"
-import { type ApiVersion, byModule, byVersion } from "./Meters.js"
+import { type ApiVersion, byDay, byModule, byVersion } from "./Meters.js"
 import { dayOf, monthOf } from "./Periods.js"
 
 /** One plate query this month, and the plate once per account-day toward unique plates. */
@@ -24,7 +24,8 @@ export const plateQuery = (principal: Principal, plate: string, at: number, vers
         period: dayOf(at, principal.timezone),
         distinctValue: plate
       },
-      { meter: byVersion(version, "plate_queries"), amount: 1, period: month }
+      { meter: byVersion(version, "plate_queries"), amount: 1, period: month },
+      { meter: byDay("plate_queries"), amount: 1, period: dayOf(at, principal.timezone) }
     ]
   }
 }
@@ -63,6 +64,7 @@ export const moduleQueries = (
     charges: [
       { meter: "module_queries", amount: modules.length, limit: principal.entitlements.moduleQueriesMonthly, period: month },
       { meter: byVersion(version, "module_queries"), amount: modules.length, period: month },
+      { meter: byDay("module_queries"), amount: modules.length, period: dayOf(at, principal.timezone) },
       ...modules.map((module) => ({ meter: byModule(module), amount: 1, period: month }))
     ],
     ...(principal.modulePricing ? { modulePricing: { period: month, ...principal.modulePricing } } : {})

@@ -9,6 +9,9 @@ export type VersionedMeter = "plate_queries" | "module_queries" | "reports"
 
 export const byVersion = (version: ApiVersion, meter: VersionedMeter) => `${version}:${meter}`
 
+/** The day's count of a monthly meter, for the console's daily chart (charged with it, in its transaction). */
+export const byDay = (meter: "plate_queries" | "module_queries") => `day:${meter}`
+
 export const byModule = (module: Module) => `module:${module}`
 
 /** The month's plate queries carried over from the old system (already inside `plate_queries`). */

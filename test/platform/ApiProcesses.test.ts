@@ -94,6 +94,8 @@ describe("API_PROCESSES=2", () => {
       requests: 60,
       plate_queries: 45,
       unique_plates: 45,
+      // the day's count, for the console's chart, charged with the month's
+      "day:plate_queries": 45,
       "v1:plate_queries": v1Answered,
       "v2:plate_queries": 45 - v1Answered
     })
