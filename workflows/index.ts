@@ -25,6 +25,7 @@ import {
   type DeliverySettings,
   type DeliveryStatus,
   type FinalStatus,
+  FIRST_SERIES,
   type ModulesOperationInput,
   type OperationActivities,
   PATCHES,
@@ -85,7 +86,8 @@ const events = ({ deliveryRetry, deliveryTaskQueue }: DeliverySettings): EventAc
     } as const
     try {
       await startChild(webhookDelivery, {
-        workflowId: workflowIds.delivery(deliveryId),
+        // a newly recorded event: its delivery's first series
+        workflowId: workflowIds.delivery(deliveryId, FIRST_SERIES),
         ...(deliveryTaskQueue === undefined ? {} : { taskQueue: deliveryTaskQueue }),
         args: [{ deliveryId, retry: deliveryRetry }],
         parentClosePolicy: ParentClosePolicy.ABANDON,

@@ -5,6 +5,7 @@
  */
 import {
   type DeliveryInput,
+  type DeliveryRef,
   type DeliveryStatus,
   finalStatus,
   type FinalStatus,
@@ -51,9 +52,9 @@ export interface ReportActivities extends EventActivities {
 
 export interface DeliveryActivities {
   /** The delivery's attempts, retried by the engine's policy: ok once the endpoint answered 2xx. */
-  readonly attemptDelivery: (input: { deliveryId: string }) => Promise<Attempted<DeliveryStatus>>
+  readonly attemptDelivery: (input: DeliveryRef) => Promise<Attempted<DeliveryStatus>>
   /** Settles the delivery `failed` if it is still pending (its attempts failed inside the activity). */
-  readonly settleDelivery: (input: { deliveryId: string }) => Promise<void>
+  readonly settleDelivery: (input: DeliveryRef) => Promise<void>
 }
 
 /** Sends the event when the operation's webhook is on (a no-op otherwise). */
@@ -143,8 +144,12 @@ export async function runReport(acts: ReportActivities, input: ReportInput): Pro
  * Whatever failed (the endpoint, or the attempt itself), it ends `processed` or `failed`.
  */
 export async function runDelivery(acts: DeliveryActivities, input: DeliveryInput): Promise<DeliveryStatus> {
-  const attempted = await acts.attemptDelivery({ deliveryId: input.deliveryId })
+  // the series goes with each activity, so a run of an earlier series never touches a resent delivery
+  const ref: DeliveryRef = input.series === undefined
+    ? { deliveryId: input.deliveryId }
+    : { deliveryId: input.deliveryId, series: input.series }
+  const attempted = await acts.attemptDelivery(ref)
   if (attempted.ok) return attempted.value
-  await acts.settleDelivery({ deliveryId: input.deliveryId })
+  await acts.settleDelivery(ref)
   return "failed"
 }

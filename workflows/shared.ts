@@ -128,8 +128,19 @@ export interface VehicleSearchInput extends DeliverySettings {
   readonly retry: RetryPolicy
 }
 
-export interface DeliveryInput {
+/** A delivery's attempt series: the first, then one more per resend. */
+export const FIRST_SERIES = 1
+
+/**
+ * A delivery and the attempt series a run works for; absent in runs started before resends
+ * existed: the first.
+ */
+export interface DeliveryRef {
   readonly deliveryId: string
+  readonly series?: number
+}
+
+export interface DeliveryInput extends DeliveryRef {
   readonly retry: RetryPolicy
 }
 
@@ -165,7 +176,12 @@ export const workflowIds = {
     `vehicle/${o.environment}/${o.accountId}/${o.plateHash}/${o.operationId}`,
   report: (o: { environment: string; accountId: string; plateHash: string; operationId: string }) =>
     `report/${o.environment}/${o.accountId}/${o.plateHash}/${o.operationId}`,
-  delivery: (deliveryId: string) => `webhook-delivery/${deliveryId}`
+  /**
+   * A delivery's workflow for one attempt series. Delivery ids are never reused
+   * (REJECT_DUPLICATE), so each resend runs under its own id; the first series keeps the plain id.
+   */
+  delivery: (deliveryId: string, series: number) =>
+    series === FIRST_SERIES ? `webhook-delivery/${deliveryId}` : `webhook-delivery/${deliveryId}-series-${series}`
 }
 
 /**
@@ -248,9 +264,9 @@ export interface OperationActivities {
   /** Records the final operation's webhook event, once; the delivery to start, if any. */
   readonly emitEvent: (input: { operationId: string }) => Promise<string | null>
   /** One attempt (its number comes from the engine); throws unless the endpoint answered 2xx. */
-  readonly attemptDelivery: (input: { deliveryId: string; policy: RetryPolicy }) => Promise<DeliveryStatus>
+  readonly attemptDelivery: (input: DeliveryRef & { policy: RetryPolicy }) => Promise<DeliveryStatus>
   /** Settles a delivery still pending after its last attempt failed `failed`; no-op otherwise. */
-  readonly settleDelivery: (input: { deliveryId: string }) => Promise<void>
+  readonly settleDelivery: (input: DeliveryRef) => Promise<void>
 }
 
 /** Where a delivery ended: confirmed by the endpoint, or out of attempts. */

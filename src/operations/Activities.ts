@@ -95,13 +95,21 @@ export class OperationActivities extends Effect.Service<OperationActivities>()("
       emitEvent: ({ operationId }: { readonly operationId: string }) =>
         deliveries.emitForOperation(operationId).pipe(activity("emitEvent", ofOperation(operationId))),
 
-      /** Attempt number `attempt` of a delivery; fails with DeliveryFailed unless the endpoint took it. */
-      attemptDelivery: (input: { readonly deliveryId: string; readonly attempt: number; readonly policy: RetryPolicy }) =>
+      /**
+       * Attempt number `attempt` of a delivery's series (absent: the first); fails with
+       * DeliveryFailed unless the endpoint took it.
+       */
+      attemptDelivery: (input: {
+        readonly deliveryId: string
+        readonly series?: number | undefined
+        readonly attempt: number
+        readonly policy: RetryPolicy
+      }) =>
         deliveries.attempt(input).pipe(activity("attemptDelivery", { "vda.delivery_id": input.deliveryId, "vda.attempt": input.attempt })),
 
-      /** A delivery whose last attempt failed inside the activity: settled `failed` (no-op once settled). */
-      settleDelivery: ({ deliveryId }: { readonly deliveryId: string }) =>
-        deliveries.settle(deliveryId, "the delivery's attempts ran out").pipe(
+      /** A delivery whose last attempt failed inside the activity: settled `failed` (no-op once settled or resent). */
+      settleDelivery: ({ deliveryId, series }: { readonly deliveryId: string; readonly series?: number | undefined }) =>
+        deliveries.settle(deliveryId, series, "the delivery's attempts ran out").pipe(
           Effect.asVoid,
           activity("settleDelivery", { "vda.delivery_id": deliveryId })
         ),

@@ -21,7 +21,7 @@ import {
   runVehicleSearch,
   type VehicleSearchActivities
 } from "../../workflows/orchestration.js"
-import { BOOKKEEPING_RETRY, type DeliveryStatus, type RetryPolicy, retryDelayMs } from "../../workflows/shared.js"
+import { BOOKKEEPING_RETRY, type DeliveryStatus, FIRST_SERIES, type RetryPolicy, retryDelayMs } from "../../workflows/shared.js"
 import { AppConfig } from "../platform/Config.js"
 import { presence } from "../platform/Presence.js"
 import { WebhooksRepo } from "../webhooks/Repo.js"
@@ -30,6 +30,7 @@ import { countFinding } from "./Metrics.js"
 import { OperationsRepo } from "./Repo.js"
 import {
   type DeliveryStartRequest,
+  deliveryStartRequestOf,
   type EngineReadiness,
   type StartRequest,
   startRequestOf,
@@ -69,6 +70,9 @@ const attempted = <A, E extends { readonly retryable: boolean }>(
       return Effect.succeed<Attempted<A>>({ ok: false, retryable: Option.isSome(failure) ? failure.value.retryable : true })
     })
   )
+
+/** What the inline engine needs of a delivery to run: which one, and which attempt series of it. */
+type DeliveryRun = Pick<DeliveryStartRequest, "deliveryId" | "series">
 
 export const InlineEngineLive = Layer.scoped(
   WorkflowEngine,
@@ -110,7 +114,7 @@ export const InlineEngineLive = Layer.scoped(
      * the next attempt live in the delivery's row, so a restarted process carries on where the
      * last one stopped: with the next attempt number, at its planned time.
      */
-    const deliveryAttempts = (deliveryId: string): Effect.Effect<Attempted<DeliveryStatus>> => {
+    const deliveryAttempts = ({ deliveryId, series }: DeliveryRun): Effect.Effect<Attempted<DeliveryStatus>> => {
       const policy = config.webhookRetry
       const next: Effect.Effect<Option.Option<Attempted<DeliveryStatus>>> = Effect.gen(function*() {
         const row = Option.getOrUndefined(yield* webhooks.findDelivery(deliveryId))
@@ -118,7 +122,7 @@ export const InlineEngineLive = Layer.scoped(
         if (row.status !== "pending") return Option.some({ ok: true, value: row.status })
         const wait = row.nextAttemptAt.getTime() - (yield* Clock.currentTimeMillis)
         if (wait > 0) yield* Effect.sleep(wait)
-        const result = yield* Effect.either(activities.attemptDelivery({ deliveryId, attempt: row.attempts + 1, policy }))
+        const result = yield* Effect.either(activities.attemptDelivery({ deliveryId, series, attempt: row.attempts + 1, policy }))
         if (Either.isRight(result)) return Option.some({ ok: true, value: result.right })
         return result.left.retryable
           ? Option.none() // recorded as pending with its planned time: read it and go again
@@ -132,32 +136,38 @@ export const InlineEngineLive = Layer.scoped(
       return loop
     }
 
-    const delivery = (deliveryId: string) =>
-      workflowSpan("webhook-delivery", { "vda.delivery_id": deliveryId }, (span) => {
+    const delivery = (request: DeliveryRun) =>
+      workflowSpan("webhook-delivery", { "vda.delivery_id": request.deliveryId }, (span) => {
         const { bookkeeping, run } = within(span)
         return Effect.tryPromise(() =>
           runDelivery(
             {
-              attemptDelivery: () => run(deliveryAttempts(deliveryId)),
+              attemptDelivery: () => run(deliveryAttempts(request)),
               settleDelivery: (input) => bookkeeping(activities.settleDelivery(input))
             },
-            { deliveryId, retry: config.webhookRetry }
+            { deliveryId: request.deliveryId, series: request.series, retry: config.webhookRetry }
           )
         )
       }).pipe(
-        Effect.annotateLogs("deliveryId", deliveryId),
+        Effect.annotateLogs("deliveryId", request.deliveryId),
         Effect.catchAll((error) =>
-          stopping.signal.aborted ? Effect.void : Effect.logError(`delivery ${deliveryId} stopped`, error)
+          stopping.signal.aborted ? Effect.void : Effect.logError(`delivery ${request.deliveryId} stopped`, error)
         )
       )
 
-    const startDelivery = (deliveryId: string) =>
-      Effect.flatMap(webhooks.claim(deliveryId, holder, claimTtlMs), (claimed) =>
+    /**
+     * One run per attempt series: a resent delivery starts at once, even while the run of its
+     * previous series is still finishing (that run leaves the new series alone).
+     */
+    const deliveryKey = (request: DeliveryRun) => `delivery/${request.deliveryId}/${request.series}`
+
+    const startDelivery = (request: DeliveryRun) =>
+      Effect.flatMap(webhooks.claim(request.deliveryId, holder, claimTtlMs), (claimed) =>
         claimed
-          ? FiberMap.run(workflows, `delivery/${deliveryId}`, delivery(deliveryId), { onlyIfMissing: true }).pipe(
-            Effect.zipRight(Effect.flatMap(Clock.currentTimeMillis, (now) => webhooks.markStarted(deliveryId, new Date(now))))
+          ? FiberMap.run(workflows, deliveryKey(request), delivery(request), { onlyIfMissing: true }).pipe(
+            Effect.zipRight(Effect.flatMap(Clock.currentTimeMillis, (now) => webhooks.markStarted(request.deliveryId, new Date(now))))
           )
-          : Effect.logDebug(`delivery ${deliveryId} runs in another process`)).pipe(
+          : Effect.logDebug(`delivery ${request.deliveryId} runs in another process`)).pipe(
           Effect.catchAllCause((cause) => Effect.logError("could not start a delivery", cause))
         )
 
@@ -165,7 +175,8 @@ export const InlineEngineLive = Layer.scoped(
 
     const events = ({ bookkeeping, run }: Within): EventActivities => ({
       emitEvent: (input) => bookkeeping(activities.emitEvent(input)),
-      startDelivery: (deliveryId) => run(startDelivery(deliveryId))
+      // a newly recorded event: its delivery's first series
+      startDelivery: (deliveryId) => run(startDelivery({ deliveryId, series: FIRST_SERIES }))
     })
 
     const modulesActivities = (policy: RetryPolicy, { bookkeeping, run }: Within): ModulesActivities => ({
@@ -242,11 +253,12 @@ export const InlineEngineLive = Layer.scoped(
         if (rows.length > 0) yield* Effect.logInfo(`resuming ${rows.length} unfinished operation(s)`)
         countFinding("resumed", rows.length)
         yield* Effect.forEach(rows, (row) => start(startRequestOf(row)), { discard: true })
-        const pending = (yield* webhooks.claimable(holder)).filter((row) => first || !runningHere(`delivery/${row.id}`))
+        const pending = (yield* webhooks.claimable(holder)).map(deliveryStartRequestOf)
+          .filter((request) => first || !runningHere(deliveryKey(request)))
         if (pending.length > 0) {
           yield* Effect.logInfo(`resuming ${pending.length} pending webhook ${pending.length === 1 ? "delivery" : "deliveries"}`)
         }
-        yield* Effect.forEach(pending, (row) => startDelivery(row.id), { discard: true })
+        yield* Effect.forEach(pending, startDelivery, { discard: true })
       }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("could not take up unfinished work; trying again shortly", cause)))
 
     const runningHere = (key: string) => FiberMap.unsafeHas(workflows, key)
@@ -265,6 +277,6 @@ export const InlineEngineLive = Layer.scoped(
         ? { engine: "inline", up: true }
         : { engine: "inline", up: false, detail: "the engine cannot renew its claims on its operations" })
 
-    return WorkflowEngine.of({ start, startDelivery: (request: DeliveryStartRequest) => startDelivery(request.deliveryId), readiness })
+    return WorkflowEngine.of({ start, startDelivery, readiness })
   })
 )

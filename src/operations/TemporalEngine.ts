@@ -1,6 +1,7 @@
 /**
  * The Temporal engine, API side: starts each operation's workflow on the operations task queue
- * and each webhook delivery's on the deliveries queue, which the worker (`npm run worker`) serves.
+ * and each webhook delivery's (one per attempt series: a resend starts the next) on the
+ * deliveries queue, which the worker (`npm run worker`) serves.
  *
  * PostgreSQL is the outbox. A request waits on a start at most TEMPORAL_START_TIMEOUT_MS (2 s):
  * the operation is already committed, so if Temporal is slow or down the client still gets its
@@ -126,8 +127,8 @@ export const workflowStart = (request: StartRequest, settings: EngineSettings): 
 export const deliveryStart = (request: DeliveryStartRequest, settings: EngineSettings): WorkflowStart => ({
   workflowType: "webhookDelivery",
   taskQueue: settings.taskQueues.deliveries,
-  workflowId: workflowIds.delivery(request.deliveryId),
-  args: [{ deliveryId: request.deliveryId, retry: settings.deliveryRetry }],
+  workflowId: workflowIds.delivery(request.deliveryId, request.series),
+  args: [{ deliveryId: request.deliveryId, series: request.series, retry: settings.deliveryRetry }],
   workflowIdReusePolicy: "REJECT_DUPLICATE",
   ...labelled(
     { accountId: request.accountId, environment: request.environment, kind: "delivery", modules: "", plateHash: "" },
@@ -229,8 +230,8 @@ export const makeTemporalEngine = (gateway: TemporalGateway) =>
       Effect.gen(function*() {
         if (!(yield* activities.finalizeLost(operationId))) return false
         const deliveryId = yield* deliveries.emitForOperation(operationId)
-        const row = yield* repo.find(operationId)
-        if (deliveryId !== null && row._tag === "Some") yield* startDelivery(deliveryStartRequestOf({ ...row.value, id: deliveryId }))
+        const delivery = deliveryId === null ? Option.none() : yield* webhooks.findDelivery(deliveryId)
+        if (Option.isSome(delivery)) yield* startDelivery(deliveryStartRequestOf(delivery.value))
         return true
       })
 
@@ -260,10 +261,11 @@ export const makeTemporalEngine = (gateway: TemporalGateway) =>
         if (state === "closed") yield* Effect.flatMap(finalizeLost(row.id), count("finalized"))
       }
       for (const row of yield* webhooks.overdue(staleBefore, RECONCILE_BATCH)) {
-        const state = yield* describe(workflowIds.delivery(row.id))
-        if (state === "missing") yield* Effect.flatMap(startDelivery(deliveryStartRequestOf(row)), count("restarted"))
+        const request = deliveryStartRequestOf(row)
+        const state = yield* describe(deliveryStart(request, settings).workflowId)
+        if (state === "missing") yield* Effect.flatMap(startDelivery(request), count("restarted"))
         if (state === "closed") {
-          yield* Effect.flatMap(deliveries.settle(row.id, "the delivery's workflow ended without settling it"), count("finalized"))
+          yield* Effect.flatMap(deliveries.settle(row.id, row.series, "the delivery's workflow ended without settling it"), count("finalized"))
         }
       }
       if (found.started + found.restarted + found.finalized > 0) {

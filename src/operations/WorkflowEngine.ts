@@ -31,15 +31,25 @@ export type StartRequest =
     readonly plate: string
   }
 
-/** A webhook delivery to run, with whose it is (operators find deliveries by account). */
+/**
+ * A webhook delivery's attempt series to run, with whose it is (operators find deliveries by
+ * account). Each series is a run of its own: a resend starts the next one.
+ */
 export interface DeliveryStartRequest {
   readonly deliveryId: string
+  readonly series: number
   readonly accountId: string
   readonly environment: Environment
 }
 
-export const deliveryStartRequestOf = (row: { readonly id: string; readonly accountId: string; readonly environment: Environment }): DeliveryStartRequest => ({
+export const deliveryStartRequestOf = (row: {
+  readonly id: string
+  readonly series: number
+  readonly accountId: string
+  readonly environment: Environment
+}): DeliveryStartRequest => ({
   deliveryId: row.id,
+  series: row.series,
   accountId: row.accountId,
   environment: row.environment
 })

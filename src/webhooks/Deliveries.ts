@@ -12,7 +12,7 @@
 import { randomUUID } from "node:crypto"
 import { Headers, HttpTraceContext } from "@effect/platform"
 import { Clock, Data, Effect, Option, Schema, type Tracer } from "effect"
-import { type DeliveryStatus, type RetryPolicy, retryDelayMs } from "../../workflows/shared.js"
+import { type DeliveryStatus, FIRST_SERIES, type RetryPolicy, retryDelayMs } from "../../workflows/shared.js"
 import { Operation } from "../operations/Api.js"
 import { toOperation } from "../operations/Operations.js"
 import { type ModuleRow, type OperationRow, OperationsRepo } from "../operations/Repo.js"
@@ -70,6 +70,8 @@ const eventOf = (row: OperationRow, modules: ReadonlyArray<ModuleRow>): {
 
 interface AttemptInput {
   readonly deliveryId: string
+  /** The series the attempt belongs to (absent: the first). */
+  readonly series?: number | undefined
   readonly attempt: number
   readonly policy: RetryPolicy
 }
@@ -167,6 +169,8 @@ export class WebhookDeliveries extends Effect.Service<WebhookDeliveries>()("vda/
       Effect.flatMap(repo.findDelivery(input.deliveryId), (found) => {
         const delivery = Option.getOrUndefined(found)
         if (delivery === undefined) return Effect.succeed<DeliveryStatus>("failed")
+        // a straggler of a series the delivery was resent after: that series is over
+        if (delivery.series !== (input.series ?? FIRST_SERIES)) return Effect.succeed<DeliveryStatus>("failed")
         if (delivery.status !== "pending") return Effect.succeed(delivery.status) // an attempt already settled it
         return attemptPending(input, delivery).pipe(
           Effect.tapBoth({ onFailure: () => Effect.sync(() => countAttempt("failed")), onSuccess: () => Effect.sync(() => countAttempt("delivered")) }),
@@ -175,6 +179,7 @@ export class WebhookDeliveries extends Effect.Service<WebhookDeliveries>()("vda/
             attributes: {
               "vda.delivery_id": delivery.id,
               "vda.attempt": input.attempt,
+              "vda.delivery_series": delivery.series,
               "vda.event_type": delivery.eventType,
               ...(delivery.operationId === null ? {} : { "vda.operation_id": delivery.operationId })
             },
@@ -191,6 +196,7 @@ export class WebhookDeliveries extends Effect.Service<WebhookDeliveries>()("vda/
         const fail = (message: string, responseStatus: number | null, retryable: boolean) =>
           Effect.zipRight(
             repo.recordAttempt(input.deliveryId, {
+              series: delivery.series,
               attempts: input.attempt,
               status: last || !retryable ? "failed" : "pending",
               responseStatus,
@@ -223,6 +229,7 @@ export class WebhookDeliveries extends Effect.Service<WebhookDeliveries>()("vda/
         if (answer._tag === "NoAnswer") return yield* fail(answer.reason, null, true)
         if (answer.status < 200 || answer.status >= 300) return yield* fail(`the endpoint answered ${answer.status}`, answer.status, true)
         yield* repo.recordAttempt(input.deliveryId, {
+          series: delivery.series,
           attempts: input.attempt,
           status: "processed",
           responseStatus: answer.status,
@@ -233,8 +240,12 @@ export class WebhookDeliveries extends Effect.Service<WebhookDeliveries>()("vda/
         return "processed" as DeliveryStatus
       })
 
-    /** Ends a delivery still pending `failed` (its workflow is gone, or its attempts ran out). */
-    const settle = (deliveryId: string, reason: string) => Effect.flatMap(now, (at) => repo.settle(deliveryId, reason, at))
+    /**
+     * Ends a delivery still pending in `series` `failed` (that series' workflow is gone, or its
+     * attempts ran out); a delivery resent since is left to its new series.
+     */
+    const settle = (deliveryId: string, series: number | undefined, reason: string) =>
+      Effect.flatMap(now, (at) => repo.settle(deliveryId, series ?? FIRST_SERIES, reason, at))
 
     return { emitForOperation, recordTest, recordV1Test, attempt, settle }
   }),

@@ -29,6 +29,9 @@ export interface DeliveryRow {
   /** v1's test event: sent even while the webhook is disabled. */
   readonly sendsWhenDisabled: boolean
   readonly status: "pending" | "processed" | "failed"
+  /** Its attempt series: 1 for the original, one more per resend. */
+  readonly series: number
+  /** Attempts of the current series. */
   readonly attempts: number
   readonly responseStatus: number | null
   readonly lastError: string | null
@@ -53,6 +56,8 @@ export type NewDelivery = Pick<
 > & { readonly traceParent?: string | null }
 
 export interface AttemptRecord {
+  /** The series the attempt belongs to: an attempt of an earlier series records nothing. */
+  readonly series: number
   readonly attempts: number
   readonly status: DeliveryRow["status"]
   readonly responseStatus: number | null
@@ -61,8 +66,11 @@ export interface AttemptRecord {
   readonly at: Date
 }
 
+/** Delivery ids are UUIDs: anything else names no delivery (and would fail the column's cast). */
+const isDeliveryId = (id: string) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)
+
 const DELIVERY_COLUMNS =
-  "id::text as id, account_id, environment, api_version, event_type, operation_id, body, sends_when_disabled, status, attempts, response_status, last_error, next_attempt_at, started_at, created_at, trace_parent"
+  "id::text as id, account_id, environment, api_version, event_type, operation_id, body, sends_when_disabled, status, series, attempts, response_status, last_error, next_attempt_at, started_at, created_at, trace_parent"
 
 export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("vda/WebhooksRepo", {
   effect: Effect.gen(function*() {
@@ -144,10 +152,12 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("vda/WebhooksRe
       ),
 
       findDelivery: (id: string) =>
-        sql<DeliveryRow>`select ${columns} from webhook_deliveries where id = ${id}::uuid`.pipe(
-          Effect.map((rows) => Option.fromNullable(rows[0])),
-          Effect.orDie
-        ),
+        !isDeliveryId(id)
+          ? Effect.succeedNone
+          : sql<DeliveryRow>`select ${columns} from webhook_deliveries where id = ${id}::uuid`.pipe(
+            Effect.map((rows) => Option.fromNullable(rows[0])),
+            Effect.orDie
+          ),
 
       /** Records an attempt; an attempt already recorded (a retried activity) does not count twice. */
       recordAttempt: (id: string, attempt: AttemptRecord) =>
@@ -155,7 +165,7 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("vda/WebhooksRe
           update webhook_deliveries set attempts = greatest(attempts, ${attempt.attempts}), status = ${attempt.status},
             response_status = ${attempt.responseStatus}, last_error = ${attempt.lastError},
             next_attempt_at = ${attempt.nextAttemptAt}, started_at = coalesce(started_at, ${attempt.at}), updated_at = ${attempt.at}
-          where id = ${id}::uuid and status = 'pending'`.pipe(Effect.asVoid, Effect.orDie),
+          where id = ${id}::uuid and status = 'pending' and series = ${attempt.series}`.pipe(Effect.asVoid, Effect.orDie),
 
       markStarted: (id: string, at: Date) =>
         sql`update webhook_deliveries set started_at = coalesce(started_at, ${at}) where id = ${id}::uuid`.pipe(
@@ -170,12 +180,31 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("vda/WebhooksRe
           order by created_at desc, id desc
           limit ${limit} offset ${offset}`.pipe(Effect.orDie),
 
-      /** Ends a delivery still pending `failed`, with the reason kept for operators; false if it was settled. */
-      settle: (id: string, reason: string, at: Date) =>
+      /**
+       * Ends a delivery still pending in `series` `failed`, with the reason kept for operators;
+       * false if it was settled (or resent since).
+       */
+      settle: (id: string, series: number, reason: string, at: Date) =>
         sql`
           update webhook_deliveries set status = 'failed', last_error = ${reason}, next_attempt_at = ${at}, updated_at = ${at}
-          where id = ${id}::uuid and status = 'pending'
+          where id = ${id}::uuid and status = 'pending' and series = ${series}
           returning id`.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie),
+
+      /**
+       * Starts a new attempt series of a settled delivery of this account and environment: pending
+       * again, attempts from zero, due `at`, not started by any engine yet and held by no process.
+       * The same row (so the same id and body); none when there is no such settled delivery.
+       */
+      resend: (id: string, accountId: string, environment: Environment, at: Date) =>
+        !isDeliveryId(id)
+          ? Effect.succeedNone
+          : sql<DeliveryRow>`
+            update webhook_deliveries set status = 'pending', series = series + 1, attempts = 0, response_status = null,
+              last_error = null, next_attempt_at = ${at}, started_at = null, claimed_by = null, claimed_until = null,
+              updated_at = ${at}
+            where id = ${id}::uuid and account_id = ${accountId} and environment = ${environment}
+              and status in ('failed', 'processed')
+            returning ${columns}`.pipe(Effect.map((rows) => Option.fromNullable(rows[0])), Effect.orDie),
 
       /** Started deliveries still pending whose next attempt was due before `dueBefore` (oldest first). */
       overdue: (dueBefore: Date, limit: number) =>

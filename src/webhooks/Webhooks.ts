@@ -1,10 +1,11 @@
 /**
  * The webhook endpoints' logic: the configuration (one per account and environment, created
- * disabled with a fresh secret on first use), the deliveries log and the test event.
+ * disabled with a fresh secret on first use), the deliveries log, the test event and resends.
  */
 import { Clock, Data, Effect, Option } from "effect"
+import { FIRST_SERIES } from "../../workflows/shared.js"
 import { isPaidOrCustom, type Principal } from "../accounts/Domain.js"
-import { WorkflowEngine } from "../operations/WorkflowEngine.js"
+import { deliveryStartRequestOf, WorkflowEngine } from "../operations/WorkflowEngine.js"
 import { AppConfig } from "../platform/Config.js"
 import { randomBase62 } from "../platform/Ids.js"
 import type { Delivery, WebhookConfigUpdate } from "./Api.js"
@@ -14,6 +15,12 @@ import { checkWebhookUrl, UrlRejected } from "./UrlPolicy.js"
 
 /** The change asked for breaks a rule of the configuration. */
 export class InvalidWebhookConfig extends Data.TaggedError("InvalidWebhookConfig")<{ readonly reason: string }> {}
+
+/** No delivery of this account and environment has that id (another account's is not revealed). */
+export class DeliveryNotFound extends Data.TaggedError("DeliveryNotFound")<{ readonly id: string }> {}
+
+/** The delivery is still pending: it cannot be resent while its attempt series runs. */
+export class DeliveryInProgress extends Data.TaggedError("DeliveryInProgress")<{ readonly id: string }> {}
 
 /** A test needs somewhere to go. */
 export class WebhookNotReady extends Data.TaggedError("WebhookNotReady")<{ readonly reason: string }> {}
@@ -42,6 +49,10 @@ export class Webhooks extends Effect.Service<Webhooks>()("vda/Webhooks", {
     const config = yield* AppConfig
 
     const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
+
+    /** Starts the delivery of an event just recorded: its first attempt series. */
+    const startRecorded = (principal: Principal, deliveryId: string) =>
+      engine.startDelivery({ deliveryId, series: FIRST_SERIES, accountId: principal.accountId, environment: principal.environment })
 
     const getConfig = (principal: Principal): Effect.Effect<StoredConfig> =>
       Effect.flatMap(now, (at) => repo.config(principal.accountId, principal.environment, generateSecret(), at))
@@ -87,7 +98,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("vda/Webhooks", {
           return yield* new WebhookNotReady({ reason: "The webhook is disabled: enable it with PATCH /v2/webhooks/config" })
         }
         const id = yield* deliveries.recordTest(principal.accountId, principal.environment)
-        yield* engine.startDelivery({ deliveryId: id, accountId: principal.accountId, environment: principal.environment })
+        yield* startRecorded(principal, id)
         return { id, status: "pending" as const }
       })
 
@@ -104,11 +115,32 @@ export class Webhooks extends Effect.Service<Webhooks>()("vda/Webhooks", {
         }
         const id = yield* deliveries.recordV1Test(principal.accountId, principal.environment)
         const recorded = toDelivery(Option.getOrThrow(yield* repo.findDelivery(id)))
-        yield* engine.startDelivery({ deliveryId: id, accountId: principal.accountId, environment: principal.environment })
+        yield* startRecorded(principal, id)
         return recorded
       })
 
-    return { getConfig, updateConfig, listDeliveries, sendTest, sendV1Test }
+    /**
+     * Sends a failed or processed delivery again: a new attempt series of the same event (same
+     * id, same body) through the delivery workflow, its attempts counted from one. Its attempts
+     * follow the webhook's configuration as any attempt does. The delivery as listed, pending.
+     */
+    const resend = (principal: Principal, deliveryId: string) =>
+      Effect.gen(function*() {
+        const at = yield* now
+        const resent = yield* repo.resend(deliveryId, principal.accountId, principal.environment, at)
+        if (Option.isSome(resent)) {
+          yield* engine.startDelivery(deliveryStartRequestOf(resent.value))
+          return toDelivery(resent.value)
+        }
+        // refused: this account's delivery was pending at that moment, or there is none of its own
+        const own = Option.filter(
+          yield* repo.findDelivery(deliveryId),
+          (row) => row.accountId === principal.accountId && row.environment === principal.environment
+        )
+        return yield* Option.isSome(own) ? new DeliveryInProgress({ id: deliveryId }) : new DeliveryNotFound({ id: deliveryId })
+      })
+
+    return { getConfig, updateConfig, listDeliveries, sendTest, sendV1Test, resend }
   }),
   dependencies: [WebhookDeliveries.Default]
 }) {}

@@ -2,7 +2,8 @@
  * The Temporal engine's client side with a fake gateway: what each start asks of Temporal (type,
  * id without the plate, task queues, input, search attributes, memo, summary); the start deadline;
  * and the reconciler: unstarted work started, vanished workflows restarted, closed ones finalised
- * with a stable retryable error and their event sent, overdue deliveries settled or restarted.
+ * with a stable retryable error and their event sent, overdue deliveries settled or restarted,
+ * each attempt series of a resent delivery under its own workflow id.
  */
 import { WorkflowExecutionAlreadyStartedError } from "@temporalio/client"
 import { expect, layer } from "@effect/vitest"
@@ -11,6 +12,7 @@ import { Accounts } from "../../src/accounts/Accounts.js"
 import { ActivitiesLive } from "../../src/Http.js"
 import { OperationsRepo } from "../../src/operations/Repo.js"
 import { makeTemporalEngine, type TemporalGateway, type WorkflowStart, type WorkflowState } from "../../src/operations/TemporalEngine.js"
+import { deliveryStartRequestOf } from "../../src/operations/WorkflowEngine.js"
 import { pgClientLayer } from "../../src/platform/Database.js"
 import { plateHash } from "../../src/platform/PlateHash.js"
 import { WebhooksRepo } from "../../src/webhooks/Repo.js"
@@ -111,6 +113,15 @@ const newDelivery = (createdAt: Date, accountId?: string) =>
 
 const delivery = (id: string) => Effect.flatMap(WebhooksRepo, (repo) => repo.findDelivery(id)).pipe(Effect.map(Option.getOrThrow))
 
+/** Ends the delivery's current series (`failed`) and resends it: the row of its next series. */
+const resent = (id: string, accountId: string, at = new Date()) =>
+  Effect.gen(function*() {
+    const repo = yield* WebhooksRepo
+    const current = yield* delivery(id)
+    yield* repo.settle(id, current.series, "test: the series ended", at)
+    return Option.getOrThrow(yield* repo.resend(id, accountId, "production", at))
+  })
+
 const enableWebhook = (accountId: string) =>
   Effect.flatMap(WebhooksRepo, (repo) =>
     repo.updateConfig(accountId, "sandbox", "whsec_test", new Date(), (current) =>
@@ -210,15 +221,42 @@ layer(ServicesLive, { excludeTestServices: true })("Temporal engine", (it) => {
       const engine = yield* makeTemporalEngine(temporal.gateway)
       const account = yield* newAccount
       const id = yield* newDelivery(new Date(), account.id)
-      yield* engine.startDelivery({ deliveryId: id, accountId: account.id, environment: "production" })
+      yield* engine.startDelivery({ deliveryId: id, series: 1, accountId: account.id, environment: "production" })
       expect(temporal.starts[0]).toMatchObject({
         workflowType: "webhookDelivery",
         taskQueue: "vda-test-deliveries",
         workflowId: `webhook-delivery/${id}`,
-        args: [{ deliveryId: id, retry: DELIVERY_POLICY }],
+        args: [{ deliveryId: id, series: 1, retry: DELIVERY_POLICY }],
         workflowIdReusePolicy: "REJECT_DUPLICATE"
       })
       expect(attributes(temporal.starts[0]!)).toEqual({ VdaAccountId: account.id, VdaEnvironment: "production", VdaKind: "delivery" })
+      expect((yield* delivery(id)).startedAt).toBeInstanceOf(Date)
+    }))
+
+  it.effect("a resent delivery's series runs under a workflow id of its own; the first series keeps the plain id", () =>
+    Effect.gen(function*() {
+      const temporal = fakeTemporal()
+      const engine = yield* makeTemporalEngine(temporal.gateway)
+      const account = yield* newAccount
+      const id = yield* newDelivery(new Date(), account.id)
+      yield* engine.startDelivery(deliveryStartRequestOf(yield* delivery(id)))
+      const second = yield* resent(id, account.id)
+      expect(second.series).toBe(2)
+      yield* engine.startDelivery(deliveryStartRequestOf(second))
+      const third = yield* resent(id, account.id)
+      yield* engine.startDelivery(deliveryStartRequestOf(third))
+      expect(temporal.starts.map((s) => s.workflowId)).toEqual([
+        `webhook-delivery/${id}`,
+        `webhook-delivery/${id}-series-2`,
+        `webhook-delivery/${id}-series-3`
+      ])
+      expect(temporal.starts[1]).toMatchObject({
+        workflowType: "webhookDelivery",
+        taskQueue: "vda-test-deliveries",
+        args: [{ deliveryId: id, series: 2, retry: DELIVERY_POLICY }],
+        workflowIdReusePolicy: "REJECT_DUPLICATE"
+      })
+      expect(attributes(temporal.starts[1]!)).toEqual({ VdaAccountId: account.id, VdaEnvironment: "production", VdaKind: "delivery" })
       expect((yield* delivery(id)).startedAt).toBeInstanceOf(Date)
     }))
 
@@ -349,6 +387,49 @@ layer(ServicesLive, { excludeTestServices: true })("Temporal engine", (it) => {
       expect((yield* delivery(missing)).status).toBe("pending")
       expect(temporal.starts.map((s) => s.workflowId)).toContain(`webhook-delivery/${missing}`)
       expect(temporal.starts.map((s) => s.workflowId)).not.toContain(`webhook-delivery/${closed}`)
+    }))
+
+  it.effect("an overdue resent delivery: the reconciler describes its series' workflow, restarting or settling that series", () =>
+    Effect.gen(function*() {
+      const temporal = fakeTemporal()
+      const engine = yield* makeTemporalEngine(temporal.gateway)
+      const repo = yield* WebhooksRepo
+      const longAgo = new Date(Date.now() - 60_000)
+      const account = yield* newAccount
+      const [missing, closed] = [yield* newDelivery(longAgo, account.id), yield* newDelivery(longAgo, account.id)]
+      for (const id of [missing, closed]) {
+        yield* resent(id, account.id, longAgo)
+        yield* repo.markStarted(id, longAgo)
+      }
+      // the first series' workflows are long closed; only the second series' matter now
+      temporal.states.set(`webhook-delivery/${missing}`, "closed")
+      temporal.states.set(`webhook-delivery/${closed}`, "closed")
+      temporal.states.set(`webhook-delivery/${missing}-series-2`, "missing")
+      temporal.states.set(`webhook-delivery/${closed}-series-2`, "closed")
+      const found = yield* engine.reconcile
+      expect(found.restarted).toBeGreaterThanOrEqual(1)
+      expect(found.finalized).toBeGreaterThanOrEqual(1)
+      expect(temporal.described).toEqual(expect.arrayContaining([`webhook-delivery/${missing}-series-2`, `webhook-delivery/${closed}-series-2`]))
+      expect(temporal.described).not.toContain(`webhook-delivery/${missing}`)
+      expect(temporal.described).not.toContain(`webhook-delivery/${closed}`)
+      const ours = temporal.starts.map((s) => s.workflowId).filter((w) => w.includes(missing) || w.includes(closed))
+      expect(ours).toEqual([`webhook-delivery/${missing}-series-2`])
+      expect(yield* delivery(missing)).toMatchObject({ status: "pending", series: 2 })
+      expect(yield* delivery(closed)).toMatchObject({ status: "failed", series: 2, lastError: "the delivery's workflow ended without settling it" })
+    }))
+
+  it.effect("a resent delivery whose start was lost is started by the reconciler under its series' id", () =>
+    Effect.gen(function*() {
+      const temporal = fakeTemporal()
+      const engine = yield* makeTemporalEngine(temporal.gateway)
+      const account = yield* newAccount
+      const id = yield* newDelivery(new Date(Date.now() - 60_000), account.id)
+      yield* resent(id, account.id)
+      expect((yield* delivery(id)).startedAt).toBeNull()
+      yield* engine.reconcile
+      expect(temporal.starts.map((s) => s.workflowId)).toContain(`webhook-delivery/${id}-series-2`)
+      expect(temporal.starts.map((s) => s.workflowId)).not.toContain(`webhook-delivery/${id}`)
+      expect((yield* delivery(id)).startedAt).toBeInstanceOf(Date)
     }))
 
   it.effect("a pass while Temporal is unreachable changes nothing and does not fail", () =>

@@ -349,6 +349,17 @@ describe("webhookDelivery", () => {
     expect(m.activities.settleDelivery).toHaveBeenCalledTimes(2)
   })
 
+  it("a resent delivery's run tells each activity its series; runs from before resends name none (the first)", async () => {
+    m.activities.attemptDelivery.mockRejectedValueOnce(deliveryFailure(false))
+    await expect(webhookDelivery({ deliveryId: DELIVERY_ID, series: 2, retry: deliveryRetry })).resolves.toBe("failed")
+    expect(m.activities.attemptDelivery).toHaveBeenCalledWith({ deliveryId: DELIVERY_ID, series: 2, policy: deliveryRetry })
+    expect(m.activities.settleDelivery).toHaveBeenCalledWith({ deliveryId: DELIVERY_ID, series: 2 })
+    m.activities.attemptDelivery.mockRejectedValueOnce(deliveryFailure(false))
+    await webhookDelivery({ deliveryId: DELIVERY_ID, retry: deliveryRetry })
+    expect(m.activities.attemptDelivery.mock.calls[1]![0]).not.toHaveProperty("series")
+    expect(m.activities.settleDelivery.mock.calls[1]![0]).toStrictEqual({ deliveryId: DELIVERY_ID })
+  })
+
   it("runs started before the settle patch end failed without the extra activity", async () => {
     m.patched.mockReturnValue(false)
     m.activities.attemptDelivery.mockRejectedValueOnce(deliveryFailure(false))
