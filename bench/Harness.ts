@@ -145,7 +145,38 @@ export const busyAccount = async (env: Record<string, string>) => {
     "--module-queries", "unlimited", "--rpm", "unlimited")
   const keyOf = async (environment: string) =>
     JSON.parse(await vda(env, "keys", "create", "--account", account.id, "--environment", environment, "--json")).key as string
-  return { production: await keyOf("production"), sandbox: await keyOf("sandbox") }
+  return { id: account.id as string, production: await keyOf("production"), sandbox: await keyOf("sandbox") }
+}
+
+/**
+ * The console's first page, as a person meets it: the sign-in form submitted, the redirect
+ * followed to the overview, and the overview's stylesheet and scripts (uPlot included). Each
+ * sample uses a fresh one-time link; answers the wall time of each sample in milliseconds.
+ */
+export const consoleFirstPage = async (env: Record<string, string>, accountId: string, baseUrl: string, samples: number) => {
+  const times: Array<number> = []
+  for (let i = 0; i < samples; i++) {
+    const url = JSON.parse(await vda({ ...env, PUBLIC_URL: baseUrl }, "console", "link", "--account", accountId, "--json")).url as string
+    const token = url.split("/console/sign-in/")[1]!
+    const started = performance.now()
+    const signedIn = await fetch(`${baseUrl}/console/sign-in`, {
+      method: "POST",
+      redirect: "manual",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ token })
+    })
+    const cookie = signedIn.headers.get("set-cookie")?.split(";")[0] ?? ""
+    const overview = await fetch(`${baseUrl}${signedIn.headers.get("location")}`, { headers: { cookie } })
+    const html = await overview.text()
+    if (overview.status !== 200 || !html.includes("usage-data")) throw new Error(`the console's overview answered ${overview.status}`)
+    await Promise.all(["console.css", "console.js", "uplot.js", "uplot.css"].map(async (asset) => {
+      const res = await fetch(`${baseUrl}/console/assets/${asset}`)
+      if (res.status !== 200) throw new Error(`${asset} answered ${res.status}`)
+      await res.arrayBuffer()
+    }))
+    times.push(performance.now() - started)
+  }
+  return times.sort((a, b) => a - b)
 }
 
 /** A temporary data directory the server's embedded PostgreSQL can use. */

@@ -26,6 +26,7 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { SqlError } from "@effect/sql/SqlError"
 import { Cause, Effect, Layer, Option } from "effect"
 import { AccountsHttpLive } from "./accounts/Http.js"
+import { ConsoleApp } from "./console/Http.js"
 import { AccountsRepo } from "./accounts/Repo.js"
 import { AccountStatus } from "./accounts/Status.js"
 import { AdmittedPrincipal, ApiKeyAuthLive } from "./accounts/Security.js"
@@ -276,7 +277,8 @@ export const AppLive = Layer.mergeAll(
   HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" }),
   HttpApiScalar.layer({ path: "/docs" }),
   makeRequestPipeline(Api),
-  Lane.Default
+  Lane.Default,
+  ConsoleApp.Default
 ).pipe(
   Layer.provideMerge(HttpApiBuilder.api(Api).pipe(Layer.provide(HandlersLive))),
   Layer.provideMerge(ServicesLive)

@@ -7,6 +7,8 @@ import type { Server } from "node:http"
 import { HttpApiBuilder, type HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Effect } from "effect"
+import { ConsoleApp } from "./console/Http.js"
+import { consoleRouteOf, isConsolePath } from "./console/Routes.js"
 import { forListener, routeOfUrl } from "./Http.js"
 import { Lane } from "./lane/Lane.js"
 import { AppConfig } from "./platform/Config.js"
@@ -48,14 +50,16 @@ export const serveListener = (environment: Environment, port: number) =>
     const lane = yield* Lane
     const observe = makeObserver({
       environment,
-      routeOf: routeOfUrl,
+      routeOf: (url) => (isConsolePath(url) ? consoleRouteOf(url) : routeOfUrl(url)),
       tracer: yield* RequestTracer,
       accessLog: makeAccessLog(config.logFormat, config.logLevel, config.accessLog)
     })
     const nodeServer = drainOnClose(createLimitedServer(config.http), config.shutdownDrainMs)
     const server = yield* NodeHttpServer.make(() => nodeServer, { port, host: config.host })
     const handler = yield* NodeHttpServer.makeHandler(app).pipe(forListener(environment))
-    const listener = observe(yield* lane.front(environment, handler))
+    const console = yield* NodeHttpServer.makeHandler((yield* ConsoleApp).app).pipe(forListener(environment))
+    const api = yield* lane.front(environment, handler)
+    const listener = observe((request, response) => (isConsolePath(request.url) ? console : api)(request, response))
     nodeServer.on("request", listener)
     yield* Effect.addFinalizer(() => Effect.sync(() => nodeServer.off("request", listener)))
     return addressOf(server.address)

@@ -7,7 +7,7 @@ import { Clock, Data, Effect, Option } from "effect"
 import { randomBase62, sha256Hex, ulid } from "../platform/Ids.js"
 import type { Environment } from "../platform/RequestContext.js"
 import type { PlanId } from "./Domain.js"
-import { AccountsRepo, type AccountRow, type CustomPlanTerms, DEFAULT_CUSTOM_TERMS } from "./Repo.js"
+import { AccountsRepo, type AccountRow, type CustomPlanTerms, DEFAULT_CUSTOM_TERMS, type KeyOwner } from "./Repo.js"
 
 export class AccountNotFound extends Data.TaggedError("AccountNotFound")<{ readonly id: string }> {}
 export class KeyNotFound extends Data.TaggedError("KeyNotFound")<{ readonly id: string }> {}
@@ -109,6 +109,14 @@ export class Accounts extends Effect.Service<Accounts>()("vda/Accounts", {
         Effect.flatMap((found) => (found ? Effect.void : Effect.fail(new KeyNotFound({ id }))))
       )
 
+    const renameOwnKey = (owner: KeyOwner, id: string, name: string | null) =>
+      Effect.flatMap(repo.renameOwnKey(owner, id, name), (found) => (found ? Effect.void : Effect.fail(new KeyNotFound({ id }))))
+
+    const revokeOwnKey = (owner: KeyOwner, id: string) =>
+      Effect.flatMap(now, (at) => repo.revokeOwnKey(owner, id, at)).pipe(
+        Effect.flatMap((found) => (found ? Effect.void : Effect.fail(new KeyNotFound({ id }))))
+      )
+
     return {
       create,
       find: repo.findAccount,
@@ -118,7 +126,9 @@ export class Accounts extends Effect.Service<Accounts>()("vda/Accounts", {
       setCustom,
       createKey,
       listKeys,
-      revokeKey
+      revokeKey,
+      renameOwnKey,
+      revokeOwnKey
     }
   }),
   dependencies: [AccountsRepo.Default]

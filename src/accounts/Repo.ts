@@ -47,6 +47,12 @@ export type KeyRow = {
   readonly lastUsedAt: Date | null
 }
 
+/** Whose keys a console session may manage: one account, in one environment. */
+export interface KeyOwner {
+  readonly accountId: string
+  readonly environment: Environment
+}
+
 /** An account with the allowances of its plan resolved (standard or custom). */
 export interface EntitledAccountRow extends AccountRow {
   readonly plateQueriesMonthly: number | null
@@ -163,6 +169,23 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("vda/AccountsRe
       revokeKey: (id: string, at: Date) =>
         sql<{ readonly id: string }>`
           update api_keys set revoked_at = coalesce(revoked_at, ${at}) where id = ${id} returning id`.pipe(
+          Effect.map((rows) => rows.length > 0),
+          Effect.orDie
+        ),
+
+      /** Renames or revokes a key of this account and environment only; false when there is none. */
+      renameOwnKey: (owner: KeyOwner, id: string, name: string | null) =>
+        sql<{ readonly id: string }>`
+          update api_keys set name = ${name}
+          where id = ${id} and account_id = ${owner.accountId} and environment = ${owner.environment} returning id`.pipe(
+          Effect.map((rows) => rows.length > 0),
+          Effect.orDie
+        ),
+
+      revokeOwnKey: (owner: KeyOwner, id: string, at: Date) =>
+        sql<{ readonly id: string }>`
+          update api_keys set revoked_at = coalesce(revoked_at, ${at})
+          where id = ${id} and account_id = ${owner.accountId} and environment = ${owner.environment} returning id`.pipe(
           Effect.map((rows) => rows.length > 0),
           Effect.orDie
         ),

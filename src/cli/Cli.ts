@@ -7,6 +7,7 @@ import { Console, Data, Effect, Layer, Option } from "effect"
 import { Accounts } from "../accounts/Accounts.js"
 import { PlanId } from "../accounts/Domain.js"
 import { Catalog } from "../catalog/Catalog.js"
+import { ConsoleSessions } from "../console/Sessions.js"
 import { ModuleRegistry } from "../modules/Registry.js"
 import { VehicleStore } from "../vehicles/Store.js"
 import * as Imports from "./Imports.js"
@@ -206,6 +207,35 @@ const keys = Command.make("keys").pipe(
   Command.withSubcommands([keysCreate, keysList, keysRevoke])
 )
 
+// console -------------------------------------------------------------------------------------
+
+const consoleLink = Command.make("link", {
+  account: Options.text("account"),
+  environment: Options.choice("environment", ["production", "sandbox"]).pipe(Options.withDefault("production" as const)),
+  as: Options.text("as").pipe(
+    Options.withDescription("Who signs in, as the console's audit records it (default: the account's owner)"),
+    Options.optional
+  ),
+  json
+}, ({ account, as, environment, json }) =>
+  Effect.gen(function*() {
+    const owner = (yield* (yield* Accounts).require(account)).owner
+    const link = yield* (yield* ConsoleSessions).issueLink({
+      accountId: account,
+      environment,
+      signsInAs: Option.getOrElse(as, () => owner).slice(0, 200)
+    })
+    yield* print(json, { url: link.url, environment: link.environment, expiresAt: link.expiresAt.toISOString() }, [
+      link.url,
+      `One-time ${link.environment} console sign-in link; it expires at ${link.expiresAt.toISOString()}.`
+    ].join("\n"))
+  })).pipe(Command.withDescription("Print a one-time sign-in link to an account's console"))
+
+const consoleCommand = Command.make("console").pipe(
+  Command.withDescription("The account console"),
+  Command.withSubcommands([consoleLink])
+)
+
 // imports --------------------------------------------------------------------------------------
 
 const importFile = Args.file({ name: "FILE", exists: "yes" }).pipe(Args.withDescription("A JSON Lines file"))
@@ -248,14 +278,14 @@ const plates = Command.make("plates").pipe(
 )
 
 /** Services the commands use, on the configured database. Built only when a command runs. */
-export const CliServicesLive = Layer.mergeAll(Accounts.Default, OpeningBalance.Default, Catalog.Default, VehicleStore.Default, ModuleRegistry.Default).pipe(
+export const CliServicesLive = Layer.mergeAll(Accounts.Default, ConsoleSessions.Default, OpeningBalance.Default, Catalog.Default, VehicleStore.Default, ModuleRegistry.Default).pipe(
   Layer.provideMerge(makeDatabaseLive("cli")),
   Layer.provideMerge(AppConfig.Default)
 )
 
 export const vda = Command.make("vda").pipe(
   Command.withDescription("Vehicle Data API administration"),
-  Command.withSubcommands([accounts, keys, catalog, registry, plates]),
+  Command.withSubcommands([accounts, keys, consoleCommand, catalog, registry, plates]),
   Command.provide(CliServicesLive)
 )
 

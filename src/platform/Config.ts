@@ -125,6 +125,18 @@ const logLevel = Config.string("LOG_LEVEL").pipe(
   })
 )
 
+/** The account console: where its sign-in links point, and how long links and sessions last. */
+const consoleConfig = Config.all({
+  /** The base address clients reach each listener at (for sign-in links); local ports by default. */
+  publicUrl: optionalUrl("PUBLIC_URL"),
+  sandboxPublicUrl: optionalUrl("SANDBOX_PUBLIC_URL"),
+  linkTtlMs: milliseconds("CONSOLE_LINK_TTL_MS", 15 * 60_000),
+  sessionIdleMs: milliseconds("CONSOLE_SESSION_IDLE_MS", 30 * 60_000),
+  sessionMaxMs: milliseconds("CONSOLE_SESSION_MAX_MS", 12 * 3600_000),
+  /** Failed sign-in attempts (bad links opened or submitted) per client address and minute. */
+  signInFailuresPerMinute: positiveInt("CONSOLE_SIGN_IN_FAILURES_PER_MINUTE", 10)
+})
+
 export class AppConfig extends Effect.Service<AppConfig>()("vda/AppConfig", {
   effect: Effect.gen(function*() {
     return {
@@ -217,7 +229,8 @@ export class AppConfig extends Effect.Service<AppConfig>()("vda/AppConfig", {
       /** After SIGTERM: how long in-flight requests may take before their connections are cut. */
       shutdownDrainMs: yield* positiveInt("SHUTDOWN_DRAIN_MS", 10_000),
       sandboxLatencyMs: yield* milliseconds("SANDBOX_MODULE_LATENCY_MS", 1500),
-      webhookDeliveryRetentionDays: yield* positiveInt("WEBHOOK_DELIVERY_RETENTION_DAYS", 30)
+      webhookDeliveryRetentionDays: yield* positiveInt("WEBHOOK_DELIVERY_RETENTION_DAYS", 30),
+      console: yield* consoleConfig
     }
   })
 }) {}

@@ -23,6 +23,7 @@ import migration0010 from "./migrations/0010_reports.js"
 import migration0011 from "./migrations/0011_admit_and_consume.js"
 import migration0012 from "./migrations/0012_delivery_trace_parent.js"
 import migration0013 from "./migrations/0013_delivery_series.js"
+import migration0014 from "./migrations/0014_console.js"
 
 export const migrations = {
   "0001_foundation": migration0001,
@@ -37,7 +38,8 @@ export const migrations = {
   "0010_reports": migration0010,
   "0011_admit_and_consume": migration0011,
   "0012_delivery_trace_parent": migration0012,
-  "0013_delivery_series": migration0013
+  "0013_delivery_series": migration0013,
+  "0014_console": migration0014
 }
 
 /** Where the database is, and whether it is the embedded one this process manages. */

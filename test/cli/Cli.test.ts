@@ -117,6 +117,35 @@ describe("vda keys", () => {
   })
 })
 
+describe("vda console link", () => {
+  it("prints a one-time link to the environment's console (on PUBLIC_URL), expiring in 15 minutes", async () => {
+    const { id } = await vdaJson("accounts", "create", "--owner", "Consola SA")
+    const before = Date.now()
+    const link = await runVda(["console", "link", "--account", id, "--environment", "sandbox", "--json"], { ...env, SANDBOX_PUBLIC_URL: "https://sandbox.example.com/" })
+    expect(link.code, link.stderr).toBe(0)
+    const printed = JSON.parse(link.stdout)
+    expect(printed).toEqual({ url: expect.stringMatching(/^https:\/\/sandbox\.example\.com\/console\/sign-in\/[0-9A-Za-z]{43}$/), environment: "sandbox", expiresAt: expect.any(String) })
+    const ttl = Date.parse(printed.expiresAt) - before
+    expect(ttl).toBeGreaterThan(14.9 * 60_000)
+    expect(ttl).toBeLessThanOrEqual(15 * 60_000 + 5_000)
+
+    const human = await vda("console", "link", "--account", id)
+    expect(human.code).toBe(0)
+    expect(human.stdout).toMatch(/^http:\/\/localhost:8080\/console\/sign-in\/[0-9A-Za-z]{43}\nOne-time production console sign-in link; it expires at /)
+  })
+
+  it("an unknown account exits with code 1 and issues nothing; a bad environment with code 2", async () => {
+    const unknown = await vda("console", "link", "--account", "acct_nope")
+    expect(unknown.code).toBe(1)
+    expect(unknown.stderr).toContain("unknown account acct_nope")
+    expect(unknown.stdout).toBe("")
+    const { id } = await vdaJson("accounts", "create", "--owner", "Otro")
+    const bad = await vda("console", "link", "--account", id, "--environment", "staging")
+    expect(bad.code).toBe(2)
+    expect(bad.stdout).toBe("")
+  })
+})
+
 describe("vda plates hash", () => {
   it("prints the plate's hash under PLATE_HASH_SALT, the same for any case, and another under another salt", async () => {
     const { plateHash } = await import("../../src/platform/PlateHash.js")

@@ -1,0 +1,132 @@
+/**
+ * SQL for the console: sign-in links, sessions, the audit trail, and the account-scoped reads its
+ * pages need (daily usage, recent operations).
+ */
+import { SqlClient } from "@effect/sql"
+import { Effect, Option } from "effect"
+import type { OperationStatus } from "../../workflows/shared.js"
+import { byDay } from "../metering/Meters.js"
+import type { Environment } from "../platform/RequestContext.js"
+
+export type LinkRow = {
+  readonly tokenHash: string
+  readonly accountId: string
+  readonly environment: Environment
+  readonly signsInAs: string
+  readonly createdAt: Date
+  readonly expiresAt: Date
+  readonly usedAt: Date | null
+}
+
+export type SessionRow = {
+  readonly idHash: string
+  readonly publicId: string
+  readonly accountId: string
+  readonly environment: Environment
+  readonly signedInAs: string
+  readonly csrfToken: string
+  readonly createdAt: Date
+  readonly lastSeenAt: Date
+  readonly expiresAt: Date
+}
+
+export type AuditEntry = {
+  readonly accountId: string
+  readonly environment: Environment
+  readonly sessionId: string | null
+  readonly actor: string
+  readonly action: string
+  readonly target: string | null
+  readonly ip: string | null
+  readonly at: Date
+}
+
+export interface DailyRow {
+  readonly meter: string
+  readonly periodStart: Date
+  readonly used: number
+}
+
+export interface OperationSummaryRow {
+  readonly id: string
+  readonly kind: "modules" | "vehicle" | "report"
+  readonly apiVersion: "v1" | "v2"
+  readonly plate: string
+  readonly status: OperationStatus
+  readonly createdAt: Date
+  readonly updatedAt: Date
+}
+
+export class ConsoleRepo extends Effect.Service<ConsoleRepo>()("vda/ConsoleRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    return {
+      insertLink: (link: Omit<LinkRow, "usedAt">) =>
+        sql`insert into console_links ${sql.insert(link)}`.pipe(Effect.asVoid, Effect.orDie),
+
+      findLink: (tokenHash: string) =>
+        sql<LinkRow>`select * from console_links where token_hash = ${tokenHash}`.pipe(
+          Effect.map((rows) => Option.fromNullable(rows[0])),
+          Effect.orDie
+        ),
+
+      /** Marks the link used if it still can be; the link as it was when this call won, if it did. */
+      useLink: (tokenHash: string, environment: Environment, at: Date) =>
+        sql<LinkRow>`
+          update console_links set used_at = ${at}
+          where token_hash = ${tokenHash} and environment = ${environment} and used_at is null and expires_at > ${at}
+          returning *`.pipe(Effect.map((rows) => Option.fromNullable(rows[0])), Effect.orDie),
+
+      insertSession: (session: SessionRow) =>
+        sql`insert into console_sessions ${sql.insert(session)}`.pipe(Effect.asVoid, Effect.orDie),
+
+      /** The live session with this hash on `environment`, its idle clock restarted. */
+      touchSession: (idHash: string, environment: Environment, at: Date, idleMs: number) =>
+        sql<SessionRow>`
+          update console_sessions set last_seen_at = ${at}
+          where id_hash = ${idHash} and environment = ${environment} and ended_at is null
+            and expires_at > ${at} and last_seen_at > ${new Date(at.getTime() - idleMs)}
+          returning id_hash, public_id, account_id, environment, signed_in_as, csrf_token, created_at, last_seen_at, expires_at`.pipe(
+          Effect.map((rows) => Option.fromNullable(rows[0])),
+          Effect.orDie
+        ),
+
+      endSession: (idHash: string, at: Date) =>
+        sql`update console_sessions set ended_at = coalesce(ended_at, ${at}) where id_hash = ${idHash}`.pipe(
+          Effect.asVoid,
+          Effect.orDie
+        ),
+
+      audit: (entry: AuditEntry) => sql`insert into console_audit ${sql.insert(entry)}`.pipe(Effect.asVoid, Effect.orDie),
+
+      recentAudit: (accountId: string, environment: Environment, limit: number) =>
+        sql<AuditEntry>`
+          select account_id, environment, session_id, actor, action, target, ip, at from console_audit
+          where account_id = ${accountId} and environment = ${environment}
+          order by at desc, id desc limit ${limit}`.pipe(Effect.orDie),
+
+      /** The daily plate and module counts of the days starting at or after `from`. */
+      dailyUsage: (accountId: string, environment: Environment, from: Date) =>
+        sql<DailyRow>`
+          select meter, period_start, used from meter_counters
+          where account_id = ${accountId} and environment = ${environment}
+            and meter = any(${[byDay("plate_queries"), byDay("module_queries")]}::text[]) and period_start >= ${from}
+          order by period_start`.pipe(Effect.orDie),
+
+      recentOperations: (
+        accountId: string,
+        environment: Environment,
+        statuses: ReadonlyArray<OperationStatus>,
+        limit: number,
+        before: Option.Option<string>
+      ) =>
+        sql<OperationSummaryRow>`
+          select id, kind, api_version, plate, status, created_at, updated_at from operations
+          where account_id = ${accountId} and environment = ${environment}
+            ${statuses.length > 0 ? sql`and status = any(${[...statuses]}::text[])` : sql``}
+            ${Option.isSome(before) ? sql`and (created_at, id) < (select created_at, id from operations where id = ${before.value})` : sql``}
+          order by created_at desc, id desc limit ${limit}`.pipe(Effect.orDie)
+    }
+  })
+}) {}

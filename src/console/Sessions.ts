@@ -1,0 +1,118 @@
+/**
+ * Signing in to the console without passwords: an operator issues a one-time link (`vda console
+ * link`), opening it starts a session, and every request carries the session's cookie. Links and
+ * sessions are stored by hash; a link works once, before it expires, on its own environment only.
+ */
+import { Clock, Data, Effect, Option } from "effect"
+import { Accounts } from "../accounts/Accounts.js"
+import { AppConfig } from "../platform/Config.js"
+import { randomBase62, sha256Hex } from "../platform/Ids.js"
+import type { Environment } from "../platform/RequestContext.js"
+import { ConsoleRepo, type SessionRow } from "./Repo.js"
+
+/** Why a link cannot sign in: each has its own page. */
+export class LinkRefused extends Data.TaggedError("LinkRefused")<{
+  readonly reason: "unknown" | "expired" | "used" | "other_environment"
+}> {}
+
+export interface IssuedLink {
+  readonly url: string
+  readonly expiresAt: Date
+  readonly environment: Environment
+}
+
+/** A signed-in session as the pages see it (the cookie's secret is not kept). */
+export interface ConsoleSession {
+  readonly idHash: string
+  readonly publicId: string
+  readonly accountId: string
+  readonly environment: Environment
+  readonly signedInAs: string
+  readonly csrfToken: string
+  readonly expiresAt: Date
+}
+
+const LINK_PATH = "/console/sign-in/"
+
+/** The path of a link's confirmation page; the token is the rest of the path. */
+export const signInPath = (token: string) => `${LINK_PATH}${token}`
+
+const sessionOf = (row: SessionRow): ConsoleSession => ({
+  idHash: row.idHash,
+  publicId: row.publicId,
+  accountId: row.accountId,
+  environment: row.environment,
+  signedInAs: row.signedInAs,
+  csrfToken: row.csrfToken,
+  expiresAt: row.expiresAt
+})
+
+export class ConsoleSessions extends Effect.Service<ConsoleSessions>()("vda/ConsoleSessions", {
+  effect: Effect.gen(function*() {
+    const repo = yield* ConsoleRepo
+    const accounts = yield* Accounts
+    const config = yield* AppConfig
+    const settings = config.console
+    const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
+
+    const baseUrlOf = (environment: Environment) =>
+      environment === "production"
+        ? Option.getOrElse(settings.publicUrl, () => `http://localhost:${config.port}`)
+        : Option.getOrElse(settings.sandboxPublicUrl, () => `http://localhost:${config.sandboxPort}`)
+
+    /** A one-time link for `accountId` on `environment`; `signsInAs` names the person in the audit. */
+    const issueLink = (input: { readonly accountId: string; readonly environment: Environment; readonly signsInAs: string }) =>
+      Effect.gen(function*() {
+        yield* accounts.require(input.accountId)
+        const token = randomBase62(43)
+        const createdAt = yield* now
+        const expiresAt = new Date(createdAt.getTime() + settings.linkTtlMs)
+        yield* repo.insertLink({ tokenHash: sha256Hex(token), ...input, createdAt, expiresAt })
+        return { url: `${baseUrlOf(input.environment).replace(/\/+$/, "")}${signInPath(token)}`, expiresAt, environment: input.environment } satisfies IssuedLink
+      })
+
+    /** Whether a link could sign in on `environment` now, without using it. */
+    const checkLink = (token: string, environment: Environment) =>
+      Effect.gen(function*() {
+        const link = yield* repo.findLink(sha256Hex(token))
+        if (Option.isNone(link)) return yield* new LinkRefused({ reason: "unknown" })
+        if (link.value.environment !== environment) return yield* new LinkRefused({ reason: "other_environment" })
+        if (link.value.usedAt !== null) return yield* new LinkRefused({ reason: "used" })
+        if (link.value.expiresAt.getTime() <= (yield* now).getTime()) return yield* new LinkRefused({ reason: "expired" })
+        return link.value
+      })
+
+    /** Uses the link (once, whoever races for it) and starts a session; answers it with its cookie secret. */
+    const redeem = (token: string, environment: Environment) =>
+      Effect.gen(function*() {
+        const at = yield* now
+        const used = yield* repo.useLink(sha256Hex(token), environment, at)
+        if (Option.isNone(used)) return yield* Effect.flatMap(checkLink(token, environment), () => new LinkRefused({ reason: "used" }))
+        const secret = randomBase62(43)
+        const row: SessionRow = {
+          idHash: sha256Hex(secret),
+          publicId: `cses_${randomBase62(16)}`,
+          accountId: used.value.accountId,
+          environment,
+          signedInAs: used.value.signsInAs,
+          csrfToken: randomBase62(32),
+          createdAt: at,
+          lastSeenAt: at,
+          expiresAt: new Date(at.getTime() + settings.sessionMaxMs)
+        }
+        yield* repo.insertSession(row)
+        return { secret, session: sessionOf(row) }
+      })
+
+    /** The live session a cookie secret stands for on `environment`, kept alive by this request. */
+    const resume = (secret: string, environment: Environment) =>
+      Effect.flatMap(now, (at) => repo.touchSession(sha256Hex(secret), environment, at, settings.sessionIdleMs)).pipe(
+        Effect.map(Option.map(sessionOf))
+      )
+
+    const end = (session: ConsoleSession) => Effect.flatMap(now, (at) => repo.endSession(session.idHash, at))
+
+    return { issueLink, checkLink, redeem, resume, end, baseUrlOf }
+  }),
+  dependencies: [ConsoleRepo.Default, Accounts.Default]
+}) {}
