@@ -266,6 +266,51 @@ describe.skipIf(address === undefined)("with a live Temporal server", () => {
     await exportHistory("delivery-exhausted", `webhook-delivery/${id}`)
   }, 120_000)
 
+  it("a failed delivery resent from the console runs again as its own workflow (the series' id), with the same event", async () => {
+    await hookTo("production", "/resent")
+    receiver.script("/resent", [503])
+    const { id } = await json(await call("production", "/v2/webhooks/test", { method: "POST" }))
+    await waitFor(async () => {
+      const found = (await deliveries("production")).find((d: { id: string }) => d.id === id)
+      return found?.status === "failed" ? found : undefined
+    }, "the delivery to fail", 60_000)
+    const first = receiver.at("/resent")[0]!
+
+    // signed in to the console as a person would be, through a one-time link
+    const link = JSON.parse((await runVda(["console", "link", "--account", accountId, "--json"], { ...env, PUBLIC_URL: server.productionUrl })).stdout).url
+    const signedIn = await fetch(`${server.productionUrl}/console/sign-in`, {
+      method: "POST",
+      redirect: "manual",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ token: link.split("/console/sign-in/")[1] })
+    })
+    const cookie = signedIn.headers.get("set-cookie")!.split(";")[0]!
+    const page = await (await fetch(`${server.productionUrl}/console/webhooks`, { headers: { cookie } })).text()
+    const csrf = /name="csrf" value="([^"]+)"/.exec(page)![1]!
+    receiver.script("/resent", [200])
+    const resent = await fetch(`${server.productionUrl}/console/webhooks/deliveries/${id}/resend`, {
+      method: "POST",
+      redirect: "manual",
+      headers: { cookie, "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ csrf })
+    })
+    expect(resent.status).toBe(303)
+
+    const delivered = await waitFor(async () => {
+      const found = (await deliveries("production")).find((d: { id: string }) => d.id === id)
+      return found?.status === "processed" ? found : undefined
+    }, "the resent delivery to arrive", 60_000)
+    expect(delivered).toMatchObject({ attempts: 1, responseStatus: 200 })
+    const last = receiver.at("/resent").at(-1)!
+    expect(last.headers["x-service-delivery"]).toBe(id)
+    expect(JSON.parse(last.rawBody.toString("utf8")).id).toBe(JSON.parse(first.rawBody.toString("utf8")).id)
+    expect(signatureIsValid(secret.production, last)).toBe(true)
+    const series = await closed(`webhook-delivery/${id}-series-2`)
+    expect(series.status.name).toBe("COMPLETED")
+    expect(attributesOf(series)).toMatchObject({ VdaStatus: "processed" })
+    expect((await closed(`webhook-delivery/${id}`)).status.name).toBe("COMPLETED")
+  }, 120_000)
+
   it("a terminated workflow is found by the reconciler: its operation fails retryably and its event goes out", async () => {
     await hookTo("production", "/terminated")
     const created = await call("production", "/v2/vehicles/AB123CD/modules", { method: "POST", body: JSON.stringify({ modules: ["fines"] }) })
