@@ -22,15 +22,7 @@ export interface IssuedLink {
 }
 
 /** A signed-in session as the pages see it (the cookie's secret is not kept). */
-export interface ConsoleSession {
-  readonly idHash: string
-  readonly publicId: string
-  readonly accountId: string
-  readonly environment: Environment
-  readonly signedInAs: string
-  readonly csrfToken: string
-  readonly expiresAt: Date
-}
+export type ConsoleSession = Omit<SessionRow, "createdAt" | "lastSeenAt">
 
 const LINK_PATH = "/console/sign-in/"
 

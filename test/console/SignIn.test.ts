@@ -223,7 +223,7 @@ describe("forms", () => {
     expect(listed).not.toContain(secret!)
     expect((await fetch(`${urls.production}/v2/usage`, { headers: { "x-api-key": secret! } })).status).toBe(200)
 
-    const id = /data-key-id="(key_[0-9A-Z]{26})">\s*<th scope="row">server &lt;1&gt;/.exec(listed)?.[1]
+    const id = /data-key-id="(key_[0-9A-Z]{26})">\s*<th scope="row"[^>]*>server &lt;1&gt;/.exec(listed)?.[1]
     expect(id).toBeDefined()
     const revoked = await fetch(`${urls.production}/console/keys/${id}/revoke`, {
       method: "POST",
