@@ -27,6 +27,7 @@ import { SqlError } from "@effect/sql/SqlError"
 import { Cause, Effect, Layer, Option } from "effect"
 import { AccountsHttpLive } from "./accounts/Http.js"
 import { ConsoleApp } from "./console/Http.js"
+import { ConsoleRetentionLive } from "./console/Retention.js"
 import { AccountsRepo } from "./accounts/Repo.js"
 import { AccountStatus } from "./accounts/Status.js"
 import { AdmittedPrincipal, ApiKeyAuthLive } from "./accounts/Security.js"
@@ -254,7 +255,7 @@ export const ActivitiesLive = OperationActivities.Default.pipe(
 )
 
 /** Periodic clean-ups (one process at a time). */
-const RetentionLive = Layer.mergeAll(MeteringRetentionLive, DeliveriesRetentionLive).pipe(Layer.provide(Leases.Default))
+const RetentionLive = Layer.mergeAll(MeteringRetentionLive, DeliveriesRetentionLive, ConsoleRetentionLive).pipe(Layer.provide(Leases.Default))
 
 export const ServicesLive = Layer.mergeAll(
   RetentionLive,

@@ -1,10 +1,12 @@
 /**
  * Retention: per-minute request windows older than a day, past days' unique-plate sets and
- * settled deliveries older than the retention are removed; what is still needed is kept.
+ * settled deliveries older than the retention, and console links and sessions a day past their use
+ * are removed; what is still needed (and the console's audit) is kept.
  */
 import { Effect } from "effect"
 import Pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { pruneConsole } from "../../src/console/Retention.js"
 import { pruneMetering } from "../../src/metering/Retention.js"
 import { pruneDeliveries } from "../../src/webhooks/Retention.js"
 import { makeTestApp, type TestApp, testConfig } from "../support/TestApp.js"
@@ -56,5 +58,33 @@ describe("retention", () => {
     expect(await app.run(pruneDeliveries.pipe(Effect.provide(testConfig({ WEBHOOK_DELIVERY_RETENTION_DAYS: "7" }))))).toBe(2)
     const left = (await db.query("select status from webhook_deliveries where account_id = $1 order by status", [id])).rows.map((r) => r.status)
     expect(left).toEqual(["pending", "processed"])
+  })
+
+  it("console: links and sessions a day past their end go; live ones and the audit stay", async () => {
+    const { id } = await app.createAccount()
+    const link = (hash: string, expiresAgo: string) =>
+      db.query(
+        `insert into console_links values ($1, $2, 'production', 'x', now() - interval '2 days', now() - $3::interval, null)`,
+        [hash, id, expiresAgo]
+      )
+    await link(`old-${id}`, "2 days")
+    await link(`recent-${id}`, "1 hour")
+    const session = (hash: string, endedAgo: string | null, expiresIn: string) =>
+      db.query(
+        `insert into console_sessions values ($1, $1, $2, 'production', 'x', 'csrf', now() - interval '3 days', now(), now() + $4::interval,
+           now() - $3::interval)`,
+        [hash, id, endedAgo, expiresIn]
+      )
+    await session(`ended-${id}`, "2 days", "1 hour")
+    await session(`expired-${id}`, null, "-2 days")
+    await session(`live-${id}`, null, "1 hour")
+    await session(`just-ended-${id}`, "1 hour", "1 hour")
+    await db.query("insert into console_audit (account_id, environment, actor, action, at) values ($1, 'production', 'x', 'key.create', now() - interval '400 days')", [id])
+
+    expect(await app.run(pruneConsole)).toBe(3)
+    expect((await db.query("select token_hash from console_links where account_id = $1", [id])).rows.map((r) => r.token_hash)).toEqual([`recent-${id}`])
+    const sessions = (await db.query("select id_hash from console_sessions where account_id = $1 order by id_hash", [id])).rows.map((r) => r.id_hash)
+    expect(sessions).toEqual([`just-ended-${id}`, `live-${id}`])
+    expect(await count("select count(*) as n from console_audit where account_id = $1", [id])).toBe(1)
   })
 })
