@@ -173,19 +173,21 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("vda/AccountsRe
           Effect.orDie
         ),
 
-      /** Renames or revokes a key of this account and environment only; false when there is none. */
+      /** Renames or revokes an active key of this account and environment only; false when there is none. */
       renameOwnKey: (owner: KeyOwner, id: string, name: string | null) =>
         sql<{ readonly id: string }>`
           update api_keys set name = ${name}
-          where id = ${id} and account_id = ${owner.accountId} and environment = ${owner.environment} returning id`.pipe(
+          where id = ${id} and account_id = ${owner.accountId} and environment = ${owner.environment} and revoked_at is null
+          returning id`.pipe(
           Effect.map((rows) => rows.length > 0),
           Effect.orDie
         ),
 
       revokeOwnKey: (owner: KeyOwner, id: string, at: Date) =>
         sql<{ readonly id: string }>`
-          update api_keys set revoked_at = coalesce(revoked_at, ${at})
-          where id = ${id} and account_id = ${owner.accountId} and environment = ${owner.environment} returning id`.pipe(
+          update api_keys set revoked_at = ${at}
+          where id = ${id} and account_id = ${owner.accountId} and environment = ${owner.environment} and revoked_at is null
+          returning id`.pipe(
           Effect.map((rows) => rows.length > 0),
           Effect.orDie
         ),

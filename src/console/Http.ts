@@ -6,25 +6,26 @@
  */
 import { timingSafeEqual } from "node:crypto"
 import {
-  FileSystem,
-  HttpIncomingMessage,
   HttpRouter,
   HttpServerRequest,
   HttpServerResponse,
   UrlParams
 } from "@effect/platform"
-import { Cause, Clock, Effect, Option } from "effect"
-import type { OperationStatus } from "../../workflows/shared.js"
+import { Cause, Clock, Effect, Either, Option, Schema } from "effect"
 import { Accounts } from "../accounts/Accounts.js"
 import type { Principal } from "../accounts/Domain.js"
 import { AccountsRepo, entitlementsOf, modulePricingOf } from "../accounts/Repo.js"
 import type { Usage } from "../metering/Api.js"
-import { dayOf, monthOf } from "../metering/Periods.js"
+import { dayOf, monthOf, type Period } from "../metering/Periods.js"
 import { UsageReader } from "../metering/UsageReader.js"
 import { byDay } from "../metering/Meters.js"
+import { OperationStatus } from "../operations/Api.js"
 import { OperationsRepo } from "../operations/Repo.js"
+import { clientAddressOf, isForwardedHttps } from "../platform/ClientAddress.js"
 import { AppConfig } from "../platform/Config.js"
 import { CurrentEnvironment, type Environment } from "../platform/RequestContext.js"
+import { readBodyText } from "../platform/RequestBody.js"
+import * as RequestInput from "../platform/RequestInput.js"
 import { HostResolver } from "../webhooks/UrlPolicy.js"
 import { Webhooks } from "../webhooks/Webhooks.js"
 import { loadAssets } from "./Assets.js"
@@ -34,9 +35,11 @@ import { type Frame, page, type Section } from "./Layout.js"
 import { noticesOf } from "./Notices.js"
 import { activityPage } from "./pages/Activity.js"
 import { createdKeyPage, keysPage } from "./pages/Keys.js"
-import { OPERATION_STATUSES, operationPage, operationsPage } from "./pages/Operations.js"
+import { operationPage, operationsPage } from "./pages/Operations.js"
 import { type DailyPoint, overviewPage } from "./pages/Overview.js"
 import {
+  badAddressPage,
+  badFormPage,
   confirmSignInPage,
   failurePage,
   forbiddenFormPage,
@@ -47,13 +50,10 @@ import {
   tooManyAttemptsPage
 } from "./pages/SignIn.js"
 import { rotatedSecretPage, webhooksPage } from "./pages/Webhooks.js"
-import { ConsoleRepo } from "./Repo.js"
+import { type AuditAction, ConsoleRepo } from "./Repo.js"
 import { CONSOLE_ROUTES, type ConsoleRoute } from "./Routes.js"
-import { type ConsoleSession, ConsoleSessions, LinkRefused } from "./Sessions.js"
+import { type ConsoleSession, ConsoleSessions, LinkRefused, sessionCookieOf } from "./Sessions.js"
 import { makeThrottle } from "./Throttle.js"
-
-/** Cookies do not isolate by port: each environment's console has a cookie of its own. */
-export const sessionCookieOf = (environment: Environment) => `vda_console_${environment}`
 
 const SECURITY_HEADERS = {
   "content-security-policy":
@@ -128,22 +128,26 @@ export class ConsoleApp extends Effect.Service<ConsoleApp>()("vda/ConsoleApp", {
     const resolver = yield* HostResolver
     const throttle = makeThrottle(config.console.signInFailuresPerMinute)
     const assets = loadAssets()
-    const secureCookies = [config.console.publicUrl, config.console.sandboxPublicUrl].some((url) =>
-      Option.exists(url, (u) => u.startsWith("https://"))
-    )
+    const hops = config.trustedProxyHops
 
     const request = HttpServerRequest.HttpServerRequest
-    const ipOf = (req: HttpServerRequest.HttpServerRequest) => Option.getOrNull(req.remoteAddress)
+    const forwardedOf = (req: HttpServerRequest.HttpServerRequest) => ({
+      peer: Option.getOrUndefined(req.remoteAddress),
+      forwardedFor: req.headers["x-forwarded-for"],
+      forwardedProto: req.headers["x-forwarded-proto"]
+    })
+    const ipOf = (req: HttpServerRequest.HttpServerRequest) => clientAddressOf(forwardedOf(req), hops) ?? null
 
-    const cookieOptions = (req: HttpServerRequest.HttpServerRequest, expires: Date) => ({
+    /** `Secure` when the environment is published over https, or a trusted proxy says the client used TLS. */
+    const cookieOptions = (req: HttpServerRequest.HttpServerRequest, environment: Environment, expires: Date) => ({
       httpOnly: true,
       sameSite: "strict" as const,
       path: "/console",
-      secure: secureCookies || req.headers["x-forwarded-proto"] === "https",
+      secure: sessions.baseUrlOf(environment).startsWith("https://") || isForwardedHttps(forwardedOf(req), hops),
       expires
     })
 
-    const audit = (who: { readonly session: ConsoleSession; readonly ip: string | null }, action: string, target: string | null = null) =>
+    const audit = (who: { readonly session: ConsoleSession; readonly ip: string | null }, action: AuditAction, target: string | null = null) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) =>
         repo.audit({
           accountId: who.session.accountId,
@@ -215,18 +219,22 @@ export class ConsoleApp extends Effect.Service<ConsoleApp>()("vda/ConsoleApp", {
         Effect.gen(function*() {
           const req = yield* request
           const form = yield* readForm
-          const token = Option.getOrElse(UrlParams.getFirst(form, "csrf"), () => "")
+          if (Either.isLeft(form)) return htmlResponse(badFormPage(ctx.session.environment), form.left)
+          const token = Option.getOrElse(UrlParams.getFirst(form.right, "csrf"), () => "")
           if (isCrossSite(req) || !sameToken(token, ctx.session.csrfToken)) {
             yield* Effect.logWarning("console form refused: CSRF check failed")
             return htmlResponse(forbiddenFormPage(ctx.session.environment), 403)
           }
-          return yield* handler(ctx, form)
+          return yield* handler(ctx, form.right)
         })
       )
 
-    const readForm = Effect.flatMap(request, (req) => req.urlParamsBody).pipe(
-      HttpIncomingMessage.withMaxBodySize(Option.some(FileSystem.Size(FORM_MAX_BYTES))),
-      Effect.orElseSucceed(() => UrlParams.empty)
+    /** The form's fields, or 413 past the size limit (read to its end, so the answer is not lost to a reset). */
+    const readForm = Effect.flatMap(request, (req) => readBodyText(req, FORM_MAX_BYTES)).pipe(
+      Effect.map(Option.match({
+        onNone: () => Either.left(413),
+        onSome: (text) => Either.right(UrlParams.fromInput(new URLSearchParams(text)))
+      }))
     )
 
     const field = (form: UrlParams.UrlParams, name: string) => Option.getOrElse(UrlParams.getFirst(form, name), () => "").trim()
@@ -276,16 +284,23 @@ export class ConsoleApp extends Effect.Service<ConsoleApp>()("vda/ConsoleApp", {
       )
     }))
 
+    /** A link's form submitted: refused from another site (login CSRF); replaces this browser's session. */
     const signIn = throttled(Effect.gen(function*() {
       const environment = yield* CurrentEnvironment
       const req = yield* request
-      const token = field(yield* readForm, "token")
-      return yield* sessions.redeem(token, environment).pipe(
+      if (isCrossSite(req)) return htmlResponse(forbiddenFormPage(environment), 403)
+      const form = yield* readForm
+      if (Either.isLeft(form)) return htmlResponse(badFormPage(environment), form.left)
+      return yield* sessions.redeem(field(form.right, "token"), environment).pipe(
         Effect.flatMap(({ secret, session }) =>
-          Effect.as(
-            audit({ session, ip: ipOf(req) }, "session.sign_in"),
-            seeOther("/console").pipe(HttpServerResponse.unsafeSetCookie(sessionCookieOf(environment), secret, cookieOptions(req, session.expiresAt)))
-          )
+          Effect.gen(function*() {
+            const previous = req.cookies[sessionCookieOf(environment)]
+            if (previous !== undefined && previous.length > 0) yield* sessions.endSecret(previous)
+            yield* audit({ session, ip: ipOf(req) }, "session.sign_in")
+            return seeOther("/console").pipe(
+              HttpServerResponse.unsafeSetCookie(sessionCookieOf(environment), secret, cookieOptions(req, environment, session.expiresAt))
+            )
+          })
         ),
         Effect.catchTag("LinkRefused", refused(environment))
       )
@@ -297,7 +312,7 @@ export class ConsoleApp extends Effect.Service<ConsoleApp>()("vda/ConsoleApp", {
         yield* sessions.end(ctx.session)
         yield* audit(ctx, "session.sign_out")
         return htmlResponse(signedOutPage(ctx.session.environment)).pipe(
-          HttpServerResponse.unsafeSetCookie(sessionCookieOf(ctx.session.environment), "", { ...cookieOptions(req, new Date(0)) })
+          HttpServerResponse.unsafeSetCookie(sessionCookieOf(ctx.session.environment), "", cookieOptions(req, ctx.session.environment, new Date(0)))
         )
       })
     )
@@ -311,11 +326,15 @@ export class ConsoleApp extends Effect.Service<ConsoleApp>()("vda/ConsoleApp", {
         const { timezone } = ctx.principal
         const month = monthOf(now, timezone)
         const rows = yield* repo.dailyUsage(ctx.principal.accountId, ctx.principal.environment, month.start)
-        const count = (meter: string, day: Date) =>
-          rows.find((row) => row.meter === meter && row.periodStart.getTime() === day.getTime())?.used ?? 0
+        // a day's counters are found by the day they fall in, so days counted under another timezone still show
+        const count = (meter: string, day: Period) =>
+          rows.filter((row) => row.meter === meter && row.periodStart >= day.start && row.periodStart < day.end)
+            .reduce((sum, row) => sum + row.used, 0)
         const points: Array<DailyPoint> = []
-        for (let day = month.start; day.getTime() <= now; day = dayOf(day.getTime(), timezone).end) {
-          points.push({ day, plateQueries: count(byDay("plate_queries"), day), moduleQueries: count(byDay("module_queries"), day) })
+        for (let at = month.start.getTime(); at <= now;) {
+          const day = dayOf(at, timezone)
+          points.push({ day: day.start, plateQueries: count(byDay("plate_queries"), day), moduleQueries: count(byDay("module_queries"), day) })
+          at = day.end.getTime()
         }
         return points
       })
@@ -429,8 +448,7 @@ export class ConsoleApp extends Effect.Service<ConsoleApp>()("vda/ConsoleApp", {
       }))
     )
 
-    const statusOf = Effect.map(query("status"), (raw) =>
-      raw !== undefined && (OPERATION_STATUSES as ReadonlyArray<string>).includes(raw) ? (raw as OperationStatus) : undefined)
+    const statusOf = Effect.map(query("status"), (raw) => (Schema.is(OperationStatus)(raw) ? raw : undefined))
 
     const operationsList = withSession((ctx) =>
       Effect.gen(function*() {
@@ -494,8 +512,16 @@ export class ConsoleApp extends Effect.Service<ConsoleApp>()("vda/ConsoleApp", {
       router = router.pipe(HttpRouter.route(method)(path, handlers[name]))
     }
 
-    /** Unknown pages are a 404 page; anything unexpected a 500 page that says nothing of why. */
-    const app = router.pipe(
+    /**
+     * A URL the API's input layer would refuse (bad percent-encoding, NUL, lone surrogates) is a
+     * 400 page before anything reads it; unknown pages are a 404 page; anything unexpected a 500
+     * page that says nothing of why.
+     */
+    const checked = Effect.flatMap(request, (req) =>
+      RequestInput.checkUrl(req.url) === undefined
+        ? router
+        : Effect.map(CurrentEnvironment, (environment) => htmlResponse(badAddressPage(environment), 400)))
+    const app = checked.pipe(
       Effect.catchAllCause((cause) => {
         if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
         const failure = Cause.failureOption(cause)

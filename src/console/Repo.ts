@@ -30,12 +30,24 @@ export type SessionRow = {
   readonly expiresAt: Date
 }
 
+/** Everything the console audits, by name. */
+export type AuditAction =
+  | "session.sign_in"
+  | "session.sign_out"
+  | "key.create"
+  | "key.rename"
+  | "key.revoke"
+  | "webhook.update"
+  | "webhook.rotate_secret"
+  | "webhook.test"
+  | "delivery.resend"
+
 export type AuditEntry = {
   readonly accountId: string
   readonly environment: Environment
   readonly sessionId: string | null
   readonly actor: string
-  readonly action: string
+  readonly action: AuditAction
   readonly target: string | null
   readonly ip: string | null
   readonly at: Date
@@ -125,7 +137,12 @@ export class ConsoleRepo extends Effect.Service<ConsoleRepo>()("vda/ConsoleRepo"
           select id, kind, api_version, plate, status, created_at, updated_at from operations
           where account_id = ${accountId} and environment = ${environment}
             ${statuses.length > 0 ? sql`and status = any(${[...statuses]}::text[])` : sql``}
-            ${Option.isSome(before) ? sql`and (created_at, id) < (select created_at, id from operations where id = ${before.value})` : sql``}
+            ${
+            Option.isSome(before)
+              ? sql`and (created_at, id) < (select created_at, id from operations
+                  where id = ${before.value} and account_id = ${accountId} and environment = ${environment})`
+              : sql``
+          }
           order by created_at desc, id desc limit ${limit}`.pipe(Effect.orDie)
     }
   })

@@ -3,6 +3,7 @@
  * link`), opening it starts a session, and every request carries the session's cookie. Links and
  * sessions are stored by hash; a link works once, before it expires, on its own environment only.
  */
+import { SqlClient } from "@effect/sql"
 import { Clock, Data, Effect, Option } from "effect"
 import { Accounts } from "../accounts/Accounts.js"
 import { AppConfig } from "../platform/Config.js"
@@ -24,6 +25,9 @@ export interface IssuedLink {
 /** A signed-in session as the pages see it (the cookie's secret is not kept). */
 export type ConsoleSession = Omit<SessionRow, "createdAt" | "lastSeenAt">
 
+/** Cookies do not isolate by port: each environment's console has a cookie of its own. */
+export const sessionCookieOf = (environment: Environment) => `vda_console_${environment}`
+
 const LINK_PATH = "/console/sign-in/"
 
 /** The path of a link's confirmation page; the token is the rest of the path. */
@@ -42,6 +46,7 @@ const sessionOf = (row: SessionRow): ConsoleSession => ({
 export class ConsoleSessions extends Effect.Service<ConsoleSessions>()("vda/ConsoleSessions", {
   effect: Effect.gen(function*() {
     const repo = yield* ConsoleRepo
+    const sql = yield* SqlClient.SqlClient
     const accounts = yield* Accounts
     const config = yield* AppConfig
     const settings = config.console
@@ -74,7 +79,10 @@ export class ConsoleSessions extends Effect.Service<ConsoleSessions>()("vda/Cons
         return link.value
       })
 
-    /** Uses the link (once, whoever races for it) and starts a session; answers it with its cookie secret. */
+    /**
+     * Uses the link (once, whoever races for it) and starts a session, both or neither; answers the
+     * session with its cookie's secret.
+     */
     const redeem = (token: string, environment: Environment) =>
       Effect.gen(function*() {
         const at = yield* now
@@ -94,7 +102,7 @@ export class ConsoleSessions extends Effect.Service<ConsoleSessions>()("vda/Cons
         }
         yield* repo.insertSession(row)
         return { secret, session: sessionOf(row) }
-      })
+      }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
 
     /** The live session a cookie secret stands for on `environment`, kept alive by this request. */
     const resume = (secret: string, environment: Environment) =>
@@ -102,9 +110,12 @@ export class ConsoleSessions extends Effect.Service<ConsoleSessions>()("vda/Cons
         Effect.map(Option.map(sessionOf))
       )
 
-    const end = (session: ConsoleSession) => Effect.flatMap(now, (at) => repo.endSession(session.idHash, at))
+    const end = (session: Pick<ConsoleSession, "idHash">) => Effect.flatMap(now, (at) => repo.endSession(session.idHash, at))
 
-    return { issueLink, checkLink, redeem, resume, end, baseUrlOf }
+    /** Ends whatever session a cookie secret stands for (signing in again replaces it). */
+    const endSecret = (secret: string) => end({ idHash: sha256Hex(secret) })
+
+    return { issueLink, checkLink, redeem, resume, end, endSecret, baseUrlOf }
   }),
   dependencies: [ConsoleRepo.Default, Accounts.Default]
 }) {}

@@ -11,26 +11,33 @@ export interface Throttle {
 }
 
 const WINDOW_MS = 60_000
+/** Past this many failing addresses in one window, the newcomers share one allowance. */
 const MAX_TRACKED = 10_000
+const SHARED = "\u0000shared"
 
 export const makeThrottle = (failuresPerWindow: number): Throttle => {
-  const windows = new Map<string, { start: number; failures: number }>()
-  const windowStart = (nowMs: number) => nowMs - (nowMs % WINDOW_MS)
+  let window = -1
+  const failures = new Map<string, number>()
+  /** Forgets the last window's failures once a new one starts. */
+  const enter = (nowMs: number) => {
+    const start = nowMs - (nowMs % WINDOW_MS)
+    if (start !== window) {
+      window = start
+      failures.clear()
+    }
+    return start
+  }
+  const keyOf = (address: string) => (failures.has(address) || failures.size < MAX_TRACKED ? address : SHARED)
   return {
     check: (address, nowMs) => {
-      const start = windowStart(nowMs)
-      const window = windows.get(address)
-      if (window === undefined || window.start !== start || window.failures < failuresPerWindow) return undefined
+      const start = enter(nowMs)
+      if ((failures.get(keyOf(address)) ?? 0) < failuresPerWindow) return undefined
       return Math.max(1, Math.ceil((start + WINDOW_MS - nowMs) / 1000))
     },
     recordFailure: (address, nowMs) => {
-      const start = windowStart(nowMs)
-      if (windows.size >= MAX_TRACKED) {
-        for (const [key, window] of windows) if (window.start < start) windows.delete(key)
-      }
-      const window = windows.get(address)
-      if (window === undefined || window.start !== start) windows.set(address, { start, failures: 1 })
-      else window.failures++
+      enter(nowMs)
+      const key = keyOf(address)
+      failures.set(key, (failures.get(key) ?? 0) + 1)
     }
   }
 }

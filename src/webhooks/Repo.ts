@@ -69,6 +69,9 @@ export interface AttemptRecord {
 /** Delivery ids are UUIDs: anything else names no delivery (and would fail the column's cast). */
 const isDeliveryId = (id: string) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)
 
+/** Deliveries whose attempt series is over, and so may start another (a resend). */
+export const SETTLED_STATUSES: ReadonlyArray<DeliveryRow["status"]> = ["failed", "processed"]
+
 const DELIVERY_COLUMNS =
   "id::text as id, account_id, environment, api_version, event_type, operation_id, body, sends_when_disabled, status, series, attempts, response_status, last_error, next_attempt_at, started_at, created_at, trace_parent"
 
@@ -203,7 +206,7 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("vda/WebhooksRe
               last_error = null, next_attempt_at = ${at}, started_at = null, claimed_by = null, claimed_until = null,
               updated_at = ${at}
             where id = ${id}::uuid and account_id = ${accountId} and environment = ${environment}
-              and status in ('failed', 'processed')
+              and status = any(${[...SETTLED_STATUSES]}::text[])
             returning ${columns}`.pipe(Effect.map((rows) => Option.fromNullable(rows[0])), Effect.orDie),
 
       /** Started deliveries still pending whose next attempt was due before `dueBefore` (oldest first). */

@@ -144,7 +144,7 @@ describe("usage", () => {
     const page = await signedIn("production")
     const todayOf = async () => {
       const data = JSON.parse((await page.locator("#usage-data").textContent())!)
-      return { plate: data.plateQueries.at(-1) as number, module: data.moduleQueries.at(-1) as number, days: data.days.length as number }
+      return { plate: data.plateQueries.at(-1) as number, module: data.moduleQueries.at(-1) as number, days: data.labels.length as number }
     }
     const before = await todayOf()
     for (const plate of ["AB123CD", "AC456DE", "AD789EF"]) {

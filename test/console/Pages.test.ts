@@ -78,6 +78,17 @@ describe("sign-in throttle", () => {
     expect(throttle.check("10.0.0.2", minute + 45_500)).toBeUndefined()
     expect(throttle.check("10.0.0.1", minute + 60_000)).toBeUndefined()
   })
+
+  it("remembers a bounded number of addresses: past 10,000 failing in one minute, newcomers share one allowance", () => {
+    const throttle = makeThrottle(1)
+    const minute = Date.parse("2026-11-25T12:00:00Z")
+    for (let i = 0; i < 10_000; i++) throttle.recordFailure(`10.1.${i >> 8}.${i & 255}`, minute)
+    expect(throttle.check("192.0.2.1", minute)).toBeUndefined()
+    throttle.recordFailure("192.0.2.1", minute)
+    expect(throttle.check("192.0.2.2", minute + 10_000)).toBe(50)
+    expect(throttle.check("10.1.0.1", minute + 10_000)).toBe(50)
+    expect(throttle.check("192.0.2.2", minute + 60_000)).toBeUndefined()
+  })
 })
 
 describe("routes", () => {

@@ -87,11 +87,6 @@ describe("sign-in links", () => {
     expect(page).toContain("ana@example.com")
   })
 
-  it("a session cookie is Secure behind TLS (a proxy saying https)", async () => {
-    const res = await submit(urls.production, tokenOf((await issueLink("production")).url), { "x-forwarded-proto": "https" })
-    expect(res.headers.get("set-cookie")).toContain("Secure")
-  })
-
   it("a used link is refused (410) and starts no second session", async () => {
     const token = tokenOf((await issueLink("production")).url)
     expect((await submit(urls.production, token)).status).toBe(303)
@@ -270,6 +265,129 @@ describe("forms", () => {
     const activity = await (await fetch(`${urls.production}/console/activity`, { headers: { cookie } })).text()
     expect(activity).toContain("key.create")
     expect(activity).toContain(entry.target)
+  })
+})
+
+describe("hostile and odd requests", () => {
+  const post = (path: string, cookie: string, body: Record<string, string> | string, headers: Record<string, string> = {}) =>
+    fetch(`${urls.production}${path}`, {
+      method: "POST",
+      redirect: "manual",
+      headers: { cookie, "content-type": "application/x-www-form-urlencoded", ...headers },
+      body: typeof body === "string" ? body : new URLSearchParams(body)
+    })
+
+  it("a sign-in form posted from another site is refused (403) and leaves the link unused (login CSRF)", async () => {
+    const token = tokenOf((await issueLink("production")).url)
+    for (const headers of [{ "sec-fetch-site": "cross-site" }, { "sec-fetch-site": "same-site" }, { origin: "https://attacker.example" }]) {
+      const res = await submit(urls.production, token, headers)
+      expect(res.status, JSON.stringify(headers)).toBe(403)
+      expect(res.headers.get("set-cookie")).toBeNull()
+    }
+    expect((await submit(urls.production, token, { "sec-fetch-site": "same-origin" })).status).toBe(303)
+  })
+
+  it("signing in again in the same browser ends the session it replaces", async () => {
+    const first = await signIn("production")
+    const again = await submit(urls.production, tokenOf((await issueLink("production")).url), { cookie: first })
+    expect(again.status).toBe(303)
+    const second = cookieOf(again)
+    expect(second).not.toBe(first)
+    expect((await fetch(`${urls.production}/console`, { headers: { cookie: first } })).status).toBe(401)
+    expect((await fetch(`${urls.production}/console`, { headers: { cookie: second } })).status).toBe(200)
+  })
+
+  it("a form over 16 KiB is a 413 and changes nothing; a URL with NUL or bad percent-encoding is a 400 page", async () => {
+    const cookie = await signIn("production")
+    const csrf = csrfOf(await (await fetch(`${urls.production}/console/keys`, { headers: { cookie } })).text())
+    const keys = await count("api_keys")
+    const big = await post("/console/keys", cookie, { csrf, name: "x".repeat(20_000) })
+    expect(big.status).toBe(413)
+    expect(await big.text()).toContain("This form could not be read")
+    expect(await count("api_keys")).toBe(keys)
+    for (const path of ["/console/operations/%00", "/console/operations?before=%00", "/console/keys?done=%E0%A4%A", "/console/sign-in/%00"]) {
+      const res = await fetch(`${urls.production}${path}`, { headers: { cookie } })
+      expect(res.status, path).toBe(400)
+      expect(await res.text()).toContain("This address is not valid")
+    }
+  })
+
+  it("another account's operation, delivery or cursor shows nothing of it", async () => {
+    const cookie = await signIn("production")
+    const csrf = csrfOf(await (await fetch(`${urls.production}/console/webhooks`, { headers: { cookie } })).text())
+    const stranger = await app.createAccount()
+    const theirs = await (await fetch(`${urls.production}/v2/vehicles/AB123CD/modules`, {
+      method: "POST",
+      headers: { "x-api-key": stranger.production.key, "content-type": "application/json" },
+      body: JSON.stringify({ modules: ["fines"] })
+    })).json() as { id: string }
+    const detail = await fetch(`${urls.production}/console/operations/${theirs.id}`, { headers: { cookie } })
+    expect(detail.status).toBe(404)
+    expect(await detail.text()).not.toContain("AB123CD")
+    const paged = await (await fetch(`${urls.production}/console/operations?before=${theirs.id}`, { headers: { cookie } })).text()
+    expect(paged).toContain("No operations")
+
+    const [test] = await rows(
+      app.databaseUrl,
+      `insert into webhook_deliveries (id, account_id, environment, api_version, event_type, body, status, next_attempt_at, created_at, updated_at)
+       values (gen_random_uuid(), $1, 'production', 'v2', 'webhook.test', '{}', 'failed', now(), now(), now()) returning id::text as id`,
+      [stranger.id]
+    )
+    const resend = await post(`/console/webhooks/deliveries/${test.id}/resend`, cookie, { csrf })
+    expect(resend.status).toBe(404)
+    expect(await resend.text()).toContain("There is no such delivery.")
+    const [row] = await rows(app.databaseUrl, "select status, series from webhook_deliveries where id = $1", [test.id])
+    expect(row).toEqual({ status: "failed", series: 1 })
+  })
+
+  it("a revoked key can be neither revoked again (404, audited once) nor renamed", async () => {
+    const cookie = await signIn("production")
+    const csrf = csrfOf(await (await fetch(`${urls.production}/console/keys`, { headers: { cookie } })).text())
+    const created = await (await post("/console/keys", cookie, { csrf, name: "once" })).text()
+    const id = /data-key-id="(key_[0-9A-Z]{26})"/.exec(await (await fetch(`${urls.production}/console/keys`, { headers: { cookie } })).text())
+    expect(created).toContain("created-secret")
+    const keyId = (await rows(app.databaseUrl, "select id from api_keys where name = 'once' and account_id = $1", [account.id]))[0].id as string
+    expect(id).not.toBeNull()
+    expect((await post(`/console/keys/${keyId}/revoke`, cookie, { csrf })).status).toBe(303)
+    expect((await post(`/console/keys/${keyId}/revoke`, cookie, { csrf })).status).toBe(404)
+    expect((await post(`/console/keys/${keyId}/rename`, cookie, { csrf, name: "renamed" })).status).toBe(404)
+    const audited = await rows(app.databaseUrl, "select count(*)::int as n from console_audit where action = 'key.revoke' and target = $1", [keyId])
+    expect(audited[0].n).toBe(1)
+    expect((await rows(app.databaseUrl, "select name from api_keys where id = $1", [keyId]))[0].name).toBe("once")
+  })
+})
+
+describe("behind a proxy", () => {
+  it("with TRUSTED_PROXY_HOPS the audit records the client from X-Forwarded-For and the cookie is Secure when the proxy saw TLS; without, both headers are ignored", async () => {
+    const proxied = await makeTestApp({ config: { TRUSTED_PROXY_HOPS: "1", PUBLIC_URL: "https://api.example.com" } })
+    try {
+      const { production, sandbox } = await proxied.listen()
+      const owner = await proxied.createAccount()
+      const linkOf = (environment: Environment) =>
+        proxied.run(Effect.flatMap(ConsoleSessions, (s) => s.issueLink({ accountId: owner.id, environment, signsInAs: "x" })).pipe(
+          Effect.provide(ConsoleSessions.Default)
+        ))
+      const link = await linkOf("production")
+      expect(link.url.startsWith("https://api.example.com/console/sign-in/")).toBe(true)
+      const res = await submit(production, tokenOf(link.url), { "x-forwarded-for": "198.51.100.1, 203.0.113.7" })
+      expect(res.status).toBe(303)
+      expect(res.headers.get("set-cookie")).toContain("Secure")
+      const [entry] = await rows(proxied.databaseUrl, "select ip from console_audit where action = 'session.sign_in'")
+      expect(entry.ip).toBe("203.0.113.7")
+
+      // the sandbox is published on http here: no Secure, unless the proxy says the client used TLS
+      const plain = await submit(sandbox, tokenOf((await linkOf("sandbox")).url))
+      expect(plain.headers.get("set-cookie")).not.toContain("Secure")
+      const tls = await submit(sandbox, tokenOf((await linkOf("sandbox")).url), { "x-forwarded-proto": "https" })
+      expect(tls.headers.get("set-cookie")).toContain("Secure")
+    } finally {
+      await proxied.dispose()
+    }
+
+    const spoofed = await submit(urls.production, tokenOf((await issueLink("production")).url), { "x-forwarded-for": "203.0.113.9", "x-forwarded-proto": "https" })
+    expect(spoofed.headers.get("set-cookie")).not.toContain("Secure")
+    const [last] = await rows(app.databaseUrl, "select ip from console_audit where action = 'session.sign_in' order by id desc limit 1")
+    expect(last.ip).not.toBe("203.0.113.9")
   })
 })
 

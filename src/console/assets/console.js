@@ -42,14 +42,14 @@ if (data && area) {
       width: width(),
       height: 240,
       legend: { show: false },
-      scales: { x: { time: false, auto: false, range: [-0.5, usage.days.length - 0.5] }, y: { range: (_u, _min, max) => [0, Math.max(5, Math.ceil(max * 1.15))] } },
+      scales: { x: { time: false, auto: false, range: [-0.5, usage.labels.length - 0.5] }, y: { range: (_u, _min, max) => [0, Math.max(5, Math.ceil(max * 1.15))] } },
       axes: [{ incrs: [1, 2, 5, 7], values: (_u, splits) => splits.map((i) => usage.labels[i] ?? "") }, { size: 50 }],
       series: [
         {},
         { label: "Plate queries", stroke: css.getPropertyValue("--plate").trim(), fill: "rgba(29, 78, 216, 0.25)", paths: bars },
         { label: "Module queries", stroke: css.getPropertyValue("--module").trim(), width: 2, points: { size: 6 } }
       ]
-    }, [usage.days.map((_day, i) => i), usage.plateQueries, usage.moduleQueries], area);
+    }, [usage.labels.map((_label, i) => i), usage.plateQueries, usage.moduleQueries], area);
     area.dataset.ready = "true";
     new ResizeObserver(() => chart.setSize({ width: width(), height: 240 })).observe(area);
   };

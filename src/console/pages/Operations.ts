@@ -1,11 +1,11 @@
 /** Recent operations with a status filter, and one operation with each module's result. */
 import type { OperationStatus } from "../../../workflows/shared.js"
+import { OperationStatus as OperationStatusSchema } from "../../operations/Api.js"
 import type { ModuleRow, OperationRow } from "../../operations/Repo.js"
 import type { DateFormat } from "../Format.js"
 import { html } from "../Html.js"
 import type { OperationSummaryRow } from "../Repo.js"
 
-export const OPERATION_STATUSES: ReadonlyArray<OperationStatus> = ["queued", "processing", "completed", "partial", "failed"]
 
 const KIND_LABEL: Record<OperationRow["kind"], string> = { modules: "Module query", vehicle: "Vehicle search", report: "Report (v1)" }
 
@@ -26,7 +26,7 @@ export const operationsPage = (input: {
   <label for="status-filter">Status</label>
   <select id="status-filter" name="status">
     <option value=""${status === undefined ? html` selected` : ""}>All</option>
-    ${OPERATION_STATUSES.map((s) => html`<option value="${s}"${s === status ? html` selected` : ""}>${s}</option>`)}
+    ${OperationStatusSchema.literals.map((s) => html`<option value="${s}"${s === status ? html` selected` : ""}>${s}</option>`)}
   </select>
   <button type="submit">Filter</button>
 </form>

@@ -57,7 +57,6 @@ export const overviewPage = (input: { readonly usage: Usage; readonly daily: Rea
   </figure>
   ${
     jsonBlock("usage-data", {
-      days: daily.map((point) => Math.floor(point.day.getTime() / 1000)),
       labels: daily.map((point) => label(point.day)),
       plateQueries: daily.map((point) => point.plateQueries),
       moduleQueries: daily.map((point) => point.moduleQueries)

@@ -50,8 +50,14 @@ export const forbiddenFormPage = (environment: Environment) =>
   bare(
     environment,
     "This form has expired",
-    html`<p>The form was not sent from your current console session. Nothing was changed.</p><p><a href="/console">Back to the console</a></p>`
+    html`<p>The form was not sent from this console's own pages in your current session. Nothing was changed.</p><p><a href="/console">Back to the console</a></p>`
   )
+
+export const badAddressPage = (environment: Environment) =>
+  bare(environment, "This address is not valid", html`<p>Check the address and try again.</p><p><a href="/console">Back to the console</a></p>`)
+
+export const badFormPage = (environment: Environment) =>
+  bare(environment, "This form could not be read", html`<p>Nothing was changed. Go back and send it again.</p><p><a href="/console">Back to the console</a></p>`)
 
 export const notFoundPage = (environment: Environment) =>
   bare(environment, "Page not found", html`<p>There is no such console page.</p><p><a href="/console">Back to the console</a></p>`)

@@ -1,12 +1,11 @@
 /** The webhook: URL and activation, secret rotation, a test event, and the deliveries log. */
 import type { Delivery } from "../../webhooks/Api.js"
-import type { StoredConfig } from "../../webhooks/Repo.js"
+import { SETTLED_STATUSES, type StoredConfig } from "../../webhooks/Repo.js"
 import type { DateFormat } from "../Format.js"
 import { html } from "../Html.js"
 import { csrfField } from "../Layout.js"
 
-/** Deliveries that may start a new attempt series: those whose last series is over. */
-export const isResendable = (delivery: Pick<Delivery, "status">) => delivery.status !== "pending"
+const isResendable = (delivery: Pick<Delivery, "status">) => SETTLED_STATUSES.includes(delivery.status)
 
 const STATUS_LABEL: Record<Delivery["status"], string> = { pending: "Pending", processed: "Delivered", failed: "Failed" }
 

@@ -12,7 +12,7 @@ export default Effect.gen(function*() {
     create table console_links (
       token_hash text primary key,
       account_id text not null references accounts (id) on delete cascade,
-      environment text not null,
+      environment text not null check (environment in ('production', 'sandbox')),
       signs_in_as text not null,
       created_at timestamptz not null,
       expires_at timestamptz not null,
@@ -23,7 +23,7 @@ export default Effect.gen(function*() {
       id_hash text primary key,
       public_id text not null unique,
       account_id text not null references accounts (id) on delete cascade,
-      environment text not null,
+      environment text not null check (environment in ('production', 'sandbox')),
       signed_in_as text not null,
       csrf_token text not null,
       created_at timestamptz not null,
@@ -35,7 +35,7 @@ export default Effect.gen(function*() {
     create table console_audit (
       id bigint generated always as identity primary key,
       account_id text not null references accounts (id) on delete cascade,
-      environment text not null,
+      environment text not null check (environment in ('production', 'sandbox')),
       session_id text,
       actor text not null,
       action text not null,
@@ -44,5 +44,5 @@ export default Effect.gen(function*() {
       at timestamptz not null
     )`
   yield* sql`create index console_audit_account on console_audit (account_id, environment, at desc)`
-  yield* sql`create index operations_recent on operations (account_id, environment, created_at desc, id)`
+  yield* sql`create index operations_recent on operations (account_id, environment, created_at desc, id desc)`
 })
