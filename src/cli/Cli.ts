@@ -219,12 +219,7 @@ const consoleLink = Command.make("link", {
   json
 }, ({ account, as, environment, json }) =>
   Effect.gen(function*() {
-    const owner = (yield* (yield* Accounts).require(account)).owner
-    const link = yield* (yield* ConsoleSessions).issueLink({
-      accountId: account,
-      environment,
-      signsInAs: Option.getOrElse(as, () => owner).slice(0, 200)
-    })
+    const link = yield* (yield* ConsoleSessions).issueLink({ accountId: account, environment, signsInAs: Option.getOrUndefined(as) })
     yield* print(json, { url: link.url, environment: link.environment, expiresAt: link.expiresAt.toISOString() }, [
       link.url,
       `One-time ${link.environment} console sign-in link; it expires at ${link.expiresAt.toISOString()}.`

@@ -51,13 +51,13 @@ import {
 } from "./pages/SignIn.js"
 import { rotatedSecretPage, webhooksPage } from "./pages/Webhooks.js"
 import { type AuditAction, ConsoleRepo } from "./Repo.js"
-import { CONSOLE_ROUTES, type ConsoleRoute } from "./Routes.js"
+import { CONSOLE_ROUTES, type ConsoleRoute, hrefOf } from "./Routes.js"
 import { type ConsoleSession, ConsoleSessions, LinkRefused, sessionCookieOf } from "./Sessions.js"
 import { makeThrottle } from "./Throttle.js"
 
 const SECURITY_HEADERS = {
   "content-security-policy":
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+    "default-src 'none'; script-src 'self'; style-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
   "x-frame-options": "DENY",
   "x-content-type-options": "nosniff",
   // not no-referrer: under it a browser sends `Origin: null` on the console's own forms
@@ -82,6 +82,9 @@ const htmlResponse = (body: Html, status = 200, headers: Record<string, string> 
   HttpServerResponse.text(body.value, { status, contentType: "text/html; charset=utf-8", headers: { ...SECURITY_HEADERS, ...headers } })
 
 const seeOther = (location: string) => HttpServerResponse.redirect(location, { status: 303, headers: SECURITY_HEADERS })
+
+/** A page that confirms what an action did (post, redirect, get). */
+const doneAt = (page: "keys" | "webhooks", done: Done) => hrefOf(page, {}, { done })
 
 const sameToken = (a: string, b: string) => {
   const left = Buffer.from(a)
@@ -142,7 +145,7 @@ export class ConsoleApp extends Effect.Service<ConsoleApp>()("vda/ConsoleApp", {
     const cookieOptions = (req: HttpServerRequest.HttpServerRequest, environment: Environment, expires: Date) => ({
       httpOnly: true,
       sameSite: "strict" as const,
-      path: "/console",
+      path: hrefOf("overview"),
       secure: sessions.baseUrlOf(environment).startsWith("https://") || isForwardedHttps(forwardedOf(req), hops),
       expires
     })
@@ -297,7 +300,7 @@ export class ConsoleApp extends Effect.Service<ConsoleApp>()("vda/ConsoleApp", {
             const previous = req.cookies[sessionCookieOf(environment)]
             if (previous !== undefined && previous.length > 0) yield* sessions.endSecret(previous)
             yield* audit({ session, ip: ipOf(req) }, "session.sign_in")
-            return seeOther("/console").pipe(
+            return seeOther(hrefOf("overview")).pipe(
               HttpServerResponse.unsafeSetCookie(sessionCookieOf(environment), secret, cookieOptions(req, environment, session.expiresAt))
             )
           })
@@ -371,7 +374,7 @@ export class ConsoleApp extends Effect.Service<ConsoleApp>()("vda/ConsoleApp", {
         const id = yield* param("id")
         yield* accounts.renameOwnKey(ctx.principal, id, keyNameOf(form))
         yield* audit(ctx, "key.rename", id)
-        return seeOther("/console/keys?done=key-renamed")
+        return seeOther(doneAt("keys", "key-renamed"))
       }).pipe(Effect.catchTag("KeyNotFound", () => keyNotFound(ctx)))
     )
 
@@ -380,7 +383,7 @@ export class ConsoleApp extends Effect.Service<ConsoleApp>()("vda/ConsoleApp", {
         const id = yield* param("id")
         yield* accounts.revokeOwnKey(ctx.principal, id)
         yield* audit(ctx, "key.revoke", id)
-        return seeOther("/console/keys?done=key-revoked")
+        return seeOther(doneAt("keys", "key-revoked"))
       }).pipe(Effect.catchTag("KeyNotFound", () => keyNotFound(ctx)))
     )
 
@@ -413,7 +416,7 @@ export class ConsoleApp extends Effect.Service<ConsoleApp>()("vda/ConsoleApp", {
           Effect.provideService(HostResolver, resolver)
         )
         yield* audit(ctx, "webhook.update")
-        return seeOther("/console/webhooks?done=webhook-saved")
+        return seeOther(doneAt("webhooks", "webhook-saved"))
       }).pipe(Effect.catchTag("InvalidWebhookConfig", (invalid) => webhooksView(ctx, { alert: `Not saved: ${invalid.reason}.` }, 400)))
     )
 
@@ -422,14 +425,14 @@ export class ConsoleApp extends Effect.Service<ConsoleApp>()("vda/ConsoleApp", {
         const updated = yield* webhooks.updateConfig(ctx.principal, { rotateSecret: true }).pipe(Effect.provideService(HostResolver, resolver))
         yield* audit(ctx, "webhook.rotate_secret")
         return htmlResponse(page(ctx.frame("webhooks", "New signing secret"), rotatedSecretPage(updated.secret)))
-      }).pipe(Effect.catchTag("InvalidWebhookConfig", (invalid) => webhooksView(ctx, { alert: invalid.reason }, 400)))
+      }).pipe(Effect.catchTag("InvalidWebhookConfig", (invalid) => webhooksView(ctx, { alert: `Not rotated: ${invalid.reason}.` }, 400)))
     )
 
     const sendTest = withForm((ctx) =>
       Effect.gen(function*() {
         const sent = yield* webhooks.sendTest(ctx.principal)
         yield* audit(ctx, "webhook.test", sent.id)
-        return seeOther("/console/webhooks?done=test-sent")
+        return seeOther(doneAt("webhooks", "test-sent"))
       }).pipe(Effect.catchTag("WebhookNotReady", () =>
         Effect.flatMap(webhooks.getConfig(ctx.principal), (webhook) =>
           webhooksView(ctx, { alert: webhook.url === null ? "Set an endpoint URL before sending a test." : "Enable the webhook before sending a test." }, 409))
@@ -441,7 +444,7 @@ export class ConsoleApp extends Effect.Service<ConsoleApp>()("vda/ConsoleApp", {
         const id = yield* param("id")
         yield* webhooks.resend(ctx.principal, id)
         yield* audit(ctx, "delivery.resend", id)
-        return seeOther("/console/webhooks?done=delivery-resent")
+        return seeOther(doneAt("webhooks", "delivery-resent"))
       }).pipe(Effect.catchTags({
         DeliveryNotFound: () => webhooksView(ctx, { alert: "There is no such delivery." }, 404),
         DeliveryInProgress: () => webhooksView(ctx, { alert: "That delivery is still being attempted; resend it once it has failed or been delivered." }, 409)

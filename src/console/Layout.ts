@@ -5,15 +5,16 @@
 import type { Environment } from "../platform/RequestContext.js"
 import { type Html, html } from "./Html.js"
 import type { Notice } from "./Notices.js"
+import { type ConsoleRoute, hrefOf } from "./Routes.js"
 
-export type Section = "overview" | "keys" | "webhooks" | "operations" | "activity"
+export type Section = Extract<ConsoleRoute, "overview" | "keys" | "webhooks" | "operations" | "activity">
 
-const SECTIONS: ReadonlyArray<readonly [Section, string, string]> = [
-  ["overview", "Overview", "/console"],
-  ["keys", "API keys", "/console/keys"],
-  ["webhooks", "Webhooks", "/console/webhooks"],
-  ["operations", "Operations", "/console/operations"],
-  ["activity", "Activity", "/console/activity"]
+const SECTIONS: ReadonlyArray<readonly [Section, string]> = [
+  ["overview", "Overview"],
+  ["keys", "API keys"],
+  ["webhooks", "Webhooks"],
+  ["operations", "Operations"],
+  ["activity", "Activity"]
 ]
 
 const BANNER: Record<Environment, { readonly title: string; readonly detail: string }> = {
@@ -43,7 +44,7 @@ const head = (title: string, environment: Environment) =>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · ${BANNER[environment].title} · Vehicle Data API console</title>
-<link rel="stylesheet" href="/console/assets/console.css">
+<link rel="stylesheet" href="${hrefOf("asset", { name: "console.css" })}">
 </head>`
 
 const banner = (environment: Environment) =>
@@ -62,11 +63,11 @@ ${banner(frame.environment)}
 <header class="top">
   <div class="brand"><span class="brand-name">Vehicle Data API</span> <span class="brand-account">${frame.owner}</span></div>
   <nav aria-label="Console sections">
-    <ul>${SECTIONS.map(([section, label, href]) =>
-    html`<li><a href="${href}"${section === frame.section ? html` aria-current="page"` : ""}>${label}</a></li>`
+    <ul>${SECTIONS.map(([section, label]) =>
+    html`<li><a href="${hrefOf(section)}"${section === frame.section ? html` aria-current="page"` : ""}>${label}</a></li>`
   )}</ul>
   </nav>
-  <form method="post" action="/console/sign-out" class="sign-out">${csrfField(frame.csrfToken)}<button type="submit" class="button-quiet">Sign out</button></form>
+  <form method="post" action="${hrefOf("signOut")}" class="sign-out">${csrfField(frame.csrfToken)}<button type="submit" class="button-quiet">Sign out</button></form>
 </header>
 <main id="main" tabindex="-1">
 <h1>${frame.title}</h1>
@@ -80,7 +81,7 @@ ${
 ${content}
 </main>
 <footer class="bottom">Signed in as <strong>${frame.signedInAs}</strong> to account <code>${frame.accountId}</code>.</footer>
-<script src="/console/assets/console.js" defer></script>
+<script src="${hrefOf("asset", { name: "console.js" })}" defer></script>
 </body>
 </html>`
 

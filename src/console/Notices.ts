@@ -3,6 +3,7 @@
  * API refuses what it would take past the limit until the period resets).
  */
 import type { MeterUsage, Usage } from "../metering/Api.js"
+import { formatCount } from "./Format.js"
 
 export interface Notice {
   readonly level: "warning" | "reached"
@@ -32,7 +33,7 @@ export const noticesOf = (usage: Usage, formatDate: (date: Date) => string): Rea
     if (level === undefined) return []
     const percent = Math.floor((meter.used / meter.limit!) * 100)
     const message = level === "reached"
-      ? `You have used all your ${label} (${meter.used} of ${meter.limit}). Requests that need more are refused until ${formatDate(meter.endsAt)}.`
-      : `You have used ${percent}% of your ${label} (${meter.used} of ${meter.limit}). It resets ${formatDate(meter.endsAt)}.`
+      ? `You have used all your ${label} (${formatCount(meter.used)} of ${formatCount(meter.limit)}). Requests that need more are refused until ${formatDate(meter.endsAt)}.`
+      : `You have used ${percent}% of your ${label} (${formatCount(meter.used)} of ${formatCount(meter.limit)}). It resets ${formatDate(meter.endsAt)}.`
     return [{ level, message }]
   })

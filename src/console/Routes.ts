@@ -26,6 +26,24 @@ export const CONSOLE_ROUTES = {
 
 export type ConsoleRoute = keyof typeof CONSOLE_ROUTES
 
+/** The `:name` parameters of a route's path. */
+type ParamsOf<Path extends string> = Path extends `${string}:${infer Name}/${infer Rest}` ? Name | ParamsOf<Rest>
+  : Path extends `${string}:${infer Name}` ? Name
+  : never
+
+type PathParams<R extends ConsoleRoute> = ParamsOf<(typeof CONSOLE_ROUTES)[R]["path"]>
+
+/** A route's address with its parameters filled in (and a query string, if given). */
+export const hrefOf = <R extends ConsoleRoute>(
+  route: R,
+  ...[params, query]: [PathParams<R>] extends [never] ? [params?: {}, query?: Record<string, string>]
+    : [params: Record<PathParams<R>, string>, query?: Record<string, string>]
+) => {
+  const path = CONSOLE_ROUTES[route].path.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent((params as Record<string, string>)[name]!))
+  const search = query === undefined ? "" : new URLSearchParams(query).toString()
+  return search.length === 0 ? path : `${path}?${search}`
+}
+
 /** The console's pages, served beside the API (not through its key authentication). */
 export const isConsolePath = (url: string | undefined) =>
   url !== undefined && url.startsWith("/console") && (url.length === 8 || url[8] === "/" || url[8] === "?")

@@ -10,6 +10,7 @@ import { AppConfig } from "../platform/Config.js"
 import { randomBase62, sha256Hex } from "../platform/Ids.js"
 import type { Environment } from "../platform/RequestContext.js"
 import { ConsoleRepo, type SessionRow } from "./Repo.js"
+import { hrefOf } from "./Routes.js"
 
 /** Why a link cannot sign in: each has its own page. */
 export class LinkRefused extends Data.TaggedError("LinkRefused")<{
@@ -28,10 +29,6 @@ export type ConsoleSession = Omit<SessionRow, "createdAt" | "lastSeenAt">
 /** Cookies do not isolate by port: each environment's console has a cookie of its own. */
 export const sessionCookieOf = (environment: Environment) => `vda_console_${environment}`
 
-const LINK_PATH = "/console/sign-in/"
-
-/** The path of a link's confirmation page; the token is the rest of the path. */
-export const signInPath = (token: string) => `${LINK_PATH}${token}`
 
 const sessionOf = (row: SessionRow): ConsoleSession => ({
   idHash: row.idHash,
@@ -57,15 +54,22 @@ export class ConsoleSessions extends Effect.Service<ConsoleSessions>()("vda/Cons
         ? Option.getOrElse(settings.publicUrl, () => `http://localhost:${config.port}`)
         : Option.getOrElse(settings.sandboxPublicUrl, () => `http://localhost:${config.sandboxPort}`)
 
-    /** A one-time link for `accountId` on `environment`; `signsInAs` names the person in the audit. */
-    const issueLink = (input: { readonly accountId: string; readonly environment: Environment; readonly signsInAs: string }) =>
+    /** A one-time link for `accountId` on `environment`; `signsInAs` names the person in the audit (the owner by default). */
+    const issueLink = (input: { readonly accountId: string; readonly environment: Environment; readonly signsInAs?: string | undefined }) =>
       Effect.gen(function*() {
-        yield* accounts.require(input.accountId)
+        const account = yield* accounts.require(input.accountId)
         const token = randomBase62(43)
         const createdAt = yield* now
         const expiresAt = new Date(createdAt.getTime() + settings.linkTtlMs)
-        yield* repo.insertLink({ tokenHash: sha256Hex(token), ...input, createdAt, expiresAt })
-        return { url: `${baseUrlOf(input.environment).replace(/\/+$/, "")}${signInPath(token)}`, expiresAt, environment: input.environment } satisfies IssuedLink
+        yield* repo.insertLink({
+          tokenHash: sha256Hex(token),
+          accountId: input.accountId,
+          environment: input.environment,
+          signsInAs: (input.signsInAs ?? account.owner).slice(0, 200),
+          createdAt,
+          expiresAt
+        })
+        return { url: `${baseUrlOf(input.environment).replace(/\/+$/, "")}${hrefOf("showLink", { token })}`, expiresAt, environment: input.environment } satisfies IssuedLink
       })
 
     /** Whether a link could sign in on `environment` now, without using it. */

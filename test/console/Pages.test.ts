@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest"
 import { html, jsonBlock } from "../../src/console/Html.js"
 import { noticesOf } from "../../src/console/Notices.js"
-import { consoleRouteOf, isConsolePath } from "../../src/console/Routes.js"
+import { consoleRouteOf, hrefOf, isConsolePath } from "../../src/console/Routes.js"
 import { makeThrottle } from "../../src/console/Throttle.js"
 import type { MeterUsage, Usage } from "../../src/metering/Api.js"
 
@@ -95,6 +95,13 @@ describe("routes", () => {
   it("only /console and below are the console's", () => {
     expect(["/console", "/console/", "/console?x=1", "/console/keys"].every(isConsolePath)).toBe(true)
     expect(["/consoles", "/v2/console", "/", undefined].some(isConsolePath)).toBe(false)
+  })
+
+  it("addresses are built from the route table, parameters and queries encoded", () => {
+    expect(hrefOf("overview")).toBe("/console")
+    expect(hrefOf("revokeKey", { id: "key_01/../x" })).toBe("/console/keys/key_01%2F..%2Fx/revoke")
+    expect(hrefOf("operations", {}, { status: "failed", before: "op_1&x=2" })).toBe("/console/operations?status=failed&before=op_1%26x%3D2")
+    expect(consoleRouteOf(hrefOf("showLink", { token: "abc" }))).toBe("/console/sign-in/{token}")
   })
 
   it("requests are recorded by route template: a sign-in token never reaches a log or a metric", () => {

@@ -4,6 +4,7 @@ import type { KeyRow } from "../../accounts/Repo.js"
 import type { DateFormat } from "../Format.js"
 import { html } from "../Html.js"
 import { csrfField } from "../Layout.js"
+import { hrefOf } from "../Routes.js"
 
 const keyName = (key: Pick<KeyRow, "name" | "prefix" | "last4">) => key.name ?? `${key.prefix}…${key.last4}`
 
@@ -14,7 +15,7 @@ export const keysPage = (input: { readonly keys: ReadonlyArray<KeyRow>; readonly
   return html`
 <section aria-labelledby="create-heading" class="card">
   <h2 id="create-heading">Create a key</h2>
-  <form method="post" action="/console/keys" class="inline-form">
+  <form method="post" action="${hrefOf("createKey")}" class="inline-form">
     ${csrfField(csrf)}
     <label for="new-key-name">Name</label>
     <input id="new-key-name" name="name" maxlength="100" autocomplete="off" placeholder="e.g. billing server">
@@ -37,13 +38,13 @@ export const keysPage = (input: { readonly keys: ReadonlyArray<KeyRow>; readonly
       <td data-label="Created">${date(key.createdAt)}</td>
       <td data-label="Last used">${date(key.lastUsedAt)}</td>
       <td class="actions row-actions">
-        <form method="post" action="/console/keys/${key.id}/rename" class="inline-form">
+        <form method="post" action="${hrefOf("renameKey", { id: key.id })}" class="inline-form">
           ${csrfField(csrf)}
           <label for="rename-${key.id}" class="visually-hidden">New name for ${keyName(key)}</label>
           <input id="rename-${key.id}" name="name" maxlength="100" value="${key.name ?? ""}" autocomplete="off">
           <button type="submit" class="button-quiet">Rename</button>
         </form>
-        <form method="post" action="/console/keys/${key.id}/revoke" data-confirm="Revoke ${keyName(key)}? Requests with it fail from the next one.">
+        <form method="post" action="${hrefOf("revokeKey", { id: key.id })}" data-confirm="Revoke ${keyName(key)}? Requests with it fail from the next one.">
           ${csrfField(csrf)}
           <button type="submit" class="button-danger" aria-label="Revoke ${keyName(key)}">Revoke</button>
         </form>
@@ -78,5 +79,5 @@ export const createdKeyPage = (key: CreatedKey) =>
     <input id="created-secret" value="${key.key}" readonly spellcheck="false" autocomplete="off">
     <button type="button" data-copy="created-secret">Copy</button>
   </div>
-  <p><a href="/console/keys">Back to API keys</a></p>
+  <p><a href="${hrefOf("keys")}">Back to API keys</a></p>
 </section>`

@@ -5,6 +5,7 @@ import type { ModuleRow, OperationRow } from "../../operations/Repo.js"
 import type { DateFormat } from "../Format.js"
 import { html } from "../Html.js"
 import type { OperationSummaryRow } from "../Repo.js"
+import { hrefOf } from "../Routes.js"
 
 
 const KIND_LABEL: Record<OperationRow["kind"], string> = { modules: "Module query", vehicle: "Vehicle search", report: "Report (v1)" }
@@ -20,9 +21,9 @@ export const operationsPage = (input: {
   const { date, limit, operations, status } = input
   const last = operations.length === limit ? operations[operations.length - 1] : undefined
   const query = (extra: Record<string, string>) =>
-    `/console/operations?${new URLSearchParams({ ...(status === undefined ? {} : { status }), ...extra })}`
+    hrefOf("operations", {}, { ...(status === undefined ? {} : { status }), ...extra })
   return html`
-<form method="get" action="/console/operations" class="inline-form filter">
+<form method="get" action="${hrefOf("operations")}" class="inline-form filter">
   <label for="status-filter">Status</label>
   <select id="status-filter" name="status">
     <option value=""${status === undefined ? html` selected` : ""}>All</option>
@@ -39,7 +40,7 @@ export const operationsPage = (input: {
     <tbody>${
         operations.map((operation) =>
           html`<tr data-operation-id="${operation.id}">
-      <th scope="row" data-label="Operation"><a href="/console/operations/${operation.id}"><code class="id">${operation.id}</code></a></th>
+      <th scope="row" data-label="Operation"><a href="${hrefOf("operation", { id: operation.id })}"><code class="id">${operation.id}</code></a></th>
       <td data-label="Kind">${KIND_LABEL[operation.kind]} <span class="muted">${operation.apiVersion}</span></td>
       <td data-label="Plate"><code>${operation.plate}</code></td>
       <td data-label="Status">${badge(operation.status)}</td>
@@ -58,7 +59,7 @@ const json = (value: unknown) => html`<pre class="json"><code>${JSON.stringify(v
 export const operationPage = (input: { readonly row: OperationRow; readonly modules: ReadonlyArray<ModuleRow>; readonly date: DateFormat }) => {
   const { date, modules, row } = input
   return html`
-<p><a href="/console/operations">All operations</a></p>
+<p><a href="${hrefOf("operations")}">All operations</a></p>
 <section class="card" aria-labelledby="summary-heading">
   <h2 id="summary-heading">Summary</h2>
   <dl class="facts">

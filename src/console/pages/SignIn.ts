@@ -2,6 +2,7 @@
 import type { Environment } from "../../platform/RequestContext.js"
 import { html } from "../Html.js"
 import { bare } from "../Layout.js"
+import { hrefOf } from "../Routes.js"
 import type { LinkRefused } from "../Sessions.js"
 
 const NEW_LINK = html`<p>Ask your operator for a new link: <code>vda console link --account ACCOUNT_ID</code>.</p>`
@@ -15,7 +16,7 @@ export const confirmSignInPage = (environment: Environment, token: string, signs
     environment,
     "Sign in to the console",
     html`<p>This link signs <strong>${signsInAs}</strong> in to the ${environment} console. It works once.</p>
-<form method="post" action="/console/sign-in">
+<form method="post" action="${hrefOf("signIn")}">
   <input type="hidden" name="token" value="${token}">
   <button type="submit">Sign in</button>
 </form>`
@@ -50,17 +51,17 @@ export const forbiddenFormPage = (environment: Environment) =>
   bare(
     environment,
     "This form has expired",
-    html`<p>The form was not sent from this console's own pages in your current session. Nothing was changed.</p><p><a href="/console">Back to the console</a></p>`
+    html`<p>The form was not sent from this console's own pages in your current session. Nothing was changed.</p><p><a href="${hrefOf("overview")}">Back to the console</a></p>`
   )
 
 export const badAddressPage = (environment: Environment) =>
-  bare(environment, "This address is not valid", html`<p>Check the address and try again.</p><p><a href="/console">Back to the console</a></p>`)
+  bare(environment, "This address is not valid", html`<p>Check the address and try again.</p><p><a href="${hrefOf("overview")}">Back to the console</a></p>`)
 
 export const badFormPage = (environment: Environment) =>
-  bare(environment, "This form could not be read", html`<p>Nothing was changed. Go back and send it again.</p><p><a href="/console">Back to the console</a></p>`)
+  bare(environment, "This form could not be read", html`<p>Nothing was changed. Go back and send it again.</p><p><a href="${hrefOf("overview")}">Back to the console</a></p>`)
 
 export const notFoundPage = (environment: Environment) =>
-  bare(environment, "Page not found", html`<p>There is no such console page.</p><p><a href="/console">Back to the console</a></p>`)
+  bare(environment, "Page not found", html`<p>There is no such console page.</p><p><a href="${hrefOf("overview")}">Back to the console</a></p>`)
 
 export const failurePage = (environment: Environment) =>
-  bare(environment, "Something went wrong", html`<p>The console could not answer this time. Nothing else was affected; try again shortly.</p><p><a href="/console">Back to the console</a></p>`)
+  bare(environment, "Something went wrong", html`<p>The console could not answer this time. Nothing else was affected; try again shortly.</p><p><a href="${hrefOf("overview")}">Back to the console</a></p>`)

@@ -4,6 +4,7 @@ import { SETTLED_STATUSES, type StoredConfig } from "../../webhooks/Repo.js"
 import type { DateFormat } from "../Format.js"
 import { html } from "../Html.js"
 import { csrfField } from "../Layout.js"
+import { hrefOf } from "../Routes.js"
 
 const isResendable = (delivery: Pick<Delivery, "status">) => SETTLED_STATUSES.includes(delivery.status)
 
@@ -20,7 +21,7 @@ export const webhooksPage = (input: {
   return html`
 <section aria-labelledby="endpoint-heading" class="card">
   <h2 id="endpoint-heading">Endpoint</h2>
-  <form method="post" action="/console/webhooks" class="stack-form">
+  <form method="post" action="${hrefOf("saveWebhook")}" class="stack-form">
     ${csrfField(csrf)}
     <label for="webhook-url">Endpoint URL</label>
     <input id="webhook-url" name="url" type="url" inputmode="url" value="${config.url ?? ""}" placeholder="https://example.com/webhooks" maxlength="2048" autocomplete="off">
@@ -33,10 +34,10 @@ export const webhooksPage = (input: {
   <p class="status-line">Status: <strong>${config.url === null ? "not configured" : config.enabled ? "enabled" : "disabled"}</strong>
     · Signing secret <code>whsec_…${config.secret.slice(-4)}</code></p>
   <div class="button-row">
-    <form method="post" action="/console/webhooks/rotate-secret" data-confirm="Rotate the signing secret? Every later delivery, retries included, is signed with the new one.">
+    <form method="post" action="${hrefOf("rotateSecret")}" data-confirm="Rotate the signing secret? Every later delivery, retries included, is signed with the new one.">
       ${csrfField(csrf)}<button type="submit" class="button-quiet">Rotate secret</button>
     </form>
-    <form method="post" action="/console/webhooks/test">
+    <form method="post" action="${hrefOf("sendTest")}">
       ${csrfField(csrf)}<button type="submit" class="button-quiet">Send test event</button>
     </form>
   </div>
@@ -59,15 +60,15 @@ export const webhooksPage = (input: {
       <td data-label="Delivery"><code class="id">${delivery.id}</code></td>
       <td class="row-actions">${
             isResendable(delivery)
-              ? html`<form method="post" action="/console/webhooks/deliveries/${delivery.id}/resend">${csrfField(csrf)}<button type="submit" class="button-quiet" aria-label="Resend delivery ${delivery.id}">Resend</button></form>`
+              ? html`<form method="post" action="${hrefOf("resend", { id: delivery.id })}">${csrfField(csrf)}<button type="submit" class="button-quiet" aria-label="Resend delivery ${delivery.id}">Resend</button></form>`
               : ""
           }</td>
     </tr>`
         )
       }</tbody></table></div>
   <nav class="pager" aria-label="Deliveries pages">
-    ${page.offset > 0 ? html`<a href="/console/webhooks?offset=${Math.max(0, page.offset - page.limit)}">Newer</a>` : ""}
-    ${deliveries.length === page.limit ? html`<a href="/console/webhooks?offset=${page.offset + page.limit}">Older</a>` : ""}
+    ${page.offset > 0 ? html`<a href="${hrefOf("webhooks", {}, { offset: String(Math.max(0, page.offset - page.limit)) })}">Newer</a>` : ""}
+    ${deliveries.length === page.limit ? html`<a href="${hrefOf("webhooks", {}, { offset: String(page.offset + page.limit) })}">Older</a>` : ""}
   </nav>`
   }
 </section>`
@@ -84,5 +85,5 @@ export const rotatedSecretPage = (secret: string) =>
     <input id="rotated-secret" value="${secret}" readonly spellcheck="false" autocomplete="off">
     <button type="button" data-copy="rotated-secret">Copy</button>
   </div>
-  <p><a href="/console/webhooks">Back to webhooks</a></p>
+  <p><a href="${hrefOf("webhooks")}">Back to webhooks</a></p>
 </section>`
