@@ -37,7 +37,7 @@ export const keysPage = (input: { readonly keys: ReadonlyArray<KeyRow>; readonly
       <td data-label="Key"><code>${key.prefix}…${key.last4}</code></td>
       <td data-label="Created">${date(key.createdAt)}</td>
       <td data-label="Last used">${date(key.lastUsedAt)}</td>
-      <td class="actions row-actions">
+      <td class="row-actions"><div class="actions">
         <form method="post" action="${hrefOf("renameKey", { id: key.id })}" class="inline-form">
           ${csrfField(csrf)}
           <label for="rename-${key.id}" class="visually-hidden">New name for ${keyName(key)}</label>
@@ -48,7 +48,7 @@ export const keysPage = (input: { readonly keys: ReadonlyArray<KeyRow>; readonly
           ${csrfField(csrf)}
           <button type="submit" class="button-danger" aria-label="Revoke ${keyName(key)}">Revoke</button>
         </form>
-      </td>
+      </div></td>
     </tr>`
         )
       }</tbody></table></div>`
