@@ -11,7 +11,7 @@ import { CurrentEnvironment } from "../platform/RequestContext.js"
 import * as RequestInput from "../platform/RequestInput.js"
 import { ConsoleGuard } from "./Guard.js"
 import { makePageHandlers } from "./PagesHttp.js"
-import { badAddressPage, failurePage } from "./pages/SignIn.js"
+import { badAddressPage, failurePage, methodNotAllowedPage } from "./pages/SignIn.js"
 import { ConsoleRepo } from "./Repo.js"
 import { htmlResponse } from "./Responses.js"
 import { CONSOLE_ROUTES, type ConsoleRoute } from "./Routes.js"
@@ -34,15 +34,25 @@ export class ConsoleApp extends Effect.Service<ConsoleApp>()("vda/ConsoleApp", {
       router = router.pipe(HttpRouter.route(method)(path, handlers[name]))
     }
 
+    const methodsOf = RequestInput.makeRouteTable(Object.values(CONSOLE_ROUTES))
+
     /**
      * A URL the API's input layer would refuse (bad percent-encoding, NUL, lone surrogates) is a
-     * 400 page before anything reads it; unknown pages are a 404 page; anything unexpected a 500
-     * page that says nothing of why.
+     * 400 page before anything reads it; a known page asked with another method a 405 saying
+     * which it takes; unknown pages are a 404 page; anything unexpected a 500 page that says
+     * nothing of why.
      */
-    const checked = Effect.flatMap(request, (req) =>
-      RequestInput.checkUrl(req.url) === undefined
-        ? router
-        : Effect.map(CurrentEnvironment, (environment) => htmlResponse(badAddressPage(environment), 400)))
+    const checked = Effect.flatMap(request, (req) => {
+      if (RequestInput.checkUrl(req.url) !== undefined) {
+        return Effect.map(CurrentEnvironment, (environment) => htmlResponse(badAddressPage(environment), 400))
+      }
+      const methods = methodsOf(req.url.split("?", 1)[0] ?? req.url)
+      if (methods.length > 0 && !methods.includes(req.method)) {
+        return Effect.map(CurrentEnvironment, (environment) =>
+          htmlResponse(methodNotAllowedPage(environment), 405, { allow: methods.join(", ") }))
+      }
+      return router
+    })
     const app = checked.pipe(
       Effect.catchAllCause((cause) => {
         if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)

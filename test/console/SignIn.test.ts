@@ -297,13 +297,20 @@ describe("hostile and odd requests", () => {
     expect((await fetch(`${urls.production}/console`, { headers: { cookie: second } })).status).toBe(200)
   })
 
-  it("a form over 16 KiB is a 413 and changes nothing; a URL with NUL or bad percent-encoding is a 400 page", async () => {
+  it("a form over 16 KiB is a 413 and changes nothing; another method on a page is a 405 with Allow; a URL with NUL or bad percent-encoding is a 400 page", async () => {
     const cookie = await signIn("production")
     const csrf = csrfOf(await (await fetch(`${urls.production}/console/keys`, { headers: { cookie } })).text())
     const keys = await count("api_keys")
     const big = await post("/console/keys", cookie, { csrf, name: "x".repeat(20_000) })
     expect(big.status).toBe(413)
     expect(await big.text()).toContain("This form could not be read")
+    expect(await count("api_keys")).toBe(keys)
+    for (const [method, path, allow] of [["POST", "/console", "GET"], ["GET", "/console/sign-out", "POST"], ["DELETE", "/console/keys", "GET, POST"]] as const) {
+      const res = await fetch(`${urls.production}${path}`, { method, headers: { cookie } })
+      expect(res.status, `${method} ${path}`).toBe(405)
+      expect(res.headers.get("allow")).toBe(allow)
+      expect(await res.text()).toContain("This page cannot do that")
+    }
     expect(await count("api_keys")).toBe(keys)
     for (const path of ["/console/operations/%00", "/console/operations?before=%00", "/console/keys?done=%E0%A4%A", "/console/sign-in/%00"]) {
       const res = await fetch(`${urls.production}${path}`, { headers: { cookie } })

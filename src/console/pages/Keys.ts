@@ -28,16 +28,16 @@ export const keysPage = (input: { readonly keys: ReadonlyArray<KeyRow>; readonly
   ${
     active.length === 0
       ? html`<p>No active keys.</p>`
-      : html`<div class="table-wrap"><table class="keys stack">
-    <thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Actions</th></tr></thead>
-    <tbody>${
+      : html`<div class="table-wrap"><table class="keys stack" role="table">
+    <thead role="rowgroup"><tr role="row"><th scope="col" role="columnheader">Name</th><th scope="col" role="columnheader">Key</th><th scope="col" role="columnheader">Created</th><th scope="col" role="columnheader">Last used</th><th scope="col" role="columnheader">Actions</th></tr></thead>
+    <tbody role="rowgroup">${
         active.map((key) =>
-          html`<tr data-key-id="${key.id}">
-      <th scope="row" data-label="Name">${keyName(key)}</th>
-      <td data-label="Key"><code>${key.prefix}…${key.last4}</code></td>
-      <td data-label="Created">${date(key.createdAt)}</td>
-      <td data-label="Last used">${date(key.lastUsedAt)}</td>
-      <td class="row-actions"><div class="actions">
+          html`<tr role="row" data-key-id="${key.id}">
+      <th scope="row" role="rowheader" data-label="Name">${keyName(key)}</th>
+      <td role="cell" data-label="Key"><code>${key.prefix}…${key.last4}</code></td>
+      <td role="cell" data-label="Created">${date(key.createdAt)}</td>
+      <td role="cell" data-label="Last used">${date(key.lastUsedAt)}</td>
+      <td role="cell" class="row-actions"><div class="actions">
         <form method="post" action="${hrefOf("renameKey", { id: key.id })}" class="inline-form">
           ${csrfField(csrf)}
           <label for="rename-${key.id}" class="visually-hidden">New name for ${keyName(key)}</label>
@@ -57,11 +57,11 @@ export const keysPage = (input: { readonly keys: ReadonlyArray<KeyRow>; readonly
 ${
     revoked.length === 0 ? "" : html`<section aria-labelledby="revoked-heading" class="card">
   <h2 id="revoked-heading">Revoked keys</h2>
-  <div class="table-wrap"><table class="keys stack">
-    <thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Revoked</th><th scope="col">Last used</th></tr></thead>
-    <tbody>${
+  <div class="table-wrap"><table class="keys stack" role="table">
+    <thead role="rowgroup"><tr role="row"><th scope="col" role="columnheader">Name</th><th scope="col" role="columnheader">Key</th><th scope="col" role="columnheader">Revoked</th><th scope="col" role="columnheader">Last used</th></tr></thead>
+    <tbody role="rowgroup">${
       revoked.map((key) =>
-        html`<tr data-key-id="${key.id}"><th scope="row" data-label="Name">${keyName(key)}</th><td data-label="Key"><code>${key.prefix}…${key.last4}</code></td><td data-label="Revoked">${date(key.revokedAt)}</td><td data-label="Last used">${date(key.lastUsedAt)}</td></tr>`
+        html`<tr role="row" data-key-id="${key.id}"><th scope="row" role="rowheader" data-label="Name">${keyName(key)}</th><td role="cell" data-label="Key"><code>${key.prefix}…${key.last4}</code></td><td role="cell" data-label="Revoked">${date(key.revokedAt)}</td><td role="cell" data-label="Last used">${date(key.lastUsedAt)}</td></tr>`
       )
     }</tbody></table></div>
 </section>`

@@ -35,17 +35,17 @@ export const operationsPage = (input: {
   ${
     operations.length === 0
       ? html`<p>No operations${status === undefined ? "" : html` with status ${status}`} yet.</p>`
-      : html`<div class="table-wrap"><table class="operations stack">
-    <thead><tr><th scope="col">Operation</th><th scope="col">Kind</th><th scope="col">Plate</th><th scope="col">Status</th><th scope="col">Created</th><th scope="col">Updated</th></tr></thead>
-    <tbody>${
+      : html`<div class="table-wrap"><table class="operations stack" role="table">
+    <thead role="rowgroup"><tr role="row"><th scope="col" role="columnheader">Operation</th><th scope="col" role="columnheader">Kind</th><th scope="col" role="columnheader">Plate</th><th scope="col" role="columnheader">Status</th><th scope="col" role="columnheader">Created</th><th scope="col" role="columnheader">Updated</th></tr></thead>
+    <tbody role="rowgroup">${
         operations.map((operation) =>
-          html`<tr data-operation-id="${operation.id}">
-      <th scope="row" data-label="Operation"><a href="${hrefOf("operation", { id: operation.id })}"><code class="id">${operation.id}</code></a></th>
-      <td data-label="Kind">${KIND_LABEL[operation.kind]} <span class="muted">${operation.apiVersion}</span></td>
-      <td data-label="Plate"><code>${operation.plate}</code></td>
-      <td data-label="Status">${badge(operation.status)}</td>
-      <td data-label="Created">${date(operation.createdAt)}</td>
-      <td data-label="Updated">${date(operation.updatedAt)}</td>
+          html`<tr role="row" data-operation-id="${operation.id}">
+      <th scope="row" role="rowheader" data-label="Operation"><a href="${hrefOf("operation", { id: operation.id })}"><code class="id">${operation.id}</code></a></th>
+      <td role="cell" data-label="Kind">${KIND_LABEL[operation.kind]} <span class="muted">${operation.apiVersion}</span></td>
+      <td role="cell" data-label="Plate"><code>${operation.plate}</code></td>
+      <td role="cell" data-label="Status">${badge(operation.status)}</td>
+      <td role="cell" data-label="Created">${date(operation.createdAt)}</td>
+      <td role="cell" data-label="Updated">${date(operation.updatedAt)}</td>
     </tr>`
         )
       }</tbody></table></div>`

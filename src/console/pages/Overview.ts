@@ -29,19 +29,19 @@ export const overviewPage = (input: { readonly usage: Usage; readonly daily: Rea
 <section aria-labelledby="allowances-heading" class="card">
   <h2 id="allowances-heading">Allowances</h2>
   <div class="table-wrap">
-  <table class="allowances stack">
-    <thead><tr><th scope="col">Allowance</th><th scope="col">Used</th><th scope="col">Limit</th><th scope="col">Remaining</th><th scope="col">Resets</th></tr></thead>
-    <tbody>${
+  <table class="allowances stack" role="table">
+    <thead role="rowgroup"><tr role="row"><th scope="col" role="columnheader">Allowance</th><th scope="col" role="columnheader">Used</th><th scope="col" role="columnheader">Limit</th><th scope="col" role="columnheader">Remaining</th><th scope="col" role="columnheader">Resets</th></tr></thead>
+    <tbody role="rowgroup">${
     ALLOWANCES.map(([key, name]) => {
       const meter = usage[key]
       const share = meter.limit === null || meter.limit === 0 ? 0 : Math.min(1, meter.used / meter.limit)
-      return html`<tr data-allowance="${key}">
-      <th scope="row">${name[0]!.toUpperCase() + name.slice(1)}</th>
-      <td data-label="Used"><span class="used">${formatCount(meter.used)}</span>
+      return html`<tr role="row" data-allowance="${key}">
+      <th scope="row" role="rowheader">${name[0]!.toUpperCase() + name.slice(1)}</th>
+      <td role="cell" data-label="Used"><span class="used">${formatCount(meter.used)}</span>
         ${meter.limit === null ? "" : html`<meter min="0" max="1" low="0.8" high="0.99" optimum="0" value="${share.toFixed(3)}" aria-label="${Math.round(share * 100)}% used">${Math.round(share * 100)}%</meter>`}</td>
-      <td data-label="Limit">${formatCount(meter.limit)}</td>
-      <td data-label="Remaining">${formatCount(meter.remaining)}</td>
-      <td data-label="Resets">${date(meter.endsAt)}</td>
+      <td role="cell" data-label="Limit">${formatCount(meter.limit)}</td>
+      <td role="cell" data-label="Remaining">${formatCount(meter.remaining)}</td>
+      <td role="cell" data-label="Resets">${date(meter.endsAt)}</td>
     </tr>`
     })
   }</tbody>
@@ -65,11 +65,11 @@ export const overviewPage = (input: { readonly usage: Usage; readonly daily: Rea
   <details>
     <summary>Daily numbers</summary>
     <div class="table-wrap">
-    <table class="daily">
-      <thead><tr><th scope="col">Day</th><th scope="col">Plate queries</th><th scope="col">Module queries</th></tr></thead>
-      <tbody>${
+    <table class="daily" role="table">
+      <thead role="rowgroup"><tr role="row"><th scope="col" role="columnheader">Day</th><th scope="col" role="columnheader">Plate queries</th><th scope="col" role="columnheader">Module queries</th></tr></thead>
+      <tbody role="rowgroup">${
     [...daily].reverse().map((point) =>
-      html`<tr><th scope="row">${label(point.day)}</th><td>${formatCount(point.plateQueries)}</td><td>${formatCount(point.moduleQueries)}</td></tr>`
+      html`<tr role="row"><th scope="row" role="rowheader">${label(point.day)}</th><td role="cell">${formatCount(point.plateQueries)}</td><td role="cell">${formatCount(point.moduleQueries)}</td></tr>`
     )
   }</tbody>
     </table>

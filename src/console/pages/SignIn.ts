@@ -57,6 +57,9 @@ export const forbiddenFormPage = (environment: Environment) =>
 export const badAddressPage = (environment: Environment) =>
   bare(environment, "This address is not valid", html`<p>Check the address and try again.</p><p><a href="${hrefOf("overview")}">Back to the console</a></p>`)
 
+export const methodNotAllowedPage = (environment: Environment) =>
+  bare(environment, "This page cannot do that", html`<p>The console's pages are opened with links and changed with their own forms.</p><p><a href="${hrefOf("overview")}">Back to the console</a></p>`)
+
 export const badFormPage = (environment: Environment) =>
   bare(environment, "This form could not be read", html`<p>Nothing was changed. Go back and send it again.</p><p><a href="${hrefOf("overview")}">Back to the console</a></p>`)
 

@@ -47,18 +47,18 @@ export const webhooksPage = (input: {
   ${
     deliveries.length === 0 && page.offset === 0
       ? html`<p>No deliveries yet.</p>`
-      : html`<div class="table-wrap"><table class="deliveries stack">
-    <thead><tr><th scope="col">Event</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Response</th><th scope="col">Created</th><th scope="col">Delivery</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
-    <tbody>${
+      : html`<div class="table-wrap"><table class="deliveries stack" role="table">
+    <thead role="rowgroup"><tr role="row"><th scope="col" role="columnheader">Event</th><th scope="col" role="columnheader">Status</th><th scope="col" role="columnheader">Attempts</th><th scope="col" role="columnheader">Response</th><th scope="col" role="columnheader">Created</th><th scope="col" role="columnheader">Delivery</th><th scope="col" role="columnheader"><span class="visually-hidden">Actions</span></th></tr></thead>
+    <tbody role="rowgroup">${
         deliveries.map((delivery) =>
-          html`<tr data-delivery-id="${delivery.id}" data-status="${delivery.status}">
-      <th scope="row" data-label="Event">${delivery.apiVersion}.${delivery.event}</th>
-      <td data-label="Status"><span class="badge badge-${delivery.status}">${STATUS_LABEL[delivery.status]}</span></td>
-      <td data-label="Attempts">${delivery.attempts}</td>
-      <td data-label="Response">${delivery.responseStatus ?? "—"}</td>
-      <td data-label="Created">${date(delivery.createdAt)}</td>
-      <td data-label="Delivery"><code class="id">${delivery.id}</code></td>
-      <td class="row-actions">${
+          html`<tr role="row" data-delivery-id="${delivery.id}" data-status="${delivery.status}">
+      <th scope="row" role="rowheader" data-label="Event">${delivery.apiVersion}.${delivery.event}</th>
+      <td role="cell" data-label="Status"><span class="badge badge-${delivery.status}">${STATUS_LABEL[delivery.status]}</span></td>
+      <td role="cell" data-label="Attempts">${delivery.attempts}</td>
+      <td role="cell" data-label="Response">${delivery.responseStatus ?? "—"}</td>
+      <td role="cell" data-label="Created">${date(delivery.createdAt)}</td>
+      <td role="cell" data-label="Delivery"><code class="id">${delivery.id}</code></td>
+      <td role="cell" class="row-actions">${
             isResendable(delivery)
               ? html`<form method="post" action="${hrefOf("resend", { id: delivery.id })}">${csrfField(csrf)}<button type="submit" class="button-quiet" aria-label="Resend delivery ${delivery.id}">Resend</button></form>`
               : ""
