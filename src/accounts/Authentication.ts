@@ -6,7 +6,8 @@
 import { Data, Either } from "effect"
 import { sha256Hex } from "../platform/Ids.js"
 import type { Principal } from "./Domain.js"
-import { entitlementsOf, type KeyLookupRow, modulePricingOf } from "./Repo.js"
+import type { Environment } from "../platform/RequestContext.js"
+import { type EntitledAccountRow, entitlementsOf, type KeyLookupRow, modulePricingOf } from "./Repo.js"
 
 export class InvalidKey extends Data.TaggedError("InvalidKey")<{
   readonly reason: "missing" | "unknown" | "other_environment"
@@ -33,12 +34,15 @@ export const keyHashOf = (raw: string | undefined): Either.Either<string, Invali
   return Either.right(sha256Hex(key))
 }
 
-export const principalOf = (row: KeyLookupRow): Principal => ({
-  accountId: row.id,
-  owner: row.owner,
-  keyId: row.keyId,
-  environment: row.keyEnvironment,
-  timezone: row.timezone,
-  entitlements: entitlementsOf(row),
-  modulePricing: modulePricingOf(row)
+/** The account as a caller on `environment`, through `keyId` (a key, or a console session). */
+export const principalFor = (account: Omit<EntitledAccountRow, "createdAt">, keyId: string, environment: Environment): Principal => ({
+  accountId: account.id,
+  owner: account.owner,
+  keyId,
+  environment,
+  timezone: account.timezone,
+  entitlements: entitlementsOf(account),
+  modulePricing: modulePricingOf(account)
 })
+
+export const principalOf = (row: KeyLookupRow): Principal => principalFor(row, row.keyId, row.keyEnvironment)

@@ -100,6 +100,15 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("vda/AccountsRe
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
+    const updateOwnKey = (owner: KeyOwner, id: string, change: Partial<Pick<KeyRow, "name" | "revokedAt">>) =>
+      sql<{ readonly id: string }>`
+        update api_keys set ${sql.update(change)}
+        where id = ${id} and account_id = ${owner.accountId} and environment = ${owner.environment} and revoked_at is null
+        returning id`.pipe(
+        Effect.map((rows) => rows.length > 0),
+        Effect.orDie
+      )
+
     return {
       insertAccount: (account: AccountRow) =>
         sql`insert into accounts ${sql.insert(account)}`.pipe(Effect.asVoid, Effect.orDie),
@@ -174,23 +183,9 @@ export class AccountsRepo extends Effect.Service<AccountsRepo>()("vda/AccountsRe
         ),
 
       /** Renames or revokes an active key of this account and environment only; false when there is none. */
-      renameOwnKey: (owner: KeyOwner, id: string, name: string | null) =>
-        sql<{ readonly id: string }>`
-          update api_keys set name = ${name}
-          where id = ${id} and account_id = ${owner.accountId} and environment = ${owner.environment} and revoked_at is null
-          returning id`.pipe(
-          Effect.map((rows) => rows.length > 0),
-          Effect.orDie
-        ),
+      renameOwnKey: (owner: KeyOwner, id: string, name: string | null) => updateOwnKey(owner, id, { name }),
 
-      revokeOwnKey: (owner: KeyOwner, id: string, at: Date) =>
-        sql<{ readonly id: string }>`
-          update api_keys set revoked_at = ${at}
-          where id = ${id} and account_id = ${owner.accountId} and environment = ${owner.environment} and revoked_at is null
-          returning id`.pipe(
-          Effect.map((rows) => rows.length > 0),
-          Effect.orDie
-        ),
+      revokeOwnKey: (owner: KeyOwner, id: string, at: Date) => updateOwnKey(owner, id, { revokedAt: at }),
 
       touchKeys: (ids: ReadonlyArray<string>, at: Date) =>
         sql`update api_keys set last_used_at = ${at} where id = any(${ids}::text[])

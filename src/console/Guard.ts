@@ -6,8 +6,8 @@
 import { HttpRouter, HttpServerRequest, HttpServerResponse, UrlParams } from "@effect/platform"
 import { Clock, Effect, Either, Option } from "effect"
 import { Accounts } from "../accounts/Accounts.js"
+import { principalFor } from "../accounts/Authentication.js"
 import type { Principal } from "../accounts/Domain.js"
-import { entitlementsOf, modulePricingOf } from "../accounts/Repo.js"
 import type { Usage } from "../metering/Api.js"
 import { UsageReader } from "../metering/UsageReader.js"
 import { clientAddressOf, isForwardedHttps } from "../platform/ClientAddress.js"
@@ -29,10 +29,10 @@ const FORM_MAX_BYTES = 16 * 1024
 export interface SignedIn {
   readonly session: ConsoleSession
   readonly principal: Principal
-  readonly usage: Usage
+  /** The account's usage, read once and only if the request renders a page (a form that redirects needs none). */
+  readonly usage: Effect.Effect<Usage>
   readonly date: DateFormat
   readonly ip: string | null
-  readonly frame: (section: Section, title: string, extra?: { readonly flash?: string; readonly alert?: string }) => Frame
 }
 
 export class ConsoleGuard extends Effect.Service<ConsoleGuard>()("vda/ConsoleGuard", {
@@ -84,35 +84,13 @@ export class ConsoleGuard extends Effect.Service<ConsoleGuard>()("vda/ConsoleGua
       if (Option.isNone(session)) return Option.none<SignedIn>()
       const account = yield* accounts.find(session.value.accountId)
       if (Option.isNone(account)) return Option.none<SignedIn>()
-      const principal: Principal = {
-        accountId: account.value.id,
-        owner: account.value.owner,
-        keyId: `console:${session.value.publicId}`,
-        environment,
-        timezone: account.value.timezone,
-        entitlements: entitlementsOf(account.value),
-        modulePricing: modulePricingOf(account.value)
-      }
-      const usage = yield* usageReader.read(principal)
-      const date = dateFormatOf(principal.timezone)
-      const notices = noticesOf(usage, date)
+      const principal = principalFor(account.value, `console:${session.value.publicId}`, environment)
       return Option.some<SignedIn>({
         session: session.value,
         principal,
-        usage,
-        date,
-        ip: ipOf(req),
-        frame: (section, title, extra = {}) => ({
-          environment,
-          section,
-          title,
-          owner: principal.owner,
-          accountId: principal.accountId,
-          signedInAs: session.value.signedInAs,
-          csrfToken: session.value.csrfToken,
-          notices,
-          ...extra
-        })
+        usage: yield* Effect.cached(Effect.orDie(usageReader.read(principal))),
+        date: dateFormatOf(principal.timezone),
+        ip: ipOf(req)
       })
     }).pipe(Effect.orDie)
 
@@ -162,8 +140,24 @@ export class ConsoleGuard extends Effect.Service<ConsoleGuard>()("vda/ConsoleGua
 
     const doneOf = Effect.map(query("done"), (done) => (done !== undefined && Object.hasOwn(DONE, done) ? DONE[done as Done] : undefined))
 
+    /** A page in the console's frame: its section, the usage notices, and what the last action did. */
     const render = (ctx: SignedIn, section: Section, title: string, content: Html, extra: { readonly alert?: string } = {}, status = 200) =>
-      Effect.map(doneOf, (flash) => htmlResponse(page(ctx.frame(section, title, { ...(flash === undefined ? {} : { flash }), ...extra }), content), status))
+      Effect.gen(function*() {
+        const flash = yield* doneOf
+        const frame: Frame = {
+          environment: ctx.principal.environment,
+          section,
+          title,
+          owner: ctx.principal.owner,
+          accountId: ctx.principal.accountId,
+          signedInAs: ctx.session.signedInAs,
+          csrfToken: ctx.session.csrfToken,
+          notices: noticesOf(yield* ctx.usage, ctx.date),
+          ...(flash === undefined ? {} : { flash }),
+          ...extra
+        }
+        return htmlResponse(page(frame, content), status)
+      })
 
     const param = (name: string) => Effect.map(HttpRouter.params, (params) => params[name] ?? "")
 

@@ -7,6 +7,7 @@ import { Clock, Effect, Option, Schema } from "effect"
 import { Accounts } from "../accounts/Accounts.js"
 import { AccountsRepo } from "../accounts/Repo.js"
 import { byDay } from "../metering/Meters.js"
+import { UsageReader } from "../metering/UsageReader.js"
 import { dayOf, monthOf, type Period } from "../metering/Periods.js"
 import { OperationStatus } from "../operations/Api.js"
 import { OperationsRepo } from "../operations/Repo.js"
@@ -15,7 +16,6 @@ import { HostResolver } from "../webhooks/UrlPolicy.js"
 import { Webhooks } from "../webhooks/Webhooks.js"
 import { loadAssets } from "./Assets.js"
 import { ConsoleGuard, type SignedIn } from "./Guard.js"
-import { page } from "./Layout.js"
 import { activityPage } from "./pages/Activity.js"
 import { createdKeyPage, keysPage } from "./pages/Keys.js"
 import { operationPage, operationsPage } from "./pages/Operations.js"
@@ -30,6 +30,7 @@ const LIST_LIMIT = 25
 export const makePageHandlers = Effect.gen(function*() {
   const { audit, field, param, query, render, withForm, withSession } = yield* ConsoleGuard
   const repo = yield* ConsoleRepo
+  const usageReader = yield* UsageReader
   const accounts = yield* Accounts
   const accountsRepo = yield* AccountsRepo
   const webhooks = yield* Webhooks
@@ -43,7 +44,7 @@ export const makePageHandlers = Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
       const { timezone } = ctx.principal
       const month = monthOf(now, timezone)
-      const rows = yield* repo.dailyUsage(ctx.principal.accountId, ctx.principal.environment, month.start)
+      const rows = yield* usageReader.daily(ctx.principal.accountId, ctx.principal.environment, month.start)
       // a day's counters are found by the day they fall in, so days counted under another timezone still show
       const count = (meter: string, day: Period) =>
         rows.filter((row) => row.meter === meter && row.periodStart >= day.start && row.periodStart < day.end)
@@ -58,7 +59,10 @@ export const makePageHandlers = Effect.gen(function*() {
     })
 
   const overview = withSession((ctx) =>
-    Effect.flatMap(dailyOf(ctx), (daily) => render(ctx, "overview", "Overview", overviewPage({ usage: ctx.usage, daily, date: ctx.date })))
+    Effect.gen(function*() {
+      const [usage, daily] = yield* Effect.all([ctx.usage, dailyOf(ctx)], { concurrency: 2 })
+      return yield* render(ctx, "overview", "Overview", overviewPage({ usage, daily, date: ctx.date }))
+    })
   )
 
   const keysOf = (ctx: SignedIn) => accountsRepo.listKeys(ctx.principal.accountId, ctx.principal.environment)
@@ -76,7 +80,7 @@ export const makePageHandlers = Effect.gen(function*() {
     Effect.gen(function*() {
       const created = yield* accounts.createKey({ accountId: ctx.principal.accountId, environment: ctx.principal.environment, name: keyNameOf(form) })
       yield* audit(ctx, "key.create", created.id)
-      return htmlResponse(page(ctx.frame("keys", "New API key"), createdKeyPage(created)), 201)
+      return yield* render(ctx, "keys", "New API key", createdKeyPage(created), {}, 201)
     }).pipe(Effect.orDie)
   )
 
@@ -139,7 +143,7 @@ export const makePageHandlers = Effect.gen(function*() {
     Effect.gen(function*() {
       const updated = yield* webhooks.updateConfig(ctx.principal, { rotateSecret: true }).pipe(Effect.provideService(HostResolver, resolver))
       yield* audit(ctx, "webhook.rotate_secret")
-      return htmlResponse(page(ctx.frame("webhooks", "New signing secret"), rotatedSecretPage(updated.secret)))
+      return yield* render(ctx, "webhooks", "New signing secret", rotatedSecretPage(updated.secret))
     }).pipe(Effect.catchTag("InvalidWebhookConfig", (invalid) => webhooksView(ctx, { alert: `Not rotated: ${invalid.reason}.` }, 400)))
   )
 
@@ -172,7 +176,7 @@ export const makePageHandlers = Effect.gen(function*() {
     Effect.gen(function*() {
       const status = yield* statusOf
       const before = Option.filter(Option.fromNullable(yield* query("before")), (id) => id.length <= 64)
-      const list = yield* repo.recentOperations(ctx.principal.accountId, ctx.principal.environment, status ? [status] : [], LIST_LIMIT, before)
+      const list = yield* operations.recent(ctx.principal.accountId, ctx.principal.environment, status ? [status] : [], LIST_LIMIT, before)
       return yield* render(ctx, "operations", "Operations", operationsPage({ operations: list, status, limit: LIST_LIMIT, date: ctx.date }))
     })
   )

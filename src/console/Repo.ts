@@ -1,11 +1,8 @@
 /**
- * SQL for the console: sign-in links, sessions, the audit trail, and the account-scoped reads its
- * pages need (daily usage, recent operations).
+ * SQL for the console: sign-in links, sessions and the audit trail.
  */
 import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
-import type { OperationStatus } from "../../workflows/shared.js"
-import { byDay } from "../metering/Meters.js"
 import type { Environment } from "../platform/RequestContext.js"
 
 export type LinkRow = {
@@ -51,22 +48,6 @@ export type AuditEntry = {
   readonly target: string | null
   readonly ip: string | null
   readonly at: Date
-}
-
-export interface DailyRow {
-  readonly meter: string
-  readonly periodStart: Date
-  readonly used: number
-}
-
-export interface OperationSummaryRow {
-  readonly id: string
-  readonly kind: "modules" | "vehicle" | "report"
-  readonly apiVersion: "v1" | "v2"
-  readonly plate: string
-  readonly status: OperationStatus
-  readonly createdAt: Date
-  readonly updatedAt: Date
 }
 
 export class ConsoleRepo extends Effect.Service<ConsoleRepo>()("vda/ConsoleRepo", {
@@ -116,34 +97,7 @@ export class ConsoleRepo extends Effect.Service<ConsoleRepo>()("vda/ConsoleRepo"
         sql<AuditEntry>`
           select account_id, environment, session_id, actor, action, target, ip, at from console_audit
           where account_id = ${accountId} and environment = ${environment}
-          order by at desc, id desc limit ${limit}`.pipe(Effect.orDie),
-
-      /** The daily plate and module counts of the days starting at or after `from`. */
-      dailyUsage: (accountId: string, environment: Environment, from: Date) =>
-        sql<DailyRow>`
-          select meter, period_start, used from meter_counters
-          where account_id = ${accountId} and environment = ${environment}
-            and meter = any(${[byDay("plate_queries"), byDay("module_queries")]}::text[]) and period_start >= ${from}
-          order by period_start`.pipe(Effect.orDie),
-
-      recentOperations: (
-        accountId: string,
-        environment: Environment,
-        statuses: ReadonlyArray<OperationStatus>,
-        limit: number,
-        before: Option.Option<string>
-      ) =>
-        sql<OperationSummaryRow>`
-          select id, kind, api_version, plate, status, created_at, updated_at from operations
-          where account_id = ${accountId} and environment = ${environment}
-            ${statuses.length > 0 ? sql`and status = any(${[...statuses]}::text[])` : sql``}
-            ${
-            Option.isSome(before)
-              ? sql`and (created_at, id) < (select created_at, id from operations
-                  where id = ${before.value} and account_id = ${accountId} and environment = ${environment})`
-              : sql``
-          }
-          order by created_at desc, id desc limit ${limit}`.pipe(Effect.orDie)
+          order by at desc, id desc limit ${limit}`.pipe(Effect.orDie)
     }
   })
 }) {}

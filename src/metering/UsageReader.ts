@@ -4,10 +4,18 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect } from "effect"
 import type { Principal } from "../accounts/Domain.js"
+import type { Environment } from "../platform/RequestContext.js"
 import type { Module } from "../platform/Schemas.js"
 import type { MeterUsage, ModuleUsage, Usage } from "./Api.js"
-import { type ApiVersion, byModule, byVersion, LEGACY_OPENING_PLATE_QUERIES, METERING_POLICY_VERSION } from "./Meters.js"
+import { type ApiVersion, byDay, byModule, byVersion, LEGACY_OPENING_PLATE_QUERIES, METERING_POLICY_VERSION } from "./Meters.js"
 import { dayOf, minuteOf, monthOf, type Period } from "./Periods.js"
+
+/** A day's count of a monthly meter (`byDay`). */
+export interface DailyRow {
+  readonly meter: string
+  readonly periodStart: Date
+  readonly used: number
+}
 
 interface CounterRow {
   readonly meter: string
@@ -92,6 +100,14 @@ export class UsageReader extends Effect.Service<UsageReader>()("vda/UsageReader"
         return { ...usage, modules }
       }).pipe(Effect.orDie)
 
-    return { read }
+    /** The daily plate and module counts of the days starting at or after `from`. */
+    const daily = (accountId: string, environment: Environment, from: Date) =>
+      sql<DailyRow>`
+          select meter, period_start, used from meter_counters
+          where account_id = ${accountId} and environment = ${environment}
+            and meter = any(${[byDay("plate_queries"), byDay("module_queries")]}::text[]) and period_start >= ${from}
+          order by period_start`.pipe(Effect.orDie)
+
+    return { read, daily }
   })
 }) {}

@@ -49,6 +49,17 @@ export interface ModuleRow {
   readonly updatedAt: Date
 }
 
+/** An operation as a list shows it. */
+export interface OperationSummaryRow {
+  readonly id: string
+  readonly kind: "modules" | "vehicle" | "report"
+  readonly apiVersion: "v1" | "v2"
+  readonly plate: string
+  readonly status: OperationStatus
+  readonly createdAt: Date
+  readonly updatedAt: Date
+}
+
 export type NewOperation = Omit<OperationRow, "result" | "startedAt" | "updatedAt" | "status">
 
 /** Identical requests (same account, environment, API version, plate and module set) share one active operation. */
@@ -70,6 +81,26 @@ export class OperationsRepo extends Effect.Service<OperationsRepo>()("vda/Operat
     )
 
     return {
+      /** The account's operations in `environment`, newest first, optionally of some statuses and before one. */
+      recent: (
+        accountId: string,
+        environment: Environment,
+        statuses: ReadonlyArray<OperationStatus>,
+        limit: number,
+        before: Option.Option<string>
+      ) =>
+        sql<OperationSummaryRow>`
+          select id, kind, api_version, plate, status, created_at, updated_at from operations
+          where account_id = ${accountId} and environment = ${environment}
+            ${statuses.length > 0 ? sql`and status = any(${[...statuses]}::text[])` : sql``}
+            ${
+            Option.isSome(before)
+              ? sql`and (created_at, id) < (select created_at, id from operations
+                  where id = ${before.value} and account_id = ${accountId} and environment = ${environment})`
+              : sql``
+          }
+          order by created_at desc, id desc limit ${limit}`.pipe(Effect.orDie),
+
       /** Inserts unless an identical active modules operation exists; true when inserted. */
       insert: (operation: NewOperation) =>
         Effect.gen(function*() {

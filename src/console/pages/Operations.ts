@@ -1,10 +1,9 @@
 /** Recent operations with a status filter, and one operation with each module's result. */
 import type { OperationStatus } from "../../../workflows/shared.js"
 import { OperationStatus as OperationStatusSchema } from "../../operations/Api.js"
-import type { ModuleRow, OperationRow } from "../../operations/Repo.js"
+import type { ModuleRow, OperationRow, OperationSummaryRow } from "../../operations/Repo.js"
 import type { DateFormat } from "../Format.js"
 import { html } from "../Html.js"
-import type { OperationSummaryRow } from "../Repo.js"
 import { hrefOf } from "../Routes.js"
 
 

@@ -1,6 +1,6 @@
 /** The overview: plan, every allowance with its use and reset, and this month's daily queries. */
 import type { Usage } from "../../metering/Api.js"
-import { type DateFormat, formatCount } from "../Format.js"
+import { type DateFormat, dayLabelOf, formatCount } from "../Format.js"
 import { html, jsonBlock } from "../Html.js"
 import { ALLOWANCES } from "../Notices.js"
 
@@ -11,14 +11,9 @@ export interface DailyPoint {
   readonly moduleQueries: number
 }
 
-const dayLabel = (timeZone: string) => {
-  const format = new Intl.DateTimeFormat("en-GB", { timeZone, day: "numeric", month: "short" })
-  return (date: Date) => format.format(date)
-}
-
 export const overviewPage = (input: { readonly usage: Usage; readonly daily: ReadonlyArray<DailyPoint>; readonly date: DateFormat }) => {
   const { usage, daily, date } = input
-  const label = dayLabel(usage.timezone)
+  const label = dayLabelOf(usage.timezone)
   const monthTotal = (key: "plateQueries" | "moduleQueries") => daily.reduce((sum, point) => sum + point[key], 0)
   return html`
 <section aria-labelledby="plan-heading" class="card">
