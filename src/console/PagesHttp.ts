@@ -176,7 +176,7 @@ export const makePageHandlers = Effect.gen(function*() {
     Effect.gen(function*() {
       const status = yield* statusOf
       const before = Option.filter(Option.fromNullable(yield* query("before")), (id) => id.length <= 64)
-      const list = yield* operations.recent(ctx.principal.accountId, ctx.principal.environment, status ? [status] : [], LIST_LIMIT, before)
+      const list = yield* operations.recent(ctx.principal.accountId, ctx.principal.environment, status, LIST_LIMIT, before)
       return yield* render(ctx, "operations", "Operations", operationsPage({ operations: list, status, limit: LIST_LIMIT, date: ctx.date }))
     })
   )

@@ -29,17 +29,6 @@ export type ConsoleSession = Omit<SessionRow, "createdAt" | "lastSeenAt">
 /** Cookies do not isolate by port: each environment's console has a cookie of its own. */
 export const sessionCookieOf = (environment: Environment) => `vda_console_${environment}`
 
-
-const sessionOf = (row: SessionRow): ConsoleSession => ({
-  idHash: row.idHash,
-  publicId: row.publicId,
-  accountId: row.accountId,
-  environment: row.environment,
-  signedInAs: row.signedInAs,
-  csrfToken: row.csrfToken,
-  expiresAt: row.expiresAt
-})
-
 export class ConsoleSessions extends Effect.Service<ConsoleSessions>()("vda/ConsoleSessions", {
   effect: Effect.gen(function*() {
     const repo = yield* ConsoleRepo
@@ -105,14 +94,12 @@ export class ConsoleSessions extends Effect.Service<ConsoleSessions>()("vda/Cons
           expiresAt: new Date(at.getTime() + settings.sessionMaxMs)
         }
         yield* repo.insertSession(row)
-        return { secret, session: sessionOf(row) }
+        return { secret, session: row }
       }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
 
     /** The live session a cookie secret stands for on `environment`, kept alive by this request. */
     const resume = (secret: string, environment: Environment) =>
-      Effect.flatMap(now, (at) => repo.touchSession(sha256Hex(secret), environment, at, settings.sessionIdleMs)).pipe(
-        Effect.map(Option.map(sessionOf))
-      )
+      Effect.flatMap(now, (at) => repo.touchSession(sha256Hex(secret), environment, at, settings.sessionIdleMs))
 
     const end = (session: Pick<ConsoleSession, "idHash">) => Effect.flatMap(now, (at) => repo.endSession(session.idHash, at))
 

@@ -81,18 +81,18 @@ export class OperationsRepo extends Effect.Service<OperationsRepo>()("vda/Operat
     )
 
     return {
-      /** The account's operations in `environment`, newest first, optionally of some statuses and before one. */
+      /** The account's operations in `environment`, newest first, optionally of one status and before one. */
       recent: (
         accountId: string,
         environment: Environment,
-        statuses: ReadonlyArray<OperationStatus>,
+        status: OperationStatus | undefined,
         limit: number,
         before: Option.Option<string>
       ) =>
         sql<OperationSummaryRow>`
           select id, kind, api_version, plate, status, created_at, updated_at from operations
           where account_id = ${accountId} and environment = ${environment}
-            ${statuses.length > 0 ? sql`and status = any(${[...statuses]}::text[])` : sql``}
+            ${status === undefined ? sql`` : sql`and status = ${status}`}
             ${
             Option.isSome(before)
               ? sql`and (created_at, id) < (select created_at, id from operations
