@@ -11,6 +11,7 @@ import { dayOf, monthOf } from "./Periods.js"
 /** One plate query this month, and the plate once per account-day toward unique plates. */
 export const plateQuery = (principal: Principal, plate: string, at: number, version: ApiVersion = "v2"): PlainConsumption => {
   const month = monthOf(at, principal.timezone)
+  const day = dayOf(at, principal.timezone)
   const { entitlements } = principal
   return {
     accountId: principal.accountId,
@@ -21,11 +22,11 @@ export const plateQuery = (principal: Principal, plate: string, at: number, vers
         meter: "unique_plates",
         amount: 1,
         limit: entitlements.uniquePlatesDaily,
-        period: dayOf(at, principal.timezone),
+        period: day,
         distinctValue: plate
       },
       { meter: byVersion(version, "plate_queries"), amount: 1, period: month },
-      { meter: byDay("plate_queries"), amount: 1, period: dayOf(at, principal.timezone) }
+      { meter: byDay("plate_queries"), amount: 1, period: day }
     ]
   }
 }

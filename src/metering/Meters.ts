@@ -9,8 +9,10 @@ export type VersionedMeter = "plate_queries" | "module_queries" | "reports"
 
 export const byVersion = (version: ApiVersion, meter: VersionedMeter) => `${version}:${meter}`
 
+const DAILY = { plate_queries: "day:plate_queries", module_queries: "day:module_queries" } as const
+
 /** The day's count of a monthly meter, for the console's daily chart (charged with it, in its transaction). */
-export const byDay = (meter: "plate_queries" | "module_queries") => `day:${meter}`
+export const byDay = (meter: keyof typeof DAILY) => DAILY[meter]
 
 export const byModule = (module: Module) => `module:${module}`
 
