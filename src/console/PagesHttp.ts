@@ -8,7 +8,7 @@ import { Accounts } from "../accounts/Accounts.js"
 import { AccountsRepo } from "../accounts/Repo.js"
 import { byDay } from "../metering/Meters.js"
 import { UsageReader } from "../metering/UsageReader.js"
-import { dayOf, monthOf, type Period } from "../metering/Periods.js"
+import { daysOf, monthOf, type Period } from "../metering/Periods.js"
 import { OperationStatus } from "../operations/Api.js"
 import { OperationsRepo } from "../operations/Repo.js"
 import { CurrentEnvironment } from "../platform/RequestContext.js"
@@ -49,13 +49,11 @@ export const makePageHandlers = Effect.gen(function*() {
       const count = (meter: string, day: Period) =>
         rows.filter((row) => row.meter === meter && row.periodStart >= day.start && row.periodStart < day.end)
           .reduce((sum, row) => sum + row.used, 0)
-      const points: Array<DailyPoint> = []
-      for (let at = month.start.getTime(); at <= now;) {
-        const day = dayOf(at, timezone)
-        points.push({ day: day.start, plateQueries: count(byDay("plate_queries"), day), moduleQueries: count(byDay("module_queries"), day) })
-        at = day.end.getTime()
-      }
-      return points
+      return daysOf(month, timezone, now).map((day): DailyPoint => ({
+        day: day.start,
+        plateQueries: count(byDay("plate_queries"), day),
+        moduleQueries: count(byDay("module_queries"), day)
+      }))
     })
 
   const overview = withSession((ctx) =>

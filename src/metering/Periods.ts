@@ -40,20 +40,31 @@ const periodOf = (at: number, timeZone: string, unit: "month" | "day"): Period =
   return { start: new Date(startMillis), end: new Date(DateTime.toEpochMillis(end)) }
 }
 
-// Every request asks for the current month and day: remember the last answer per timezone.
-const latest = new Map<string, Period>()
+// Every request asks for the current month and day: remember the last answer per unit and timezone
+// (a map per unit, so no key is built per call).
+const latest = { month: new Map<string, Period>(), day: new Map<string, Period>() }
 const cachedPeriodOf = (at: number, timeZone: string, unit: "month" | "day"): Period => {
-  const key = `${unit}:${timeZone}`
-  const hit = latest.get(key)
+  const hit = latest[unit].get(timeZone)
   if (hit !== undefined && hit.start.getTime() <= at && at < hit.end.getTime()) return hit
   const period = periodOf(at, timeZone, unit)
-  latest.set(key, period)
+  latest[unit].set(timeZone, period)
   return period
 }
 
 export const monthOf = (at: number, timeZone: string): Period => cachedPeriodOf(at, timeZone, "month")
 
 export const dayOf = (at: number, timeZone: string): Period => cachedPeriodOf(at, timeZone, "day")
+
+/** The days of `month` that have started by `until`, in order (without disturbing the per-request cache). */
+export const daysOf = (month: Period, timeZone: string, until: number): ReadonlyArray<Period> => {
+  const days: Array<Period> = []
+  for (let at = month.start.getTime(); at <= until && at < month.end.getTime();) {
+    const day = periodOf(at, timeZone, "day")
+    days.push(day)
+    at = day.end.getTime()
+  }
+  return days
+}
 
 export const minuteOf = (at: number): Period => {
   const start = Math.floor(at / 60_000) * 60_000

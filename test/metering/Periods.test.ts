@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Clock, Effect, TestClock } from "effect"
-import { dayOf, isValidTimezone, minuteOf, monthOf } from "../../src/metering/Periods.js"
+import { dayOf, daysOf, isValidTimezone, minuteOf, monthOf } from "../../src/metering/Periods.js"
 
 const BA = "America/Argentina/Buenos_Aires"
 const iso = (d: Date) => d.toISOString()
@@ -66,6 +66,19 @@ describe("metering periods", () => {
       const b = minuteOf(yield* Clock.currentTimeMillis)
       expect(iso(b.start)).toBe("2026-11-22T00:00:00.000Z")
     }))
+
+  it("the days of a month so far: local midnights, the 23-hour day of a DST change included, none past the month", () => {
+    const november = monthOf(Date.parse("2026-11-25T12:00:00Z"), BA)
+    const soFar = daysOf(november, BA, Date.parse("2026-11-25T12:00:00Z"))
+    expect(soFar).toHaveLength(25)
+    expect(iso(soFar[0]!.start)).toBe("2026-11-01T03:00:00.000Z")
+    expect(iso(soFar[24]!.start)).toBe("2026-11-25T03:00:00.000Z")
+    const march = monthOf(Date.parse("2026-03-15T12:00:00Z"), "Europe/London")
+    const all = daysOf(march, "Europe/London", march.end.getTime() + 86_400_000)
+    expect(all).toHaveLength(31)
+    expect(all.map((day) => day.end.getTime() - day.start.getTime()).filter((ms) => ms !== 86_400_000)).toEqual([23 * 3_600_000])
+    expect(all[30]!.end.getTime()).toBe(march.end.getTime())
+  })
 
   it("validates IANA timezones", () => {
     expect(isValidTimezone(BA)).toBe(true)
