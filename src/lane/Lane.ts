@@ -182,16 +182,16 @@ export class Lane extends Effect.Service<Lane>()("vda/Lane", {
                 refused._tag === "InvalidKey"
                   ? Effect.succeed(PASS_ON)
                   : Effect.map(tooMany(refused, requestId), (failure) => refusal(failure, route.version, headers)),
-              onSuccess: ({ admitted, decision }): Effect.Effect<Outcome> => {
+              onSuccess: ({ admitted, charged, refused }): Effect.Effect<Outcome> => {
                 noteAccount(source, admitted.principal.accountId)
-                if (decision === undefined) return Effect.succeed({ _tag: "PassOn", admitted })
+                if (!charged) return Effect.succeed({ _tag: "PassOn", admitted })
                 rateLimitHeaders(admitted, headers)
                 return answerCharged(
                   route.version,
                   requestId,
                   headers,
-                  Either.isLeft(decision)
-                    ? Effect.map(tooMany(decision.left, requestId), (failure) => refusal(failure, route.version, headers))
+                  refused !== undefined
+                    ? Effect.map(tooMany(refused, requestId), (failure) => refusal(failure, route.version, headers))
                     : Effect.sync(() => answer(200, headers, bodyOf(response, route.version)))
                 )
               }

@@ -3,7 +3,7 @@
  * the account's per-minute limit (shared by all keys, per environment), before anything else.
  *
  * Concurrent requests of one key are admitted in batches, in one round trip: the
- * `vda_admit_consume` database function looks their keys up and counts them (exact across
+ * `vda_admit_charge` database function looks their key up and counts them (exact across
  * processes through the counters' row locks, see `vda_consume`). A request whose consumption is
  * already known (the lean lane's vehicle query) is charged in the same round trip and commit,
  * provided the account is still as the caller last saw it.
@@ -15,8 +15,9 @@ import type { Principal } from "../accounts/Domain.js"
 import { AccountsRepo, type KeyLookupRow } from "../accounts/Repo.js"
 import * as Batcher from "../platform/Batcher.js"
 import type { Environment } from "../platform/RequestContext.js"
-import { countDecision, countRateLimited } from "./Outcomes.js"
-import { type ChargeOutcome, type Decision, decisionOf, LimitReached, type PlainConsumption } from "./Metering.js"
+import { countCharge, countRateLimited } from "./Outcomes.js"
+import { type Charge, LimitReached, type PlainConsumption } from "./Metering.js"
+import type { MeterName } from "../platform/Errors.js"
 import { minuteOf } from "./Periods.js"
 
 export interface Admitted {
@@ -63,8 +64,10 @@ export interface PreparedConsumption {
 
 export interface AdmittedAndCharged {
   readonly admitted: Admitted
-  /** Undefined when the account changed since `expected`: nothing was charged. */
-  readonly decision: Decision | undefined
+  /** False when there was nothing to charge, or the account changed since `expected`: nothing was charged. */
+  readonly charged: boolean
+  /** The allowance that refused the charge: nothing was charged then. */
+  readonly refused?: LimitReached
 }
 
 interface Request {
@@ -80,43 +83,80 @@ const TOUCH_INTERVAL_MS = 60_000
 /** Accounts kept per process, by key hash (a hint only: the database checks the fingerprint). */
 const KNOWN_MAX = 10_000
 
-/** A row of `vda_admit_consume` (column names as they are). */
-interface AdmitRow {
-  readonly request: number
+/** `vda_admit_charge`'s answer (names as they are); null for an unknown or revoked key. */
+interface BatchAnswer {
   readonly key_environment: Environment
   readonly fingerprint: string
   /** Null when it is the account the batch expected. */
   readonly account: KeyLookupRow | null
-  readonly admitted: boolean
-  readonly used: number
+  /** Whether the charges of the requests prepared for the expected account were decided. */
   readonly charged: boolean
-  readonly charge_failed: ReadonlyArray<boolean> | null
-  readonly charge_used: ReadonlyArray<number> | null
-  readonly charge_charged: ReadonlyArray<number> | null
+  /** Per request, in order (absent when the key belongs to the other environment). */
+  readonly admitted?: ReadonlyArray<boolean>
+  readonly used?: ReadonlyArray<number>
+  /** The 1-based position, in its request, of the charge an allowance refused, or 0. */
+  readonly refused?: ReadonlyArray<number>
+  readonly refused_used?: ReadonlyArray<number>
 }
 
-const outcomesOf = (row: AdmitRow): ReadonlyArray<ChargeOutcome> =>
-  (row.charge_failed ?? []).map((failed, i) => ({ failed, used: row.charge_used![i]!, charged: row.charge_charged![i]! }))
+/** Values numbered from 1 in the order they first appear, by key. */
+const numbering = <A>() => {
+  const indexes = new Map<string | number, number>()
+  const values: Array<A> = []
+  return {
+    values,
+    indexOf: (key: string | number, value: A) => {
+      let index = indexes.get(key)
+      if (index === undefined) {
+        index = values.push(value)
+        indexes.set(key, index)
+      }
+      return index
+    }
+  }
+}
+
+/** An integer array as PostgreSQL reads it, built as one string rather than element by element. */
+const integers = (values: ReadonlyArray<number>) => `{${values.join(",")}}`
 
 /**
- * The charges of the requests prepared for `expected`, as `vda_admit_consume` takes them: one
- * object per charge, requests in order. Others (prepared for an account since changed) are only
- * admitted.
+ * A batch as `vda_admit_charge` takes it: its minute windows, counters and distinct values once
+ * each, each request's window, and the charges of the requests prepared for `expected` (others,
+ * prepared for an account since changed, are only admitted).
  */
-const chargesOf = (requests: ReadonlyArray<Request>, expected: KnownAccount | undefined) =>
-  JSON.stringify(requests.flatMap((request, i) =>
-    request.prepared !== undefined && request.prepared.expected.fingerprint === expected?.fingerprint
-      ? request.prepared.consumption.charges.map((charge) => ({
-        request: i + 1,
-        meter: charge.meter,
-        period_start: charge.period.start,
-        amount: charge.amount,
-        limited: charge.limit !== undefined,
-        lim: charge.limit ?? null,
-        distinct_value: charge.distinctValue ?? null
-      }))
-      : []
-  ))
+const batchOf = (requests: ReadonlyArray<Request>, expected: KnownAccount | undefined) => {
+  const windows = numbering<Date>()
+  const counters = numbering<Charge>()
+  const values = numbering<string>()
+  const requestWindow: Array<number> = []
+  const chargeRequest: Array<number> = []
+  const chargeCounter: Array<number> = []
+  const chargeAmount: Array<number> = []
+  const chargeValue: Array<number> = []
+  requests.forEach(({ at, prepared }, i) => {
+    const window = minuteOf(at).start
+    requestWindow.push(windows.indexOf(window.getTime(), window))
+    if (prepared === undefined || prepared.expected.fingerprint !== expected?.fingerprint) return
+    for (const charge of prepared.consumption.charges) {
+      chargeRequest.push(i + 1)
+      chargeCounter.push(counters.indexOf(`${charge.meter} ${charge.period.start.getTime()} ${charge.limit ?? ""}`, charge))
+      chargeAmount.push(charge.amount)
+      chargeValue.push(charge.distinctValue === undefined ? 0 : values.indexOf(charge.distinctValue, charge.distinctValue))
+    }
+  })
+  return {
+    windows: windows.values,
+    requestWindow: integers(requestWindow),
+    counterMeter: counters.values.map((charge) => charge.meter),
+    counterPeriod: counters.values.map((charge) => charge.period.start),
+    counterLimit: counters.values.map((charge) => charge.limit ?? null),
+    values: values.values,
+    chargeRequest: integers(chargeRequest),
+    chargeCounter: integers(chargeCounter),
+    chargeAmount: integers(chargeAmount),
+    chargeValue: integers(chargeValue)
+  }
+}
 
 export class Admission extends Effect.Service<Admission>()("vda/Admission", {
   scoped: Effect.gen(function*() {
@@ -129,57 +169,71 @@ export class Admission extends Effect.Service<Admission>()("vda/Admission", {
     const handedOver = new WeakMap<object, Admitted>()
 
     /** The account a row shows: the one the batch expected, or the one it sent back (then remembered). */
-    const principalIn = (keyHash: string, expected: KnownAccount | undefined, row: AdmitRow): Principal => {
-      if (row.account === null) return expected!.principal
+    const principalIn = (keyHash: string, expected: KnownAccount | undefined, answer: BatchAnswer): Principal => {
+      if (answer.account === null) return expected!.principal
       if (known.size >= KNOWN_MAX) known.delete(known.keys().next().value!)
-      const principal = principalOf(row.account)
-      known.set(keyHash, { principal, fingerprint: row.fingerprint })
+      const principal = principalOf(answer.account)
+      known.set(keyHash, { principal, fingerprint: answer.fingerprint })
       return principal
     }
 
     const decide = (
       request: Request,
+      i: number,
       principal: Principal,
-      row: AdmitRow
+      answer: BatchAnswer,
+      charged: boolean
     ): Either.Either<AdmittedAndCharged, InvalidKey | LimitReached> => {
-      if (row.key_environment !== request.environment) return Either.left(new InvalidKey({ reason: "other_environment" }))
+      if (answer.key_environment !== request.environment) return Either.left(new InvalidKey({ reason: "other_environment" }))
       const limit = principal.entitlements.requestsPerMinute
       const window = minuteOf(request.at)
-      if (!row.admitted) {
+      const used = answer.used![i]!
+      if (!answer.admitted![i]) {
         countRateLimited(request.environment)
-        return Either.left(new LimitReached({ meter: "requests", limit: limit ?? 0, used: row.used, resetAt: window.end }))
+        return Either.left(new LimitReached({ meter: "requests", limit: limit ?? 0, used, resetAt: window.end }))
       }
-      const decision = request.prepared && row.charged ? decisionOf(request.prepared.consumption.charges, outcomesOf(row)) : undefined
-      if (decision !== undefined) countDecision(request.environment, decision)
+      const refusedAt = charged ? answer.refused?.[i] ?? 0 : 0
+      const refusedCharge = refusedAt > 0 ? request.prepared!.consumption.charges[refusedAt - 1]! : undefined
+      const refused = refusedCharge && new LimitReached({
+        meter: refusedCharge.meter as MeterName,
+        limit: refusedCharge.limit ?? 0,
+        used: answer.refused_used![i]!,
+        resetAt: refusedCharge.period.end
+      })
+      if (charged) countCharge(request.environment, refused)
       return Either.right({
         admitted: {
           principal,
           limit,
-          remaining: limit === null ? null : Math.max(0, limit - row.used),
+          remaining: limit === null ? null : Math.max(0, limit - used),
           resetAt: window.end,
           resetInSeconds: Math.max(0, Math.ceil((window.end.getTime() - request.at) / 1000))
         },
-        decision
+        charged,
+        ...(refused ? { refused } : {})
       })
     }
 
     /** A batch of one key's requests on one listener. */
     const admitBatch = (keyHash: string, environment: Environment, requests: ReadonlyArray<Request>) => {
       const expected = known.get(keyHash)
+      const batch = batchOf(requests, expected)
       return Effect.map(
-        // the rows as one JSON value: decoded natively, rather than row by row and array by array
-        raw<{ readonly rows: ReadonlyArray<AdmitRow> | null }>`
-          select json_agg(r) as rows from vda_admit_consume(${keyHash}, ${environment}, ${expected?.fingerprint ?? null},
-            ${requests.map((r) => minuteOf(r.at).start.toISOString())}::timestamptz[], ${chargesOf(requests, expected)}::jsonb) r`,
-        ([result]) => {
-          const rows = result?.rows ?? []
-          if (rows.length === 0) {
+        raw<{ readonly answer: BatchAnswer | null }>`
+          select vda_admit_charge(${keyHash}, ${environment}, ${expected?.fingerprint ?? null},
+            ${batch.windows}::timestamptz[], ${batch.requestWindow}::integer[], ${batch.counterMeter}::text[],
+            ${batch.counterPeriod}::timestamptz[], ${batch.counterLimit}::integer[], ${batch.values}::text[],
+            ${batch.chargeRequest}::integer[], ${batch.chargeCounter}::integer[], ${batch.chargeAmount}::integer[],
+            ${batch.chargeValue}::integer[]) as answer`,
+        ([row]) => {
+          const answer = row?.answer ?? null
+          if (answer === null) {
             known.delete(keyHash)
             return requests.map(() => Either.left(new InvalidKey({ reason: "unknown" })))
           }
-          const principal = principalIn(keyHash, expected, rows[0]!)
-          const byRequest = new Map(rows.map((row) => [row.request, row]))
-          return requests.map((request, i) => decide(request, principal, byRequest.get(i + 1)!))
+          const principal = principalIn(keyHash, expected, answer)
+          return requests.map((request, i) =>
+            decide(request, i, principal, answer, answer.charged && request.prepared?.expected.fingerprint === expected?.fingerprint))
         }
       ).pipe(Effect.orDie)
     }

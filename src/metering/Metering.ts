@@ -70,14 +70,14 @@ const flatten = (items: ReadonlyArray<Consumption>) => ({
 })
 
 /** What `vda_consume` decided on one charge. */
-export interface ChargeOutcome {
+interface ChargeOutcome {
   readonly failed: boolean
   readonly used: number
   readonly charged: number
 }
 
 /** The decision on one consumption from its charges' outcomes, in order. */
-export const decisionOf = (charges: ReadonlyArray<Charge>, outcomes: ReadonlyArray<ChargeOutcome>): Decision => {
+const decisionOf = (charges: ReadonlyArray<Charge>, outcomes: ReadonlyArray<ChargeOutcome>): Decision => {
   let failure: LimitReached | undefined
   const results = charges.map((charge, i): ChargeResult => {
     const outcome = outcomes[i]!

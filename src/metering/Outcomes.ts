@@ -17,9 +17,12 @@ const labelsOf = labelSets("environment", "outcome", "meter")
 const count = (environment: Environment, outcome: string, meter: string) =>
   outcomes.unsafeUpdate(1, labelsOf(environment, outcome, meter))
 
-/** A consumption charged (`accepted`) or refused by an allowance (`quota_exceeded` on its meter). */
+/** A consumption charged (`accepted`), or refused by an allowance (`quota_exceeded` on its meter). */
+export const countCharge = (environment: Environment, refused: LimitReached | undefined) =>
+  refused === undefined ? count(environment, "accepted", "none") : count(environment, "quota_exceeded", refused.meter)
+
 export const countDecision = (environment: Environment, decision: Decision) =>
-  Either.isRight(decision) ? count(environment, "accepted", "none") : count(environment, "quota_exceeded", decision.left.meter)
+  countCharge(environment, Either.isLeft(decision) ? decision.left : undefined)
 
 /**
  * The outcome of a charge made inside a transaction, counted once the transaction is over: a
@@ -32,7 +35,7 @@ export const countCommitted = (environment: Environment) =>
       onFailure: (error) =>
         Effect.sync(() => {
           if ((error as { readonly _tag?: unknown })?._tag === "LimitReached") {
-            countDecision(environment, Either.left(error as LimitReached))
+            countCharge(environment, error as LimitReached)
           }
         }),
       onSuccess: (result) => Effect.sync(() => charged(result) && count(environment, "accepted", "none"))

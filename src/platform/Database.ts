@@ -24,6 +24,7 @@ import migration0011 from "./migrations/0011_admit_and_consume.js"
 import migration0012 from "./migrations/0012_delivery_trace_parent.js"
 import migration0013 from "./migrations/0013_delivery_series.js"
 import migration0014 from "./migrations/0014_console.js"
+import migration0015 from "./migrations/0015_admission_by_counter.js"
 
 export const migrations = {
   "0001_foundation": migration0001,
@@ -39,7 +40,8 @@ export const migrations = {
   "0011_admit_and_consume": migration0011,
   "0012_delivery_trace_parent": migration0012,
   "0013_delivery_series": migration0013,
-  "0014_console": migration0014
+  "0014_console": migration0014,
+  "0015_admission_by_counter": migration0015
 }
 
 /** Where the database is, and whether it is the embedded one this process manages. */

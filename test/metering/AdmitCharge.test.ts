@@ -1,0 +1,166 @@
+/**
+ * `vda_admit_charge` decides a batch counter by counter when the whole batch fits its limits, and
+ * hands it to `vda_admit_charge_in_order` when it does not. Both must answer the same and leave
+ * the same counters: over random batches (per-minute limits, quotas near their use, repeated and
+ * already counted plates, two minute windows, stale fingerprints), twin accounts seeded alike get
+ * one function each, and their answers and counters are compared.
+ */
+import { expect, layer } from "@effect/vitest"
+import { SqlClient } from "@effect/sql"
+import { Effect, Layer, Redacted, Runtime } from "effect"
+import fc from "fast-check"
+import { Accounts } from "../../src/accounts/Accounts.js"
+import { dayOf, monthOf } from "../../src/metering/Periods.js"
+import { pgClientLayer } from "../../src/platform/Database.js"
+import { sha256Hex } from "../../src/platform/Ids.js"
+import { freshDatabase } from "../support/Postgres.js"
+
+const RUNS = Number(process.env.FUZZ_RUNS ?? 60)
+const BA = "America/Argentina/Buenos_Aires"
+const AT = Date.parse("2026-11-21T12:00:30Z")
+const WINDOWS = [new Date(AT - 30_000), new Date(AT + 30_000)]
+const MONTH = monthOf(AT, BA).start
+const DAY = dayOf(AT, BA).start
+const PLATES = ["AAA111", "BBB222", "CCC333"]
+
+const DatabaseLive = Layer.unwrapEffect(Effect.promise(freshDatabase).pipe(
+  Effect.map((url) => pgClientLayer(Redacted.make(url), 4))
+))
+const ServicesLive = Accounts.Default.pipe(Layer.provideMerge(DatabaseLive))
+
+interface Charge {
+  readonly meter: "plate_queries" | "unique_plates" | "v2:plate_queries"
+  readonly amount: number
+  readonly plate: string
+}
+
+const scenario = fc.record({
+  rpm: fc.option(fc.integer({ min: 0, max: 6 }), { nil: null }),
+  plateLimit: fc.option(fc.integer({ min: 0, max: 10 }), { nil: null }),
+  uniqueLimit: fc.option(fc.integer({ min: 0, max: 3 }), { nil: null }),
+  usedRequests: fc.integer({ min: 0, max: 4 }),
+  usedPlates: fc.integer({ min: 0, max: 8 }),
+  seenPlates: fc.subarray(PLATES),
+  stale: fc.boolean(),
+  requests: fc.array(
+    fc.record({
+      window: fc.integer({ min: 0, max: 1 }),
+      charges: fc.subarray<Charge>([
+        { meter: "plate_queries", amount: 1, plate: "" },
+        { meter: "plate_queries", amount: 2, plate: "" },
+        { meter: "unique_plates", amount: 1, plate: "AAA111" },
+        { meter: "unique_plates", amount: 1, plate: "BBB222" },
+        { meter: "unique_plates", amount: 1, plate: "CCC333" },
+        { meter: "v2:plate_queries", amount: 1, plate: "" }
+      ])
+    }),
+    { minLength: 1, maxLength: 8 }
+  )
+})
+
+type Scenario = typeof scenario extends fc.Arbitrary<infer A> ? A : never
+
+const limitOf = (s: Scenario, meter: Charge["meter"]) =>
+  meter === "plate_queries" ? s.plateLimit : meter === "unique_plates" ? s.uniqueLimit : null
+
+/** An account with a key and the scenario's usage before the batch; answers the key's hash. */
+const twin = (s: Scenario) =>
+  Effect.gen(function*() {
+    const accounts = yield* Accounts
+    const sql = yield* SqlClient.SqlClient
+    const account = yield* accounts.create({ owner: "twin", plan: "growth", timezone: BA })
+    yield* accounts.setCustom(account.id, { requestsPerMinute: s.rpm })
+    const { key } = yield* accounts.createKey({ accountId: account.id, environment: "production", name: null })
+    yield* sql`insert into meter_counters (account_id, environment, meter, period_start, used) values
+      (${account.id}, 'production', 'requests', ${WINDOWS[0]!}, ${s.usedRequests}),
+      (${account.id}, 'production', 'plate_queries', ${MONTH}, ${s.usedPlates}),
+      (${account.id}, 'production', 'unique_plates', ${DAY}, ${s.seenPlates.length})`
+    for (const plate of s.seenPlates) {
+      yield* sql`insert into meter_distinct_values (account_id, environment, meter, period_start, value)
+        values (${account.id}, 'production', 'unique_plates', ${DAY}, ${plate})`
+    }
+    return { id: account.id, hash: sha256Hex(key) }
+  })
+
+interface Answer {
+  readonly admitted: ReadonlyArray<boolean>
+  readonly refused: ReadonlyArray<number>
+}
+
+const integers = (values: ReadonlyArray<number>) => `{${values.join(",")}}`
+
+const decide = (fn: "vda_admit_charge" | "vda_admit_charge_in_order", s: Scenario, hash: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const [found] = yield* sql<{ fingerprint: string }>`select fingerprint from vda_key_account(${hash})`
+    const counters = ["plate_queries", "unique_plates", "v2:plate_queries"] as const
+    const charges = s.requests.flatMap((request, i) =>
+      request.charges.map((charge) => ({ request: i + 1, counter: counters.indexOf(charge.meter) + 1, ...charge }))
+    )
+    const [row] = yield* sql<{ answer: Record<string, unknown> }>`select ${sql.literal(fn)}(${hash}, 'production',
+      ${s.stale ? "stale" : found!.fingerprint}, ${WINDOWS}::timestamptz[], ${integers(s.requests.map((r) => r.window + 1))}::integer[],
+      ${[...counters]}::text[], ${counters.map((meter) => (meter === "unique_plates" ? DAY : MONTH))}::timestamptz[],
+      ${counters.map((meter) => limitOf(s, meter))}::integer[], ${PLATES}::text[],
+      ${integers(charges.map((c) => c.request))}::integer[], ${integers(charges.map((c) => c.counter))}::integer[],
+      ${integers(charges.map((c) => c.amount))}::integer[],
+      ${integers(charges.map((c) => (c.meter === "unique_plates" ? PLATES.indexOf(c.plate) + 1 : 0)))}::integer[]) as answer`
+    const { account, fingerprint: _, ...answer } = row!.answer
+    return { ...answer, accountSent: account !== null } as unknown as Answer
+  })
+
+const state = (accountId: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const counters = yield* sql`select meter, period_start, used from meter_counters where account_id = ${accountId}
+      order by meter, period_start`
+    const values = yield* sql`select meter, value from meter_distinct_values where account_id = ${accountId} order by meter, value`
+    return { counters: counters.map((c) => [c.meter, new Date(c.periodStart as string).getTime(), c.used]), values }
+  })
+
+layer(ServicesLive, { excludeTestServices: true, timeout: "120 seconds" })("batch admission by counter", (it) => {
+  it.effect("answers and counts exactly as the decision in arrival order, whether the batch fits or not", () =>
+    Effect.gen(function*() {
+      const runtime = yield* Effect.runtime<Accounts | SqlClient.SqlClient>()
+      const seen = { refused: 0, fitting: 0 }
+      yield* Effect.promise(() =>
+        fc.assert(
+          fc.asyncProperty(scenario, (s) =>
+            Runtime.runPromise(runtime)(Effect.gen(function*() {
+              const fast = yield* twin(s)
+              const inOrder = yield* twin(s)
+              const fastAnswer = yield* decide("vda_admit_charge", s, fast.hash)
+              const inOrderAnswer = yield* decide("vda_admit_charge_in_order", s, inOrder.hash)
+              expect(fastAnswer).toEqual(inOrderAnswer)
+              if (inOrderAnswer.admitted.includes(false) || inOrderAnswer.refused.some((at) => at > 0)) seen.refused++
+              else seen.fitting++
+              const [fastState, inOrderState] = [yield* state(fast.id), yield* state(inOrder.id)]
+              expect(fastState).toEqual(inOrderState)
+            }))
+          ),
+          { numRuns: RUNS }
+        )
+      )
+      // both branches were compared: batches that fit every limit, and batches with refusals
+      expect(seen.refused).toBeGreaterThan(0)
+      expect(seen.fitting).toBeGreaterThan(0)
+    }), 30_000 + RUNS * 50)
+
+  it.effect("an unknown key is null; a key of the other environment is admitted nowhere and charges nothing", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const s = { rpm: null, plateLimit: null, uniqueLimit: null, usedRequests: 0, usedPlates: 0, seenPlates: [], stale: false, requests: [] }
+      const { hash, id } = yield* twin(s)
+      const call = (keyHash: string, environment: string) =>
+        sql<{ answer: Record<string, unknown> | null }>`select vda_admit_charge(${keyHash}, ${environment}, null,
+          ${[WINDOWS[0]!]}::timestamptz[], '{1}', '{plate_queries}', ${[MONTH]}::timestamptz[], '{null}', '{}', '{1}', '{1}', '{1}',
+          '{0}')
+          as answer`.pipe(Effect.map(([row]) => row!.answer))
+      expect(yield* call(sha256Hex("vda_live_unknown"), "production")).toBeNull()
+      const other = yield* call(hash, "sandbox")
+      expect(other).toMatchObject({ key_environment: "production", charged: false })
+      expect(other).not.toHaveProperty("admitted")
+      expect((yield* state(id)).counters).toEqual([
+        ["plate_queries", MONTH.getTime(), 0], ["requests", WINDOWS[0]!.getTime(), 0], ["unique_plates", DAY.getTime(), 0]
+      ])
+    }))
+})
