@@ -73,25 +73,25 @@ export const vda = async (env: Record<string, string>, ...args: Array<string>) =
 
 /**
  * A run of `duration` seconds, or of exactly `amount` requests: a timed run stops with requests in
- * flight (charged by the server, never seen by the client), so runs that are counted use amounts.
+ * flight (charged by the server, never seen by the client), so runs that are counted use amounts,
+ * and their rate is taken to their last response (`bench/load.mjs`).
  */
 export const autocannon = async (
   allocations: Allocations | undefined,
   url: string,
   headers: Record<string, string>,
   size: { duration: number } | { amount: number },
-  extra: ReadonlyArray<string> = []
+  request: { readonly method?: string; readonly body?: string } = {}
 ): Promise<Run> => {
-  const args = ["-c", String(CONNECTIONS), "-j", ...extra, ...("duration" in size ? ["-d", String(size.duration)] : ["-a", String(size.amount)])]
-  for (const [name, value] of Object.entries(headers)) args.push("-H", `${name}=${value}`)
+  const options = { url, connections: CONNECTIONS, headers, ...request, ...size }
   const before = allocations?.bytes ?? 0
-  const result = await run(Path.join(ROOT, "node_modules", ".bin", "autocannon"), [...args, url], {})
+  const result = await run(process.execPath, [Path.join(ROOT, "bench", "load.mjs"), JSON.stringify(options)], {})
   if (result.code !== 0) throw new Error(`autocannon failed: ${result.stderr}`)
   const report = JSON.parse(result.stdout)
   const total = report.requests.sent as number
   return {
     // answered requests over the run's own duration (autocannon's average is over whole seconds)
-    requestsPerSecond: report.requests.total / report.duration,
+    requestsPerSecond: report.requests.total / ("amount" in size ? report.secondsToLastResponse : report.duration),
     p50: report.latency.p50,
     p99: report.latency.p99,
     ok: report["2xx"],

@@ -121,7 +121,7 @@ const main = async () => {
       {
         name: "POST modules (reuse)",
         goal: 0.08,
-        run: (d) => autocannon(allocations, `${server.sandboxUrl}/v2/vehicles/AB123CD/modules`, { "x-api-key": sandboxKey, "content-type": "application/json" }, { duration: d }, ["-m", "POST", "-b", modulesBody])
+        run: (d) => autocannon(allocations, `${server.sandboxUrl}/v2/vehicles/AB123CD/modules`, { "x-api-key": sandboxKey, "content-type": "application/json" }, { duration: d }, { method: "POST", body: modulesBody })
       },
       { name: "GET /v2/status", run: (d) => autocannon(allocations, `${server.url}/v2/status`, { "x-api-key": key }, { duration: d }) },
       {
