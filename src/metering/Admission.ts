@@ -235,7 +235,7 @@ export class Admission extends Effect.Service<Admission>()("vda/Admission", {
           return requests.map((request, i) =>
             decide(request, i, principal, answer, answer.charged && request.prepared?.expected.fingerprint === expected?.fingerprint))
         }
-      ).pipe(Effect.orDie)
+      ).pipe(Effect.tap((results) => touchUsed(requests, results)), Effect.orDie)
     }
 
     const batcher = yield* Batcher.make({
@@ -252,8 +252,16 @@ export class Admission extends Effect.Service<Admission>()("vda/Admission", {
         return FiberSet.run(touches, repo.touchKeys([keyId], new Date(now)).pipe(Effect.ignoreLogged)).pipe(Effect.asVoid)
       })
 
-    const submit = (request: Request) =>
-      Effect.tap(batcher.submit(request), (result) => touch(result.admitted.principal.keyId, request.at))
+    /** The batch's key was used: at its last admitted request. */
+    const touchUsed = (requests: ReadonlyArray<Request>, results: ReadonlyArray<Either.Either<AdmittedAndCharged, unknown>>) => {
+      for (let i = results.length - 1; i >= 0; i--) {
+        const result = results[i]!
+        if (Either.isRight(result)) return touch(result.right.admitted.principal.keyId, requests[i]!.at)
+      }
+      return Effect.void
+    }
+
+    const submit = batcher.submit
 
     const admitKeyHash = (keyHash: string, environment: Environment) =>
       Effect.flatMap(Clock.currentTimeMillis, (at) =>
