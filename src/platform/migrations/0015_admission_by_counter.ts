@@ -62,16 +62,20 @@ export default Effect.gen(function*() {
       p_charge_amount integer[],
       p_charge_value integer[]`
 
-  yield* sql.unsafe(`
-    create function vda_admit_charge_in_order(${signature}) returns jsonb
-    language plpgsql as $fn$
-    declare
+  // the key's account, the number of requests, and each request's window and charge's value
+  const batchVariables = `
       k record;
       n integer := coalesce(cardinality(p_request_window), 0);
       request_windows timestamptz[] := array(
         select p_windows[w.w] from unnest(p_request_window) with ordinality as w(w, i) order by w.i);
       charge_values text[] := array(
-        select p_values[c.v] from unnest(p_charge_value) with ordinality as c(v, i) order by c.i);
+        select p_values[c.v] from unnest(p_charge_value) with ordinality as c(v, i) order by c.i);`
+
+  yield* sql.unsafe(`
+    create function vda_admit_charge_in_order(${signature}) returns jsonb
+    language plpgsql as $fn$
+    declare
+${batchVariables}
       applies boolean;
       answer jsonb;
     begin
@@ -140,12 +144,7 @@ export default Effect.gen(function*() {
     create function vda_admit_charge(${signature}) returns jsonb
     language plpgsql as $fn$
     declare
-      k record;
-      n integer := coalesce(cardinality(p_request_window), 0);
-      request_windows timestamptz[] := array(
-        select p_windows[w.w] from unnest(p_request_window) with ordinality as w(w, i) order by w.i);
-      charge_values text[] := array(
-        select p_values[c.v] from unnest(p_charge_value) with ordinality as c(v, i) order by c.i);
+${batchVariables}
       applies boolean;
       c_meter text[];
       c_period timestamptz[];
