@@ -16,9 +16,8 @@ import { AccountsRepo, type KeyLookupRow } from "../accounts/Repo.js"
 import * as Batcher from "../platform/Batcher.js"
 import type { Environment } from "../platform/RequestContext.js"
 import { countCharge, countRateLimited } from "./Outcomes.js"
-import { type Charge, LimitReached, type PlainConsumption } from "./Metering.js"
-import type { MeterName } from "../platform/Errors.js"
-import { minuteOf } from "./Periods.js"
+import { type Charge, LimitReached, limitReachedBy, type PlainConsumption } from "./Metering.js"
+import { minuteOf, type Period } from "./Periods.js"
 
 export interface Admitted {
   readonly principal: Principal
@@ -99,6 +98,10 @@ interface BatchAnswer {
   readonly refused_used?: ReadonlyArray<number>
 }
 
+/** The consumption `request` was prepared with, if it was prepared for the account as `expected` shows it. */
+const preparedFor = ({ prepared }: Request, expected: KnownAccount | undefined) =>
+  prepared !== undefined && prepared.expected.fingerprint === expected?.fingerprint ? prepared.consumption : undefined
+
 /** Values numbered from 1 in the order they first appear, by key. */
 const numbering = <A>() => {
   const indexes = new Map<string | number, number>()
@@ -133,18 +136,19 @@ const batchOf = (requests: ReadonlyArray<Request>, expected: KnownAccount | unde
   const chargeCounter: Array<number> = []
   const chargeAmount: Array<number> = []
   const chargeValue: Array<number> = []
-  requests.forEach(({ at, prepared }, i) => {
-    const window = minuteOf(at).start
-    requestWindow.push(windows.indexOf(window.getTime(), window))
-    if (prepared === undefined || prepared.expected.fingerprint !== expected?.fingerprint) return
-    for (const charge of prepared.consumption.charges) {
+  const requestPeriod = requests.map((request, i) => {
+    const window = minuteOf(request.at)
+    requestWindow.push(windows.indexOf(window.start.getTime(), window.start))
+    for (const charge of preparedFor(request, expected)?.charges ?? []) {
       chargeRequest.push(i + 1)
       chargeCounter.push(counters.indexOf(`${charge.meter} ${charge.period.start.getTime()} ${charge.limit ?? ""}`, charge))
       chargeAmount.push(charge.amount)
       chargeValue.push(charge.distinctValue === undefined ? 0 : values.indexOf(charge.distinctValue, charge.distinctValue))
     }
+    return window
   })
   return {
+    requestPeriod,
     windows: windows.values,
     requestWindow: integers(requestWindow),
     counterMeter: counters.values.map((charge) => charge.meter),
@@ -180,26 +184,21 @@ export class Admission extends Effect.Service<Admission>()("vda/Admission", {
     const decide = (
       request: Request,
       i: number,
+      window: Period,
       principal: Principal,
       answer: BatchAnswer,
-      charged: boolean
+      consumption: PlainConsumption | undefined
     ): Either.Either<AdmittedAndCharged, InvalidKey | LimitReached> => {
       if (answer.key_environment !== request.environment) return Either.left(new InvalidKey({ reason: "other_environment" }))
       const limit = principal.entitlements.requestsPerMinute
-      const window = minuteOf(request.at)
       const used = answer.used![i]!
       if (!answer.admitted![i]) {
         countRateLimited(request.environment)
         return Either.left(new LimitReached({ meter: "requests", limit: limit ?? 0, used, resetAt: window.end }))
       }
-      const refusedAt = charged ? answer.refused?.[i] ?? 0 : 0
-      const refusedCharge = refusedAt > 0 ? request.prepared!.consumption.charges[refusedAt - 1]! : undefined
-      const refused = refusedCharge && new LimitReached({
-        meter: refusedCharge.meter as MeterName,
-        limit: refusedCharge.limit ?? 0,
-        used: answer.refused_used![i]!,
-        resetAt: refusedCharge.period.end
-      })
+      const charged = consumption !== undefined && answer.charged
+      const refusedAt = charged ? answer.refused![i]! : 0
+      const refused = refusedAt > 0 ? limitReachedBy(consumption!.charges[refusedAt - 1]!, answer.refused_used![i]!) : undefined
       if (charged) countCharge(request.environment, refused)
       return Either.right({
         admitted: {
@@ -233,7 +232,7 @@ export class Admission extends Effect.Service<Admission>()("vda/Admission", {
           }
           const principal = principalIn(keyHash, expected, answer)
           return requests.map((request, i) =>
-            decide(request, i, principal, answer, answer.charged && request.prepared?.expected.fingerprint === expected?.fingerprint))
+            decide(request, i, batch.requestPeriod[i]!, principal, answer, preparedFor(request, expected)))
         }
       ).pipe(Effect.tap((results) => touchUsed(requests, results)), Effect.orDie)
     }
@@ -261,11 +260,9 @@ export class Admission extends Effect.Service<Admission>()("vda/Admission", {
       return Effect.void
     }
 
-    const submit = batcher.submit
-
     const admitKeyHash = (keyHash: string, environment: Environment) =>
       Effect.flatMap(Clock.currentTimeMillis, (at) =>
-        Effect.map(submit({ keyHash, environment, at }), (result) => result.admitted))
+        Effect.map(batcher.submit({ keyHash, environment, at }), (result) => result.admitted))
 
     /** Fails with `InvalidKey` (401) or `LimitReached` on the `requests` meter (429). */
     const admit = (rawKey: string | undefined, environment: Environment): Effect.Effect<Admitted, InvalidKey | LimitReached> =>
@@ -297,7 +294,7 @@ export class Admission extends Effect.Service<Admission>()("vda/Admission", {
         prepared: PreparedConsumption
       ): Effect.Effect<AdmittedAndCharged, InvalidKey | LimitReached> =>
         Effect.flatMap(Clock.currentTimeMillis, (at) =>
-          submit({ keyHash, environment, at, prepared }))
+          batcher.submit({ keyHash, environment, at, prepared }))
     }
   }),
   dependencies: [AccountsRepo.Default]

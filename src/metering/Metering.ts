@@ -69,6 +69,10 @@ const flatten = (items: ReadonlyArray<Consumption>) => ({
   pricing: items.flatMap((item, index) => (item.modulePricing ? [{ index, pricing: item.modulePricing }] : []))
 })
 
+/** The refusal of `charge` by its allowance, with the counter at `used`. */
+export const limitReachedBy = (charge: Charge, used: number) =>
+  new LimitReached({ meter: charge.meter as MeterName, limit: charge.limit ?? 0, used, resetAt: charge.period.end })
+
 /** What `vda_consume` decided on one charge. */
 interface ChargeOutcome {
   readonly failed: boolean
@@ -81,14 +85,7 @@ const decisionOf = (charges: ReadonlyArray<Charge>, outcomes: ReadonlyArray<Char
   let failure: LimitReached | undefined
   const results = charges.map((charge, i): ChargeResult => {
     const outcome = outcomes[i]!
-    if (outcome.failed) {
-      failure = new LimitReached({
-        meter: charge.meter as MeterName,
-        limit: charge.limit ?? 0,
-        used: outcome.used,
-        resetAt: charge.period.end
-      })
-    }
+    if (outcome.failed) failure = limitReachedBy(charge, outcome.used)
     return { meter: charge.meter, charged: outcome.charged, used: outcome.used, limit: charge.limit, period: charge.period }
   })
   return failure ? Either.left(failure) : Either.right(results)

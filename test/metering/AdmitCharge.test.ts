@@ -92,7 +92,7 @@ const integers = (values: ReadonlyArray<number>) => `{${values.join(",")}}`
 const decide = (fn: "vda_admit_charge" | "vda_admit_charge_in_order", s: Scenario, hash: string) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const [found] = yield* sql<{ fingerprint: string }>`select fingerprint from vda_key_account(${hash})`
+    const [found] = yield* sql<{ fingerprint: string }>`select fingerprint from vda_key_account(${hash}, null)`
     const counters = ["plate_queries", "unique_plates", "v2:plate_queries"] as const
     const charges = s.requests.flatMap((request, i) =>
       request.charges.map((charge) => ({ request: i + 1, counter: counters.indexOf(charge.meter) + 1, ...charge }))

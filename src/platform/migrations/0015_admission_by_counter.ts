@@ -30,11 +30,14 @@ export default Effect.gen(function*() {
   yield* sql`drop function vda_admit_consume(text, text, text, timestamptz[], jsonb)`
 
   yield* sql.unsafe(`
-    create function vda_key_account(p_hash text)
-    returns table (key_environment text, account_id text, requests_per_minute integer, account jsonb, fingerprint text)
+    create function vda_key_account(p_hash text, p_expected text)
+    returns table (key_environment text, account_id text, requests_per_minute integer, fingerprint text, answer jsonb)
     language sql stable as $fn$
-      select y.key_environment, y.account_id, y.requests_per_minute, y.account, md5(y.account::text)
-      from (
+      -- the answer's head: the account itself only when it is not the one the caller expected
+      select z.key_environment, z.account_id, z.requests_per_minute, z.fingerprint,
+        jsonb_build_object('key_environment', z.key_environment, 'fingerprint', z.fingerprint,
+          'account', case when z.fingerprint is distinct from p_expected then z.account end)
+      from (select y.*, md5(y.account::text) as fingerprint from (
         select k.environment as key_environment, a.id as account_id, a.requests_per_minute,
           jsonb_build_object('keyId', k.id, 'keyEnvironment', k.environment, 'id', a.id, 'owner', a.owner,
             'plan', a.plan, 'timezone', a.timezone, 'plateQueriesMonthly', a.plate_queries_monthly,
@@ -44,7 +47,7 @@ export default Effect.gen(function*() {
         from api_keys k
         join entitled_accounts a on a.id = k.account_id
         where k.key_hash = p_hash and k.revoked_at is null
-      ) y
+      ) y) z
     $fn$`)
 
   const signature = `
@@ -77,16 +80,15 @@ export default Effect.gen(function*() {
     declare
 ${batchVariables}
       applies boolean;
-      answer jsonb;
+      result jsonb;
     begin
-      select * into k from vda_key_account(p_hash);
+      select * into k from vda_key_account(p_hash, p_expected);
       if not found then
         return null;
       end if;
       applies := k.key_environment = p_environment and k.fingerprint is not distinct from p_expected;
       if k.key_environment <> p_environment or n = 0 then
-        return jsonb_build_object('key_environment', k.key_environment, 'fingerprint', k.fingerprint,
-          'account', case when k.fingerprint is distinct from p_expected then k.account end, 'charged', false);
+        return k.answer || jsonb_build_object('charged', false);
       end if;
 
       with items as materialized (
@@ -130,13 +132,12 @@ ${batchVariables}
         from outcomes o
         group by o.request
       )
-      select jsonb_build_object('key_environment', k.key_environment, 'fingerprint', k.fingerprint,
-          'account', case when k.fingerprint is distinct from p_expected then k.account end, 'charged', applies,
+      select k.answer || jsonb_build_object('charged', applies,
           'admitted', jsonb_agg(r.admitted order by r.request), 'used', jsonb_agg(r.used order by r.request),
           'refused', jsonb_agg(r.refused order by r.request), 'refused_used', jsonb_agg(r.refused_used order by r.request))
-      into answer
+      into result
       from per_request r;
-      return answer;
+      return result;
     end
     $fn$`)
 
@@ -155,7 +156,7 @@ ${batchVariables}
       fresh_value text[];
       fits boolean;
     begin
-      select * into k from vda_key_account(p_hash);
+      select * into k from vda_key_account(p_hash, p_expected);
       if not found then
         return null;
       end if;
@@ -236,8 +237,7 @@ ${batchVariables}
       from unnest(fresh_meter, fresh_period, fresh_value) as f(meter, period, value)
       on conflict do nothing;
 
-      return jsonb_build_object('key_environment', k.key_environment, 'fingerprint', k.fingerprint,
-        'account', case when k.fingerprint is distinct from p_expected then k.account end, 'charged', applies,
+      return k.answer || jsonb_build_object('charged', applies,
         'admitted', to_jsonb(array_fill(true, array[n])), 'refused', to_jsonb(array_fill(0, array[n])),
         'refused_used', to_jsonb(array_fill(0, array[n])),
         'used', (
