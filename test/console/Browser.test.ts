@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { launchBrowser, newPage, screenshot, type Viewport } from "../support/Browser.js"
 import { freshDatabase } from "../support/Postgres.js"
 import { runVda, type ServerProcess, startServer, waitFor } from "../support/Processes.js"
-import { makeTlsFixture, type Receiver, startReceiver, type TlsFixture } from "../support/WebhookReceiver.js"
+import { makeTlsFixture, type Receiver, startReceiver, type TlsFixture, trustingReceiver } from "../support/WebhookReceiver.js"
 
 type Env = "production" | "sandbox"
 
@@ -31,8 +31,7 @@ beforeAll(async () => {
   receiver = await startReceiver(tls)
   env = {
     DATABASE_URL: await freshDatabase(),
-    NODE_EXTRA_CA_CERTS: tls.caFile,
-    WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
+    ...trustingReceiver(tls),
     WEBHOOK_RETRY_INITIAL_MS: "200",
     WEBHOOK_RETRY_COEFFICIENT: "2",
     WEBHOOK_RETRY_MAX_MS: "400",

@@ -10,17 +10,17 @@ import { runVda, type ServerProcess, startServer, waitFor } from "../support/Pro
 import { DeliveriesList, ErrorResponse, expectShape, TestDeliveryAccepted, WebhookConfig, WebhookEvent } from "../support/SpecShapes.js"
 import { json } from "../support/TestApp.js"
 import {
+  FAST_RETRY,
   makeTlsFixture,
   type Received,
   type Receiver,
   signatureIsValid,
   startReceiver,
-  type TlsFixture
+  type TlsFixture,
+  trustingReceiver
 } from "../support/WebhookReceiver.js"
 
 type Env = "production" | "sandbox"
-
-const RETRY = { WEBHOOK_RETRY_INITIAL_MS: "400", WEBHOOK_RETRY_COEFFICIENT: "2", WEBHOOK_RETRY_MAX_MS: "1000" }
 
 let tls: TlsFixture
 let receiver: Receiver
@@ -33,11 +33,10 @@ beforeAll(async () => {
   receiver = await startReceiver(tls)
   env = {
     DATABASE_URL: await freshDatabase(),
-    NODE_EXTRA_CA_CERTS: tls.caFile,
-    WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
+    ...trustingReceiver(tls),
     SANDBOX_MODULE_LATENCY_MS: "50",
     SOURCE_RETRY_INITIAL_MS: "20",
-    ...RETRY
+    ...FAST_RETRY
   }
   const account = JSON.parse((await runVda(["accounts", "create", "--owner", "Hooks", "--plan", "custom", "--json"], env)).stdout)
   // the tests poll the deliveries log often: no per-minute limit to trip over

@@ -11,7 +11,7 @@ import { sourceUnavailableMessage, SOURCE_RETRY } from "../../workflows/shared.j
 import { freshDatabase } from "../support/Postgres.js"
 import { cliAccount, type ServerProcess, startServer, waitFor } from "../support/Processes.js"
 import { json } from "../support/TestApp.js"
-import { makeTlsFixture, type Receiver, startReceiver, type TlsFixture } from "../support/WebhookReceiver.js"
+import { makeTlsFixture, type Receiver, startReceiver, type TlsFixture, trustingReceiver } from "../support/WebhookReceiver.js"
 
 let tls: TlsFixture
 let receiver: Receiver
@@ -43,8 +43,7 @@ beforeAll(async () => {
   const base = `http://127.0.0.1:${(source.address() as AddressInfo).port}`
   const env = {
     DATABASE_URL: await freshDatabase(),
-    NODE_EXTRA_CA_CERTS: tls.caFile,
-    WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
+    ...trustingReceiver(tls),
     WEBHOOK_RETRY_INITIAL_MS: "200",
     SOURCE_RETRY_INITIAL_MS: "50",
     VEHICLE_UPSTREAM_URL: `${base}/vehicles`,

@@ -31,6 +31,18 @@ export interface TlsFixture {
   readonly dispose: () => Promise<void>
 }
 
+/** Webhook retries for tests: 400 ms, then doubling up to 1 s. */
+export const FAST_RETRY = { WEBHOOK_RETRY_INITIAL_MS: "400", WEBHOOK_RETRY_COEFFICIENT: "2", WEBHOOK_RETRY_MAX_MS: "1000" }
+
+/**
+ * A server's settings to deliver to this fixture's receiver on localhost: its authority trusted
+ * through NODE_EXTRA_CA_CERTS (as an operator trusts a private CA), private addresses allowed.
+ */
+export const trustingReceiver = (tls: TlsFixture) => ({
+  NODE_EXTRA_CA_CERTS: tls.caFile,
+  WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true"
+})
+
 export const makeTlsFixture = async (): Promise<TlsFixture> => {
   const notBefore = new Date(Date.now() - 60_000)
   const notAfter = new Date(Date.now() + 24 * 3600_000)

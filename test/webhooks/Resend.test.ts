@@ -21,6 +21,7 @@ import { Webhooks } from "../../src/webhooks/Webhooks.js"
 import { waitFor } from "../support/Processes.js"
 import { json, makeTestApp, type TestAccount, type TestApp, withKey } from "../support/TestApp.js"
 import {
+  FAST_RETRY,
   makeTlsFixture,
   type Received,
   type Receiver,
@@ -28,8 +29,6 @@ import {
   startReceiver,
   type TlsFixture
 } from "../support/WebhookReceiver.js"
-
-const RETRY = { WEBHOOK_RETRY_INITIAL_MS: "400", WEBHOOK_RETRY_COEFFICIENT: "2", WEBHOOK_RETRY_MAX_MS: "1000" }
 
 let tls: TlsFixture
 let receiver: Receiver
@@ -46,7 +45,7 @@ beforeAll(async () => {
       WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
       // the engine sweeps for work nobody runs every 500 ms
       INLINE_CLAIM_TTL_MS: "1500",
-      ...RETRY
+      ...FAST_RETRY
     }
   })
 })

@@ -33,7 +33,14 @@ import { LIVE_CODEC_KEYS } from "../support/LiveCodec.js"
 import { freshDatabase, freshDatabaseLayer } from "../support/Postgres.js"
 import { json, testConfig } from "../support/TestApp.js"
 import { runVda, type ServerProcess, startServer, startWorker, waitFor, type WorkerProcess } from "../support/Processes.js"
-import { makeTlsFixture, type Receiver, signatureIsValid, startReceiver, type TlsFixture } from "../support/WebhookReceiver.js"
+import {
+  makeTlsFixture,
+  type Receiver,
+  signatureIsValid,
+  startReceiver,
+  type TlsFixture,
+  trustingReceiver
+} from "../support/WebhookReceiver.js"
 
 const address = process.env.TEMPORAL_ADDRESS
 const exportDir = process.env.EXPORT_HISTORIES
@@ -104,8 +111,7 @@ describe.skipIf(address === undefined)("with a live Temporal server", () => {
       SOURCE_RETRY_INITIAL_MS: "100",
       WEBHOOK_RETRY_INITIAL_MS: "300",
       WEBHOOK_RETRY_COEFFICIENT: "1",
-      WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
-      NODE_EXTRA_CA_CERTS: tls.caFile,
+      ...trustingReceiver(tls),
       FINES_UPSTREAM_URL: `http://127.0.0.1:${(hangingUpstream.address() as Net.AddressInfo).port}`,
       WORKER_ADMIN_PORT: "0"
     }
