@@ -1,10 +1,11 @@
 /**
  * The lean lane: the hottest routes served straight from Node's request listener, in front of the
- * HttpApi application: the vehicle query (`GET /v2/vehicles/{plate}`, `GET /v1/vehicles/basic`)
- * and the operation poll (`GET /v2/operations/{id}`).
+ * HttpApi application: the vehicle query (`GET /v2/vehicles/{plate}`, `GET /v1/vehicles/basic`),
+ * the operation poll (`GET /v2/operations/{id}`), and the module query that reuses an active
+ * operation (`POST /v2/vehicles/{plate}/modules`, answered 200; creating one is HttpApi's).
  *
  * It takes only the plainest form of a request it knows well: a key, a plate, flags and an id of
- * plain characters, no body. One Effect program on the server's runtime, with the same services
+ * plain characters, and no body but a small JSON one of a module query. One Effect program on the server's runtime, with the same services
  * and Schemas as the HttpApi handlers, answers it. A vehicle query of an account this process has
  * seen, answered without the source, is prepared first, then admitted and charged in one round
  * trip and commit. Everything else, and every request the lane has not counted, is passed on
@@ -17,24 +18,27 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { Clock, Effect, Either, Exit, Option, Runtime, Schema } from "effect"
-import { keyHashOf } from "../accounts/Authentication.js"
+import { type InvalidKey, keyHashOf } from "../accounts/Authentication.js"
 import { Admission, type Admitted, rateLimitHeaders } from "../metering/Admission.js"
+import type { LimitReached } from "../metering/Metering.js"
 import type { ApiVersion } from "../metering/Meters.js"
 import * as Errors from "../platform/Errors.js"
 import { ulidAt } from "../platform/Ids.js"
 import { type Environment, RequestId, saneRequestId } from "../platform/RequestContext.js"
-import { hasBody } from "../platform/RequestInput.js"
+import { handOverBody, readSmallBody } from "../platform/RequestBody.js"
+import { checkJsonText, hasBody, isJsonMediaType } from "../platform/RequestInput.js"
 import { type NodeHandler, noteAccount, noteRequestId, withRequestSpan } from "../platform/HttpObservation.js"
 import { V1BasicVehicle } from "../v1/Api.js"
 import { VehicleQueryParams, VehicleResponse } from "../vehicles/Api.js"
 import { VehicleQuery } from "../vehicles/VehicleQuery.js"
-import { Operation } from "../operations/Api.js"
+import { ModulesOperation, ModulesRequest, Operation } from "../operations/Api.js"
 import { pollHeadersOf } from "../operations/Http.js"
 import { Operations } from "../operations/Operations.js"
 
 type Route =
   | { readonly _tag: "Vehicle"; readonly version: ApiVersion; readonly plate: string; readonly params: VehicleQueryParams }
   | { readonly _tag: "Operation"; readonly id: string }
+  | { readonly _tag: "Modules"; readonly plate: string }
 
 interface Answer {
   readonly status: number
@@ -55,11 +59,33 @@ const V2_OPERATIONS = "/v2/operations/"
 const PLAIN_SEGMENT = /^[A-Za-z0-9]{1,32}$/
 const PLAIN_ID = /^[A-Za-z0-9_]{1,64}$/
 const PLAIN_QUERY = /^[A-Za-z0-9_=&.-]*$/
+const MODULES_SUFFIX = "/modules"
+/** The largest module query body the lane reads itself: four modules take under 60 bytes. */
+const SMALL_BODY = /^[1-9][0-9]{0,2}$/
 
 const decodeV2Params = Schema.decodeUnknownEither(VehicleQueryParams)
 const encodeV2 = Schema.encodeSync(VehicleResponse)
 const encodeV1 = Schema.encodeSync(V1BasicVehicle)
 const encodeOperation = Schema.encodeSync(Operation)
+const encodeModulesOperation = Schema.encodeSync(ModulesOperation)
+const decodeModulesRequest = Schema.decodeUnknownEither(ModulesRequest)
+
+/** The modules a module query's body asks for, when it is the plainest valid one (else HttpApi judges it). */
+const requestedModules = (body: string): ReadonlyArray<string> | undefined => {
+  if (checkJsonText(body) !== undefined) return undefined
+  const decoded = decodeModulesRequest(JSON.parse(body))
+  return Either.isRight(decoded) ? decoded.right.modules : undefined
+}
+
+/** A module query with a small JSON body of known length, its plate plain. */
+const modulesRouteOf = (request: IncomingMessage, url: string): Route | undefined => {
+  const { headers } = request
+  if (headers["transfer-encoding"] !== undefined || !isJsonMediaType(headers["content-type"])) return undefined
+  if (typeof headers["content-length"] !== "string" || !SMALL_BODY.test(headers["content-length"])) return undefined
+  if (!url.startsWith(V2_VEHICLES) || !url.endsWith(MODULES_SUFFIX)) return undefined
+  const plate = url.slice(V2_VEHICLES.length, url.length - MODULES_SUFFIX.length)
+  return PLAIN_SEGMENT.test(plate) ? { _tag: "Modules", plate } : undefined
+}
 
 /** The query string's parameters, unless a name repeats. */
 const paramsOf = (search: string): Record<string, string> | undefined => {
@@ -73,8 +99,9 @@ const paramsOf = (search: string): Record<string, string> | undefined => {
 
 /** The vehicle query or operation poll this request is, in the plainest form only. */
 export const routeOf = (request: IncomingMessage): Route | undefined => {
-  if (request.method !== "GET" || hasBody(request.headers)) return undefined
   const url = request.url ?? ""
+  if (request.method === "POST") return modulesRouteOf(request, url)
+  if (request.method !== "GET" || hasBody(request.headers)) return undefined
   const mark = url.indexOf("?")
   const path = mark === -1 ? url : url.slice(0, mark)
   if (path.startsWith(V2_OPERATIONS)) {
@@ -177,11 +204,7 @@ export class Lane extends Effect.Service<Lane>()("vda/Lane", {
           onNone: () => Effect.succeed(PASS_ON),
           onSome: ({ consumption, response }) =>
             Effect.matchEffect(admission.admitAndCharge(keyHash, environment, { expected, consumption }), {
-              // an unknown key counted nothing: HttpApi answers it
-              onFailure: (refused) =>
-                refused._tag === "InvalidKey"
-                  ? Effect.succeed(PASS_ON)
-                  : Effect.map(tooMany(refused, requestId), (failure) => refusal(failure, route.version, headers)),
+              onFailure: (refused) => refusedAdmission(refused, route.version, requestId, headers),
               onSuccess: ({ admitted, charged, refused }): Effect.Effect<Outcome> => {
                 noteAccount(source, admitted.principal.accountId)
                 if (!charged) return Effect.succeed({ _tag: "PassOn", admitted })
@@ -200,27 +223,87 @@ export class Lane extends Effect.Service<Lane>()("vda/Lane", {
       })
     }
 
-    /** An operation poll: admitted, then read; anything but the operation is left to HttpApi, admitted. */
-    const serveOperation = (environment: Environment, id: string, keyHash: string, requestId: string, source: IncomingMessage) =>
-      Effect.gen(function*() {
-        const result = yield* Effect.either(admission.admitKeyHash(keyHash, environment))
-        const headers: Record<string, string> = { "x-request-id": requestId }
-        if (Either.isLeft(result)) {
-          if (result.left._tag === "InvalidKey") return PASS_ON
-          return refusal(yield* tooMany(result.left, requestId), "v2", headers)
-        }
-        const admitted = result.right
-        noteAccount(source, admitted.principal.accountId)
-        const read = yield* Effect.exit(Effect.map(operations.get(admitted.principal, id), (operation) =>
-          json(200, { ...rateLimitHeaders(admitted, headers), ...pollHeadersOf(operation.status) }, encodeOperation(operation))))
-        return Exit.isSuccess(read) ? read.value : { _tag: "PassOn", admitted } satisfies Outcome
-      })
+    /** A refused admission: a limit's 429 is answered; an unknown key counted nothing, and HttpApi answers it. */
+    const refusedAdmission = (
+      refused: InvalidKey | LimitReached,
+      version: ApiVersion,
+      requestId: string,
+      headers: Record<string, string>
+    ) =>
+      refused._tag === "InvalidKey"
+        ? Effect.succeed(PASS_ON)
+        : Effect.map(tooMany(refused, requestId), (failure) => refusal(failure, version, headers))
 
-    const serve = (environment: Environment, route: Route, keyHash: string, requestId: string, source: IncomingMessage) => {
+    /** Admits a request, then serves it. */
+    const admitThen = (
+      environment: Environment,
+      keyHash: string,
+      requestId: string,
+      source: IncomingMessage,
+      serveAdmitted: (admitted: Admitted, headers: Record<string, string>) => Effect.Effect<Outcome>
+    ) => {
+      const headers: Record<string, string> = { "x-request-id": requestId }
+      return Effect.matchEffect(admission.admitKeyHash(keyHash, environment), {
+        onFailure: (refused) => refusedAdmission(refused, "v2", requestId, headers),
+        onSuccess: (admitted) => {
+          noteAccount(source, admitted.principal.accountId)
+          return serveAdmitted(admitted, headers)
+        }
+      })
+    }
+
+    /** Anything but what the lane reads for an admitted request (a failure, a defect) is left to HttpApi, admitted. */
+    const orPassOn = (admitted: Admitted, read: Effect.Effect<Outcome, unknown>): Effect.Effect<Outcome> =>
+      Effect.catchAllCause(read, () => Effect.succeed<Outcome>({ _tag: "PassOn", admitted }))
+
+    /** An operation poll: admitted, then read. */
+    const serveOperation = (environment: Environment, id: string, keyHash: string, requestId: string, source: IncomingMessage) =>
+      admitThen(environment, keyHash, requestId, source, (admitted, headers) =>
+        orPassOn(
+          admitted,
+          Effect.map(operations.get(admitted.principal, id), (operation) =>
+            json(200, { ...rateLimitHeaders(admitted, headers), ...pollHeadersOf(operation.status) }, encodeOperation(operation)))
+        ))
+
+    /** A module query that reuses the active identical operation: admitted, then answered 200 (nothing charged). */
+    const serveModules = (
+      environment: Environment,
+      plate: string,
+      body: string,
+      keyHash: string,
+      requestId: string,
+      source: IncomingMessage
+    ) => {
+      const modules = requestedModules(body)
+      if (modules === undefined) return Effect.succeed(PASS_ON)
+      return admitThen(environment, keyHash, requestId, source, (admitted, headers) =>
+        orPassOn(
+          admitted,
+          Effect.map(operations.reusable(admitted.principal, plate, modules), Option.match({
+            // creating the operation is HttpApi's
+            onNone: (): Outcome => ({ _tag: "PassOn", admitted }),
+            onSome: (running) => json(200, rateLimitHeaders(admitted, headers), encodeModulesOperation(running))
+          }))
+        ))
+    }
+
+    const serve = (
+      environment: Environment,
+      route: Route,
+      body: string | undefined,
+      keyHash: string,
+      requestId: string,
+      source: IncomingMessage
+    ) => {
       noteRequestId(source, requestId)
-      return route._tag === "Vehicle"
-        ? serveVehicle(environment, route, keyHash, requestId, source)
-        : serveOperation(environment, route.id, keyHash, requestId, source)
+      switch (route._tag) {
+        case "Vehicle":
+          return serveVehicle(environment, route, keyHash, requestId, source)
+        case "Operation":
+          return serveOperation(environment, route.id, keyHash, requestId, source)
+        case "Modules":
+          return serveModules(environment, route.plate, body ?? "", keyHash, requestId, source)
+      }
     }
 
     const requestIdOf = (header: string | undefined) =>
@@ -231,21 +314,26 @@ export class Lane extends Effect.Service<Lane>()("vda/Lane", {
       front: (environment: Environment, next: NodeHandler) =>
         Effect.map(Effect.runtime<never>(), (runtime): NodeHandler => {
           const run = Runtime.runCallback(runtime)
+          const take = (request: IncomingMessage, response: ServerResponse, route: Route, keyHash: string, body?: string) => {
+            const served = Effect.flatMap(requestIdOf(headerOf(request, "x-request-id")), (requestId) =>
+              serve(environment, route, body, keyHash, requestId, request)).pipe(withRequestSpan(request))
+            run(served, {
+              onExit: (exit) => {
+                const outcome = Exit.isSuccess(exit) ? exit.value : PASS_ON
+                if (outcome._tag === "Answer") return write(response, outcome.answer)
+                if (outcome.admitted !== undefined) admission.handOver(request, outcome.admitted)
+                if (body !== undefined) handOverBody(request, body)
+                next(request, response)
+              }
+            })
+          }
           return (request, response) => {
             const route = routeOf(request)
             const keyHash = route === undefined ? undefined : keyHashOf(headerOf(request, "x-api-key"))
             if (route === undefined || keyHash === undefined || Either.isLeft(keyHash)) return next(request, response)
-            const served = Effect.flatMap(requestIdOf(headerOf(request, "x-request-id")), (requestId) =>
-              serve(environment, route, keyHash.right, requestId, request)).pipe(withRequestSpan(request))
-            run(served, {
-              onExit: (exit) => {
-                if (Exit.isFailure(exit)) return next(request, response)
-                const outcome = exit.value
-                if (outcome._tag === "Answer") return write(response, outcome.answer)
-                if (outcome.admitted !== undefined) admission.handOver(request, outcome.admitted)
-                next(request, response)
-              }
-            })
+            if (route._tag !== "Modules") return take(request, response, route, keyHash.right)
+            // a request that fails while its body arrives has no one left to answer
+            readSmallBody(request, (body) => body === undefined ? response.destroy() : take(request, response, route, keyHash.right, body))
           }
         })
     }

@@ -23,7 +23,7 @@ import { RequestId } from "../platform/RequestContext.js"
 import type { VehicleQueryParams } from "../vehicles/Api.js"
 import { normalizePlate } from "../vehicles/Plates.js"
 import type { ModuleResults, ModulesOperation, Operation, VehicleOperation } from "./Api.js"
-import { type ModuleRow, type NewOperation, type OperationRow, OperationsRepo, type ReuseKey } from "./Repo.js"
+import { type ModuleRow, type NewOperation, type OperationRow, OperationsRepo, type ReuseKey, reuseKeyText } from "./Repo.js"
 import { WorkflowEngine } from "./WorkflowEngine.js"
 
 export class InvalidModulesPlate extends Data.TaggedError("InvalidModulesPlate")<{ readonly raw: string }> {}
@@ -136,20 +136,49 @@ export class Operations extends Effect.Service<Operations>()("vda/Operations", {
         if (!(yield* repo.insert(operation))) return yield* new LostRace()
       })
 
-    const createModules = (principal: Principal, rawPlate: string, requested: ReadonlyArray<string>, apiVersion: ApiVersion = "v2") =>
+    /** A modules request checked for `principal`: its plate, its modules in canonical order, its reuse key. */
+    const modulesRequestOf = (principal: Principal, rawPlate: string, requested: ReadonlyArray<string>, apiVersion: ApiVersion) =>
       Effect.gen(function*() {
         const plate = normalizePlate(rawPlate)
         if (plate === undefined) return yield* new InvalidModulesPlate({ raw: rawPlate })
         const modules = yield* validateModules(principal, requested)
         const key: ReuseKey = { accountId: principal.accountId, environment: principal.environment, apiVersion, plate, modulesKey: modulesKey(modules) }
-        // an identical operation already running (the common case when clients retry or poll by
-        // POSTing): reused from a plain read, without queueing on the lock below
-        const running = yield* repo.findActiveModules(key).pipe(Effect.catchTag("SqlError", Effect.die))
-        if (Option.isSome(running)) {
-          countReused(key.environment)
-          const reused = toOperation(running.value, yield* repo.modules(running.value.id)) as ModulesOperation
-          return { operation: reused, created: false }
-        }
+        return { plate, modules, key }
+      })
+
+    // Reads of the active operation an identical request reuses (the common case when clients
+    // retry or poll by POSTing) are batched per account, as polls are: one read for many requests.
+    const reuseReads = yield* Batcher.make({
+      key: (key: ReuseKey) => key.accountId,
+      process: (_lane, keys) =>
+        Effect.map(repo.findActiveModulesMany(keys), ([rows, modules]) => {
+          const byKey = new Map(rows.map((row) => [
+            reuseKeyText(row),
+            toOperation(row, modules.filter((m) => m.operationId === row.id)) as ModulesOperation
+          ]))
+          return keys.map((key) => Either.right(Option.fromNullable(byKey.get(reuseKeyText(key)))))
+        })
+    })
+
+    /** The active identical operation, reused (nothing charged), if there is one. */
+    const runningTwin = (key: ReuseKey) =>
+      Effect.tap(reuseReads.submit(key), (running) => {
+        if (Option.isSome(running)) countReused(key.environment)
+      })
+
+    /**
+     * The active operation a modules request would reuse, from a plain read; None when it would
+     * create one. Fails as `createModules` does for a request it would refuse.
+     */
+    const reusable = (principal: Principal, rawPlate: string, requested: ReadonlyArray<string>, apiVersion: ApiVersion = "v2") =>
+      Effect.flatMap(modulesRequestOf(principal, rawPlate, requested, apiVersion), ({ key }) => runningTwin(key))
+
+    const createModules = (principal: Principal, rawPlate: string, requested: ReadonlyArray<string>, apiVersion: ApiVersion = "v2") =>
+      Effect.gen(function*() {
+        const { key, modules, plate } = yield* modulesRequestOf(principal, rawPlate, requested, apiVersion)
+        // reused from a plain read, without queueing on the lock below
+        const running = yield* runningTwin(key)
+        if (Option.isSome(running)) return { operation: running.value, created: false }
         const at = yield* Clock.currentTimeMillis
         const id = `op_${yield* ulid}`
         const row: NewOperation = { id, ...key, kind: "modules", input: { kind: "modules", modules }, createdAt: new Date(at) }
@@ -277,7 +306,7 @@ export class Operations extends Effect.Service<Operations>()("vda/Operations", {
         ({ modules, row }) => toOperation(row, modules) as ModulesOperation
       )
 
-    return { createModules, createVehicleSearch, createReport, get, getModules, getReport }
+    return { createModules, reusable, createVehicleSearch, createReport, get, getModules, getReport }
   }),
   dependencies: [OperationsRepo.Default]
 }) {}

@@ -67,6 +67,10 @@ export type ReuseKey = Pick<OperationRow, "accountId" | "environment" | "apiVers
 
 const ACTIVE = ["queued", "processing"]
 
+/** A reuse key as one string: what identical requests share. */
+export const reuseKeyText = (key: Omit<ReuseKey, "modulesKey"> & { readonly modulesKey: string | null }) =>
+  `${key.accountId}/${key.environment}/${key.apiVersion}/${key.plate}/${key.modulesKey}`
+
 
 export class OperationsRepo extends Effect.Service<OperationsRepo>()("vda/OperationsRepo", {
   effect: Effect.gen(function*() {
@@ -123,9 +127,7 @@ export class OperationsRepo extends Effect.Service<OperationsRepo>()("vda/Operat
 
       /** Held until the transaction ends: requests with the same reuse key are decided one at a time. */
       lockReuseKey: (key: ReuseKey) =>
-        sql`select pg_advisory_xact_lock(hashtextextended(${
-          `${key.accountId}/${key.environment}/${key.apiVersion}/${key.plate}/${key.modulesKey}`
-        }, 0))`.pipe(Effect.asVoid),
+        sql`select pg_advisory_xact_lock(hashtextextended(${reuseKeyText(key)}, 0))`.pipe(Effect.asVoid),
 
       findActiveModules: (key: ReuseKey) =>
         sql<OperationRow>`
@@ -134,6 +136,23 @@ export class OperationsRepo extends Effect.Service<OperationsRepo>()("vda/Operat
             and plate = ${key.plate} and modules_key = ${key.modulesKey} and kind = 'modules' and status in ('queued', 'processing')`.pipe(
           Effect.map((rows) => Option.fromNullable(rows[0]))
         ),
+
+      /** The active modules operations with any of these reuse keys, and their module rows. */
+      findActiveModulesMany: (keys: ReadonlyArray<ReuseKey>) =>
+        Effect.gen(function*() {
+          const rows = yield* sql<OperationRow>`
+            select ${columns} from operations
+            where kind = 'modules' and status in ('queued', 'processing')
+              and (account_id, environment, api_version, plate, modules_key) in (
+                select * from unnest(${keys.map((key) => key.accountId)}::text[], ${keys.map((key) => key.environment)}::text[],
+                  ${keys.map((key) => key.apiVersion)}::text[], ${keys.map((key) => key.plate)}::text[],
+                  ${keys.map((key) => key.modulesKey)}::text[]))`
+          if (rows.length === 0) return [rows, []] as const
+          const modules = yield* sql<ModuleRow>`
+            select operation_id, module, status, data, error, warnings, updated_at
+            from operation_modules where operation_id = any(${rows.map((row) => row.id)}::text[])`
+          return [rows, modules] as const
+        }).pipe(Effect.orDie),
 
       findActiveReport: (key: Pick<OperationRow, "accountId" | "environment" | "plate">) =>
         sql<OperationRow>`

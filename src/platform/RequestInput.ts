@@ -117,13 +117,16 @@ export const hasBody = (headers: Record<string, string | Array<string> | undefin
 
 const JSON_MEDIA_TYPE = /^application\/json\s*(;\s*charset\s*=\s*"?utf-8"?\s*)?$/i
 
+/** Whether a `Content-Type` header declares JSON (UTF-8, the only charset taken). */
+export const isJsonMediaType = (type: string | Array<string> | undefined): type is string =>
+  typeof type === "string" && JSON_MEDIA_TYPE.test(type.trim())
+
 /** The body's declared type and length, before a byte of it is read. */
 export const checkBodyHeaders = (
   headers: Record<string, string | Array<string> | undefined>,
   limits: BodyLimits = DEFAULT_BODY_LIMITS
 ): Refusal | undefined => {
-  const type = headers["content-type"]
-  if (typeof type !== "string" || !JSON_MEDIA_TYPE.test(type.trim())) {
+  if (!isJsonMediaType(headers["content-type"])) {
     return { status: 415, message: "Unsupported content type: send the body as application/json" }
   }
   const length = Number(headers["content-length"] ?? 0)

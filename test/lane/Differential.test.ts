@@ -34,7 +34,9 @@ const listen = (handler: Parameters<typeof createServer>[1]) =>
   })
 
 beforeAll(async () => {
-  app = await makeTestApp({ clock })
+  // a gnc source that never answers (for 10 s, then again on retry): its operations stay active, to be reused
+  const hanging = await listen(() => {})
+  app = await makeTestApp({ clock, config: { GNC_UPSTREAM_URL: `${hanging}/gnc`, MODULE_UPSTREAM_TIMEOUT_MS: "10000" } })
   await app.run(Effect.gen(function*() {
     yield* (yield* Catalog).importRecords(FIXTURE_CATALOG)
     yield* (yield* VehicleStore).importRegistry([
@@ -82,22 +84,29 @@ const setCustom = (account: TestAccount, changes: Parameters<Accounts["setCustom
 
 let requestCount = 0
 
-/** One request to each listener, each with its own account's key; what came back, compared. */
+/**
+ * One request to each listener, each with its own account's key; what came back, compared. With
+ * a `body`, a POST of it (as JSON, unless the headers say otherwise).
+ */
 const both = async (
   accounts: Twins,
   environment: Environment,
   path: string | ((side: "lane" | "plain") => string),
   headers: (account: TestAccount) => Record<string, string> = (account) => ({ "x-api-key": account[environment].key }),
-  /** Strings that differ between the twins by nature (their own ids), masked in bodies. */
-  own: (side: "lane" | "plain") => ReadonlyArray<string> = () => []
+  /** Strings that differ between the twins by nature (their own ids), masked in headers and bodies. */
+  own: (side: "lane" | "plain") => ReadonlyArray<string> = () => [],
+  body?: string
 ) => {
   const requestId = `diff-${++requestCount}`
   const call = async (side: "lane" | "plain") => {
     const url = `${urls[side][environment]}${typeof path === "string" ? path : path(side)}`
-    const res = await fetch(url, { headers: { "x-request-id": requestId, ...headers(accounts[side]) } })
-    const body = own(side).reduce((text, value) => text.replaceAll(value, "<own>"), await res.text())
-    const kept = [...res.headers].filter(([name]) => name !== "date")
-    return { status: res.status, headers: kept, body }
+    const res = await fetch(url, {
+      headers: { "x-request-id": requestId, ...(body === undefined ? {} : { "content-type": "application/json" }), ...headers(accounts[side]) },
+      ...(body === undefined ? {} : { method: "POST", body })
+    })
+    const masked = (text: string) => own(side).reduce((masking, value) => masking.replaceAll(value, "<own>"), text)
+    const kept = [...res.headers].filter(([name]) => name !== "date").map(([name, value]) => [name, masked(value)])
+    return { status: res.status, headers: kept, body: masked(await res.text()) }
   }
   const lane = await call("lane")
   const plain = await call("plain")
@@ -105,12 +114,12 @@ const both = async (
   return lane
 }
 
-const waitUntilFinal = async (account: TestAccount, id: string) => {
+const waitUntil = async (account: TestAccount, id: string, wanted = "completed", environment: Environment = "sandbox") => {
   const deadline = Date.now() + 15_000
   for (;;) {
-    const res = await fetch(`${urls.plain.sandbox}/v2/operations/${id}`, { headers: { "x-api-key": account.sandbox.key } })
+    const res = await fetch(`${urls.plain[environment]}/v2/operations/${id}`, { headers: { "x-api-key": account[environment].key } })
     const { status } = (await res.json()) as { status: string }
-    if (status === "completed") return
+    if (status === wanted) return
     if (Date.now() > deadline) throw new Error(`operation ${id} still ${status}`)
     await new Promise((resolve) => setTimeout(resolve, 20))
   }
@@ -270,7 +279,7 @@ describe("the lean lane answers as the HttpApi path does", () => {
     const own = (side: "lane" | "plain") => [ids[side]]
     // both final, so that the twins' answers can be the same
     for (const side of ["lane", "plain"] as const) {
-      await waitUntilFinal(accounts[side], ids[side])
+      await waitUntil(accounts[side], ids[side])
     }
     clock.advance("1 minute") // a fresh per-minute window for both, whatever the waiting took
     const mark = passedOn.length
@@ -310,5 +319,63 @@ describe("the lean lane answers as the HttpApi path does", () => {
       await app.run(Effect.flatMap(Accounts, (a) => a.revokeKey(account.production.id)))
     }
     expect((await both(accounts, "production", "/v2/vehicles/AC123BD")).status).toBe(401)
+  })
+
+  it("module queries: a reuse of the active operation answered by the lane; creations and refusals passed on", async () => {
+    const accounts = await twins((account) => setCustom(account, { requestsPerMinute: 12 }))
+    const gnc = JSON.stringify({ modules: ["gnc"] })
+    const ids = {} as Record<"lane" | "plain", string>
+    for (const side of ["lane", "plain"] as const) {
+      const res = await fetch(`${urls[side].production}/v2/vehicles/AC123BD/modules`, {
+        method: "POST",
+        headers: { "x-api-key": accounts[side].production.key, "content-type": "application/json" },
+        body: gnc
+      })
+      expect(res.status).toBe(202)
+      ids[side] = ((await res.json()) as { id: string }).id
+    }
+    for (const side of ["lane", "plain"] as const) await waitUntil(accounts[side], ids[side], "processing", "production")
+    clock.advance("1 minute") // a fresh per-minute window for both, whatever the waiting took
+    const own = (side: "lane" | "plain") => [ids[side]]
+    const post = (path: string, body: string, headers?: (account: TestAccount) => Record<string, string>) =>
+      both(accounts, "production", path, headers, own, body)
+
+    const mark = passedOn.length
+    for (const [path, body] of [
+      ["/v2/vehicles/AC123BD/modules", gnc],
+      ["/v2/vehicles/ac123bd/modules", "{ \"modules\" : [ \"gnc\" ] }\n"],
+      ["/v2/vehicles/AC123BD/modules", "{\"modules\":[\"g\\u006ec\"]}"]
+    ] as const) {
+      const answer = await post(path, body)
+      expect(answer.status, body).toBe(200)
+      expect(JSON.parse(answer.body)).toMatchObject({ id: "<own>", status: "processing", modules: { gnc: { status: "processing" } } })
+    }
+    expect(passedSince(mark)).toEqual([])
+
+    const refusals: Array<readonly [string, string, number]> = [
+      ["/v2/vehicles/AC123BD/modules", JSON.stringify({ modules: ["gnc", "gnc"] }), 400],
+      ["/v2/vehicles/AC123BD/modules", JSON.stringify({ modules: ["gnc", "radar"] }), 400],
+      ["/v2/vehicles/AC123BD/modules", JSON.stringify({ modules: [] }), 400],
+      ["/v2/vehicles/AC123BD/modules", JSON.stringify({ modules: ["gnc"], also: 1 }), 400],
+      ["/v2/vehicles/AC123BD/modules", "{\"modules\":[\"gnc\"]", 400],
+      ["/v2/vehicles/AC123BD/modules", "{\"modules\":[\"gnc\u0000\"]}", 400],
+      ["/v2/vehicles/AB12/modules", gnc, 400]
+    ]
+    for (const [path, body, status] of refusals) {
+      expect((await post(path, body)).status, body).toBe(status)
+    }
+    expect((await post("/v2/vehicles/AC123BD/modules", gnc, (account) => ({ "x-api-key": account.production.key, "content-type": "text/plain" }))).status)
+      .toBe(415)
+    expect((await post("/v2/vehicles/AC123BD/modules", gnc, (account) => ({ "x-api-key": account.sandbox.key }))).status).toBe(401)
+    // every one of them went on to HttpApi, with its body
+    expect(passedSince(mark)).toHaveLength(refusals.length + 2)
+
+    // the per-minute limit (12): 3 reuses and 8 refusals counted so far; the 12th is the last admitted
+    expect((await post("/v2/vehicles/AC123BD/modules", gnc)).status).toBe(200)
+    const limited = await post("/v2/vehicles/AC123BD/modules", gnc)
+    expect(limited.status).toBe(429)
+    expect(JSON.parse(limited.body)).toMatchObject({ error: { code: "rate_limit_exceeded" } })
+    expect(passedSince(mark)).toHaveLength(refusals.length + 2)
+    await expectSameUsage(accounts, "production")
   })
 })
