@@ -148,6 +148,28 @@ export const busyAccount = async (env: Record<string, string>) => {
   return { id: account.id as string, production: await keyOf("production"), sandbox: await keyOf("sandbox") }
 }
 
+/** What a module query sends: the same request each time, for a plate of the sandbox. */
+const MODULES_QUERY = { plate: "AB123CD", body: JSON.stringify({ modules: ["fines", "vtv"] }) }
+
+/**
+ * A modules operation that stays active (the server's sandbox modules answer after an hour), and
+ * the request of the module query that reuses it: the polling and reuse rows' targets.
+ */
+export const activeOperation = async (sandboxUrl: string, sandboxKey: string) => {
+  const reuse = {
+    url: `${sandboxUrl}/v2/vehicles/${MODULES_QUERY.plate}/modules`,
+    headers: { "x-api-key": sandboxKey, "content-type": "application/json" },
+    request: { method: "POST", body: MODULES_QUERY.body }
+  }
+  const created = await fetch(reuse.url, { method: "POST", headers: reuse.headers, body: MODULES_QUERY.body })
+  if (created.status !== 202) throw new Error(`the module query answered ${created.status}`)
+  const { id } = (await created.json()) as { id: string }
+  return { pollUrl: `${sandboxUrl}/v2/operations/${id}`, reuse }
+}
+
+/** A server setting: sandbox module lookups that never finish during a bench, so their operation stays active. */
+export const SLOW_SANDBOX_MODULES = { SANDBOX_MODULE_LATENCY_MS: "3600000" }
+
 /**
  * The console's first page, as a person meets it: the sign-in form submitted, the redirect
  * followed to the overview, and the overview's stylesheet and scripts (uPlot included). Each

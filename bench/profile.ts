@@ -2,16 +2,31 @@
  * `npm run bench:profile`: where one hot request's time and memory go, as evidence.
  *
  * Runs the server (one API process) under V8's CPU profiler and sampling allocation profiler,
- * drives BENCH_PROFILE_REQUESTS (default 20,000) requests to BENCH_PROFILE_PATH (default the
- * metered vehicle query of the busy account) with 50 connections, and prints:
+ * drives BENCH_PROFILE_REQUESTS (default 20,000) requests of one bench row with 50 connections,
+ * and prints:
  *   - the server's and PostgreSQL's CPU per request (from /proc, Linux);
  *   - the functions with the most CPU time (self), and with the most bytes allocated per request.
  * The profiles are written to bench/results/ (`.cpuprofile` and `.heapprofile`, for Chrome
  * DevTools or speedscope). Not a test: it never runs in CI.
+ *
+ * The row is BENCH_PROFILE_ROW: `vehicle` (the default, the busy account's metered vehicle query,
+ * or BENCH_PROFILE_PATH), `polling` (an active operation) or `reuse` (the module query that
+ * reuses it).
  */
 import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
-import { Allocations, autocannon, busyAccount, CONNECTIONS, demoPlate, ROOT, startServer, temporaryDataDir } from "./Harness.js"
+import {
+  activeOperation,
+  Allocations,
+  autocannon,
+  busyAccount,
+  CONNECTIONS,
+  demoPlate,
+  ROOT,
+  SLOW_SANDBOX_MODULES,
+  startServer,
+  temporaryDataDir
+} from "./Harness.js"
 
 const REQUESTS = Number(process.env.BENCH_PROFILE_REQUESTS ?? 20_000)
 const RESULTS = Path.join(ROOT, "bench", "results")
@@ -86,23 +101,44 @@ const cpuTicks = async (pid: number, dataDir: string) => {
   return { server: (await statOf(String(pid))).ticks, database }
 }
 
+/** The request a row sends. */
+interface Target {
+  readonly url: string
+  readonly headers: Record<string, string>
+  readonly request?: { readonly method: string; readonly body: string }
+}
+
+const targetOf = async (row: string, server: { url: string; sandboxUrl: string }, key: string, sandboxKey: string): Promise<Target> => {
+  switch (row) {
+    case "vehicle":
+      return { url: `${server.url}${process.env.BENCH_PROFILE_PATH ?? `/v2/vehicles/${await demoPlate()}`}`, headers: { "x-api-key": key } }
+    case "polling":
+      return { url: (await activeOperation(server.sandboxUrl, sandboxKey)).pollUrl, headers: { "x-api-key": sandboxKey } }
+    case "reuse":
+      return (await activeOperation(server.sandboxUrl, sandboxKey)).reuse
+    default:
+      throw new Error(`BENCH_PROFILE_ROW is vehicle, polling or reuse, not ${row}`)
+  }
+}
+
 const main = async () => {
   await Fs.mkdir(RESULTS, { recursive: true })
   const dataDir = await temporaryDataDir()
   const stamp = new Date().toISOString().replace(/[:.]/g, "-")
   const allocationFile = Path.join(RESULTS, `${stamp}.heapprofile`)
   const server = await startServer(
-    { DATA_DIR: dataDir, LOG_LEVEL: "info", VDA_ALLOCATION_PROFILE: allocationFile },
+    { DATA_DIR: dataDir, LOG_LEVEL: "info", VDA_ALLOCATION_PROFILE: allocationFile, ...SLOW_SANDBOX_MODULES },
     new Allocations(),
     ["--cpu-prof", `--cpu-prof-dir=${RESULTS}`, `--cpu-prof-name=${stamp}.cpuprofile`, "--import", "./bench/allocation-sampler.mjs"]
   )
   try {
-    const { production: key } = await busyAccount({ DATA_DIR: dataDir, LOG_LEVEL: "warn" })
-    const url = `${server.url}${process.env.BENCH_PROFILE_PATH ?? `/v2/vehicles/${await demoPlate()}`}`
-    await autocannon(undefined, url, { "x-api-key": key }, { amount: 5_000 }) // warm-up: JIT, pools
+    const { production: key, sandbox: sandboxKey } = await busyAccount({ DATA_DIR: dataDir, LOG_LEVEL: "warn" })
+    const target = await targetOf(process.env.BENCH_PROFILE_ROW ?? "vehicle", server, key, sandboxKey)
+    const load = (amount: number) => autocannon(undefined, target.url, target.headers, { amount }, target.request)
+    await load(5_000) // warm-up: JIT, pools
     server.child.kill("SIGUSR2")
     const before = await cpuTicks(server.child.pid!, dataDir)
-    const run = await autocannon(undefined, url, { "x-api-key": key }, { amount: REQUESTS })
+    const run = await load(REQUESTS)
     const after = await cpuTicks(server.child.pid!, dataDir)
     server.child.kill("SIGUSR2")
     const written = Date.now() + 30_000
@@ -111,7 +147,7 @@ const main = async () => {
       await new Promise((resolve) => setTimeout(resolve, 100))
     }
     const perRequest = (ticks: number) => ((ticks * 10_000) / REQUESTS).toFixed(0)
-    console.log(`\n${url.replace(server.url, "")}: ${REQUESTS} requests, ${CONNECTIONS} connections, ${run.requestsPerSecond.toFixed(0)} req/s, p99 ${run.p99} ms, ${run.other} errors`)
+    console.log(`\n${target.request?.method ?? "GET"} ${new URL(target.url).pathname}: ${REQUESTS} requests, ${CONNECTIONS} connections, ${run.requestsPerSecond.toFixed(0)} req/s, p99 ${run.p99} ms, ${run.other} errors`)
     console.log(`CPU per request: server ${perRequest(after.server - before.server)} µs, PostgreSQL ${perRequest(after.database - before.database)} µs`)
     const allocations = allocationSummary(JSON.parse(await Fs.readFile(allocationFile, "utf8")))
     console.log(`\nallocated per request: ${(allocations.perRequest / 1024).toFixed(1)} KB; by function (self):\n${allocations.lines}`)

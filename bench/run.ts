@@ -19,6 +19,7 @@ import * as Fs from "node:fs/promises"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import {
+  activeOperation,
   Allocations,
   autocannon,
   busyAccount,
@@ -28,6 +29,7 @@ import {
   embeddedDatabaseUrl,
   ROOT,
   type Run,
+  SLOW_SANDBOX_MODULES,
   startBareNode,
   startOtlpSink,
   startServer,
@@ -74,13 +76,12 @@ const main = async () => {
   const dataDir = await temporaryDataDir()
   const env = { DATA_DIR: dataDir, LOG_LEVEL: "warn" }
   const bare = await startBareNode()
-  // module lookups that never finish during the bench: the operation stays active, so POSTs reuse it
   const allocations = new Allocations()
   const server = await startServer({
     DATA_DIR: dataDir,
     LOG_LEVEL: "info",
     ACCESS_LOG,
-    SANDBOX_MODULE_LATENCY_MS: "3600000",
+    ...SLOW_SANDBOX_MODULES,
     API_PROCESSES: String(API_PROCESSES)
   }, allocations)
   const sink = await startOtlpSink()
@@ -96,11 +97,7 @@ const main = async () => {
     const vehicleUrl = `${server.url}/v2/vehicles/${PLATE}`
     const check = await fetch(vehicleUrl, { headers: { "x-api-key": key } })
     if (check.status !== 200 || !((await check.json()) as { found: boolean }).found) throw new Error(`${PLATE} is not in the demo registry`)
-    const modulesBody = JSON.stringify({ modules: ["fines", "vtv"] })
-    const created = await fetch(`${server.sandboxUrl}/v2/vehicles/AB123CD/modules`, {
-      method: "POST", headers: { "x-api-key": sandboxKey, "content-type": "application/json" }, body: modulesBody
-    })
-    const { id: operationId } = (await created.json()) as { id: string }
+    const operation = await activeOperation(server.sandboxUrl, sandboxKey)
 
     let vehicleAnswers = 1
     const rows: Array<Row> = [
@@ -117,11 +114,11 @@ const main = async () => {
           return r
         }
       },
-      { name: "GET /v2/operations/{id} (polling)", goal: 0.2, run: (d) => autocannon(allocations, `${server.sandboxUrl}/v2/operations/${operationId}`, { "x-api-key": sandboxKey }, { duration: d }) },
+      { name: "GET /v2/operations/{id} (polling)", goal: 0.2, run: (d) => autocannon(allocations, operation.pollUrl, { "x-api-key": sandboxKey }, { duration: d }) },
       {
         name: "POST modules (reuse)",
         goal: 0.08,
-        run: (d) => autocannon(allocations, `${server.sandboxUrl}/v2/vehicles/AB123CD/modules`, { "x-api-key": sandboxKey, "content-type": "application/json" }, { duration: d }, { method: "POST", body: modulesBody })
+        run: (d) => autocannon(allocations, operation.reuse.url, operation.reuse.headers, { duration: d }, operation.reuse.request)
       },
       { name: "GET /v2/status", run: (d) => autocannon(allocations, `${server.url}/v2/status`, { "x-api-key": key }, { duration: d }) },
       {

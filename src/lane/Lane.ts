@@ -124,19 +124,22 @@ export const routeOf = (request: IncomingMessage): Route | undefined => {
   return undefined
 }
 
-// VehicleQuery gives the same answer object again for the same stored vehicle: encoded once
-const bodies = { v1: new WeakMap<VehicleResponse, string>(), v2: new WeakMap<VehicleResponse, string>() }
-const bodyOf = (response: VehicleResponse, version: ApiVersion) => {
-  let body = bodies[version].get(response)
-  if (body === undefined) {
-    body = JSON.stringify(version === "v1" ? encodeV1(response) : encodeV2(response))
-    bodies[version].set(response, body)
+/**
+ * A body encoder that encodes each answer object once: the services give the same object again
+ * for the same state (a stored vehicle; an operation as one batched read found it).
+ */
+const encodedOnce = <A extends object>(encode: (value: A) => unknown) => {
+  const bodies = new WeakMap<A, string>()
+  return (value: A) => {
+    let body = bodies.get(value)
+    if (body === undefined) bodies.set(value, body = JSON.stringify(encode(value)))
+    return body
   }
-  return body
 }
 
-const json = (status: number, headers: Record<string, string>, value: unknown): Outcome =>
-  answer(status, headers, JSON.stringify(value))
+const vehicleBody = { v1: encodedOnce(encodeV1), v2: encodedOnce(encodeV2) }
+const operationBody = encodedOnce(encodeOperation)
+const modulesOperationBody = encodedOnce(encodeModulesOperation)
 
 const answer = (status: number, headers: Record<string, string>, body: string): Outcome => ({
   _tag: "Answer",
@@ -150,10 +153,10 @@ const answer = (status: number, headers: Record<string, string>, body: string): 
 /** An error as the request pipeline answers it: the contract's body, `Retry-After` where it applies. */
 const refusal = (failure: Errors.ApiError, version: ApiVersion, headers: Record<string, string>): Outcome => {
   const retryAfter = Errors.retryAfterOf(failure)
-  return json(
+  return answer(
     Errors.STATUS[failure._tag],
     retryAfter === undefined ? headers : { ...headers, "retry-after": retryAfter },
-    Errors.errorBodyOf(failure, version)
+    JSON.stringify(Errors.errorBodyOf(failure, version))
   )
 }
 
@@ -215,7 +218,7 @@ export class Lane extends Effect.Service<Lane>()("vda/Lane", {
                   headers,
                   refused !== undefined
                     ? Effect.map(tooMany(refused, requestId), (failure) => refusal(failure, route.version, headers))
-                    : Effect.sync(() => answer(200, headers, bodyOf(response, route.version)))
+                    : Effect.sync(() => answer(200, headers, vehicleBody[route.version](response)))
                 )
               }
             })
@@ -262,7 +265,7 @@ export class Lane extends Effect.Service<Lane>()("vda/Lane", {
         orPassOn(
           admitted,
           Effect.map(operations.get(admitted.principal, id), (operation) =>
-            json(200, { ...rateLimitHeaders(admitted, headers), ...pollHeadersOf(operation.status) }, encodeOperation(operation)))
+            answer(200, { ...rateLimitHeaders(admitted, headers), ...pollHeadersOf(operation.status) }, operationBody(operation)))
         ))
 
     /** A module query that reuses the active identical operation: admitted, then answered 200 (nothing charged). */
@@ -282,7 +285,7 @@ export class Lane extends Effect.Service<Lane>()("vda/Lane", {
           Effect.map(operations.reusable(admitted.principal, plate, modules), Option.match({
             // creating the operation is HttpApi's
             onNone: (): Outcome => ({ _tag: "PassOn", admitted }),
-            onSome: (running) => json(200, rateLimitHeaders(admitted, headers), encodeModulesOperation(running))
+            onSome: (running) => answer(200, rateLimitHeaders(admitted, headers), modulesOperationBody(running))
           }))
         ))
     }

@@ -23,7 +23,15 @@ import { RequestId } from "../platform/RequestContext.js"
 import type { VehicleQueryParams } from "../vehicles/Api.js"
 import { normalizePlate } from "../vehicles/Plates.js"
 import type { ModuleResults, ModulesOperation, Operation, VehicleOperation } from "./Api.js"
-import { type ModuleRow, type NewOperation, type OperationRow, OperationsRepo, type ReuseKey, reuseKeyText } from "./Repo.js"
+import {
+  type ModuleRow,
+  type NewOperation,
+  type OperationRow,
+  OperationsRepo,
+  type OperationWithModules,
+  type ReuseKey,
+  reuseKeyText
+} from "./Repo.js"
 import { WorkflowEngine } from "./WorkflowEngine.js"
 
 export class InvalidModulesPlate extends Data.TaggedError("InvalidModulesPlate")<{ readonly raw: string }> {}
@@ -96,6 +104,7 @@ const justCommitted = (row: NewOperation): { row: OperationRow; modules: Array<M
 
 const POLL_LANES = 4
 
+
 export class Operations extends Effect.Service<Operations>()("vda/Operations", {
   scoped: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -151,11 +160,8 @@ export class Operations extends Effect.Service<Operations>()("vda/Operations", {
     const reuseReads = yield* Batcher.make({
       key: (key: ReuseKey) => key.accountId,
       process: (_lane, keys) =>
-        Effect.map(repo.findActiveModulesMany(keys), ([rows, modules]) => {
-          const byKey = new Map(rows.map((row) => [
-            reuseKeyText(row),
-            toOperation(row, modules.filter((m) => m.operationId === row.id)) as ModulesOperation
-          ]))
+        Effect.map(repo.findActiveModulesMany([...new Map(keys.map((key) => [reuseKeyText(key), key])).values()]), (found) => {
+          const byKey = new Map(found.map(({ modules, row }) => [reuseKeyText(row), toOperation(row, modules) as ModulesOperation]))
           return keys.map((key) => Either.right(Option.fromNullable(byKey.get(reuseKeyText(key)))))
         })
     })
@@ -273,17 +279,25 @@ export class Operations extends Effect.Service<Operations>()("vda/Operations", {
       })
 
     // Polls, the most frequent reads, are batched: concurrent polls (of any operations) share one
-    // read of the operations and one of their modules.
+    // read of the operations and one of their modules, and the polls of one operation its answer.
     const polls = yield* Batcher.make({
       key: Batcher.spreadOver(POLL_LANES),
       process: (_lane, ids) =>
-        Effect.map(repo.findManyWithModules([...new Set(ids)]), ([rows, modules]) => {
-          const byId = new Map(rows.map((row) => [row.id, row]))
-          return ids.map((id) => Either.right(Option.fromNullable(byId.get(id)).pipe(
-            Option.map((row) => ({ row, modules: modules.filter((m) => m.operationId === id) }))
-          )))
+        Effect.map(repo.findManyWithModules([...new Set(ids)]), (found) => {
+          const byId = new Map(found.map((polled) => [polled.row.id, Option.some(polled)]))
+          return ids.map((id) => Either.right(byId.get(id) ?? Option.none()))
         })
     })
+
+    const shaped = new WeakMap<OperationWithModules, Operation>()
+    /** A polled operation as the spec shapes it, once per batched read. */
+    const shapedOf = (polled: OperationWithModules) => {
+      let operation = shaped.get(polled)
+      if (operation === undefined) {
+        shaped.set(polled, operation = toOperation(polled.row, polled.row.kind === "modules" ? polled.modules : []))
+      }
+      return operation
+    }
 
     /** The caller's own operation (as polled) of the kind `accept` takes, with its module rows. */
     const pollOwn = (principal: Principal, id: string, accept: (row: OperationRow) => boolean) =>
@@ -296,14 +310,13 @@ export class Operations extends Effect.Service<Operations>()("vda/Operations", {
     /** The caller's own operation; anything else is indistinguishable from a missing one. */
     const get = (principal: Principal, id: string) =>
       // a report is v1's resource, polled at /v1/reports/:id
-      Effect.map(pollOwn(principal, id, (r) => r.kind !== "report"), ({ modules, row }) =>
-        toOperation(row, row.kind === "modules" ? modules : []))
+      Effect.map(pollOwn(principal, id, (r) => r.kind !== "report"), shapedOf)
 
     /** The caller's own modules operation created through `apiVersion` (v1 polls only its own). */
     const getModules = (principal: Principal, id: string, apiVersion: ApiVersion) =>
       Effect.map(
         pollOwn(principal, id, (r) => r.kind === "modules" && r.apiVersion === apiVersion),
-        ({ modules, row }) => toOperation(row, modules) as ModulesOperation
+        (polled) => shapedOf(polled) as ModulesOperation
       )
 
     return { createModules, reusable, createVehicleSearch, createReport, get, getModules, getReport }

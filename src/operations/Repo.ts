@@ -49,6 +49,36 @@ export interface ModuleRow {
   readonly updatedAt: Date
 }
 
+/** An operation with its module rows (none for a vehicle search). */
+export interface OperationWithModules {
+  readonly row: OperationRow
+  readonly modules: ReadonlyArray<ModuleRow>
+}
+
+/** A module row as the operation reads give it (migration 0016): JSON, names as they are. */
+interface ModuleJson {
+  readonly operation_id: string
+  readonly module: ModuleName
+  readonly status: OperationStatus
+  readonly data: unknown
+  readonly error: ModuleOutcome["error"]
+  readonly warnings: ModuleOutcome["warnings"]
+  readonly updated_at: string
+}
+
+const withModules = ({ modules, ...row }: OperationRow & { readonly modules: ReadonlyArray<ModuleJson> }): OperationWithModules => ({
+  row,
+  modules: modules.map((m) => ({
+    operationId: m.operation_id,
+    module: m.module,
+    status: m.status,
+    data: m.data,
+    error: m.error,
+    warnings: m.warnings,
+    updatedAt: new Date(m.updated_at)
+  }))
+})
+
 /** An operation as a list shows it. */
 export interface OperationSummaryRow {
   readonly id: string
@@ -83,7 +113,6 @@ export class OperationsRepo extends Effect.Service<OperationsRepo>()("vda/Operat
     const columns = sql.literal(
       "id, account_id, environment, kind, api_version, plate, modules_key, status, input, result, started_at, created_at, updated_at"
     )
-
     return {
       /** The account's operations in `environment`, newest first, optionally of one status and before one. */
       recent: (
@@ -137,22 +166,15 @@ export class OperationsRepo extends Effect.Service<OperationsRepo>()("vda/Operat
           Effect.map((rows) => Option.fromNullable(rows[0]))
         ),
 
-      /** The active modules operations with any of these reuse keys, and their module rows. */
+      /** The active modules operations with any of these reuse keys, with their module rows. */
       findActiveModulesMany: (keys: ReadonlyArray<ReuseKey>) =>
-        Effect.gen(function*() {
-          const rows = yield* sql<OperationRow>`
-            select ${columns} from operations
-            where kind = 'modules' and status in ('queued', 'processing')
-              and (account_id, environment, api_version, plate, modules_key) in (
-                select * from unnest(${keys.map((key) => key.accountId)}::text[], ${keys.map((key) => key.environment)}::text[],
-                  ${keys.map((key) => key.apiVersion)}::text[], ${keys.map((key) => key.plate)}::text[],
-                  ${keys.map((key) => key.modulesKey)}::text[]))`
-          if (rows.length === 0) return [rows, []] as const
-          const modules = yield* sql<ModuleRow>`
-            select operation_id, module, status, data, error, warnings, updated_at
-            from operation_modules where operation_id = any(${rows.map((row) => row.id)}::text[])`
-          return [rows, modules] as const
-        }).pipe(Effect.orDie),
+        sql<OperationRow & { readonly modules: ReadonlyArray<ModuleJson> }>`
+          select * from vda_active_modules_operations(${keys.map((key) => key.accountId)}::text[],
+            ${keys.map((key) => key.environment)}::text[], ${keys.map((key) => key.apiVersion)}::text[],
+            ${keys.map((key) => key.plate)}::text[], ${keys.map((key) => key.modulesKey)}::text[])`.pipe(
+          Effect.map((rows) => rows.map(withModules)),
+          Effect.orDie
+        ),
 
       findActiveReport: (key: Pick<OperationRow, "accountId" | "environment" | "plate">) =>
         sql<OperationRow>`
@@ -168,14 +190,12 @@ export class OperationsRepo extends Effect.Service<OperationsRepo>()("vda/Operat
           Effect.orDie
         ),
 
-      /** Operations by id with their module rows, in two statements for any number of ids. */
+      /** Operations by id with their module rows, in one statement for any number of ids. */
       findManyWithModules: (ids: ReadonlyArray<string>) =>
-        Effect.all([
-          sql<OperationRow>`select ${columns} from operations where id = any(${ids}::text[])`,
-          sql<ModuleRow>`
-            select operation_id, module, status, data, error, warnings, updated_at
-            from operation_modules where operation_id = any(${ids}::text[])`
-        ]).pipe(Effect.orDie),
+        sql<OperationRow & { readonly modules: ReadonlyArray<ModuleJson> }>`select * from vda_operations_by_id(${ids}::text[])`.pipe(
+          Effect.map((rows) => rows.map(withModules)),
+          Effect.orDie
+        ),
 
       modules: (id: string) =>
         sql<ModuleRow>`
