@@ -138,6 +138,23 @@ export const startBareNode = async () => {
   return { child, url: `http://127.0.0.1:${port}/` }
 }
 
+/** The plain-Node group-commit design (bench/reference-server.ts) on `databaseUrl`, answering `vehicleBody`. */
+export const startPlainNodeServer = async (databaseUrl: string, vehicleBody: string) => {
+  const child = spawn(process.execPath, ["--import", "tsx", "bench/reference-server.ts"], {
+    cwd: ROOT,
+    env: { ...process.env, DATABASE_URL: databaseUrl, VEHICLE_BODY: vehicleBody },
+    stdio: ["ignore", "pipe", "inherit"]
+  })
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout!.on("data", (c) => {
+      const listening = /listening on (http:\/\/\S+)/.exec(String(c))
+      if (listening) resolve(listening[1]!)
+    })
+    child.once("exit", (code) => reject(new Error(`the plain-Node server exited (${code})`)))
+  })
+  return { child, url }
+}
+
 /** The bench's busy account: custom plan, no limits, a key per environment. */
 export const busyAccount = async (env: Record<string, string>) => {
   const account = JSON.parse(await vda(env, "accounts", "create", "--owner", "Bench", "--plan", "custom", "--json"))

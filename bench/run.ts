@@ -5,7 +5,8 @@
  * temporary embedded database, creates one busy account (custom plan, no limits), and drives
  * each row with autocannon in a separate process, round after round (BENCH_ROUNDS, default 2):
  *   bare Node hello world · GET /healthz · metered GET /v2/vehicles/{plate} (registry hits, one
- *   account) · polling GET /v2/operations/{id} · POST modules reusing an active operation ·
+ *   account) · the same query against the plain-Node group-commit design, for comparison
+ *   (bench/reference-server.ts, on the same database and account) · polling GET /v2/operations/{id} · POST modules reusing an active operation ·
  *   GET /v2/status · the metered vehicle query again on a second server with tracing on (same
  *   database, exporting every span over OTLP/HTTP to a stand-in collector), which shows what
  *   tracing costs and, against the row with tracing off, that off costs nothing more
@@ -32,6 +33,7 @@ import {
   SLOW_SANDBOX_MODULES,
   startBareNode,
   startOtlpSink,
+  startPlainNodeServer,
   startServer,
   temporaryDataDir
 } from "./Harness.js"
@@ -42,6 +44,8 @@ interface Row {
   readonly name: string
   /** Fraction of the bare Node row the issue asks for, if it sets one. */
   readonly goal?: number
+  /** A server other than ours, run for comparison: no goal of ours applies to it. */
+  readonly comparison?: true
   readonly run: (duration: number) => Promise<Run>
 }
 
@@ -92,27 +96,31 @@ const main = async () => {
     ACCESS_LOG,
     OTEL_EXPORTER_OTLP_ENDPOINT: sink.url
   }, tracedAllocations)
+  let plainNodeServer: Awaited<ReturnType<typeof startPlainNodeServer>> | undefined
   try {
     const { id: accountId, production: key, sandbox: sandboxKey } = await busyAccount(env)
     const vehicleUrl = `${server.url}/v2/vehicles/${PLATE}`
     const check = await fetch(vehicleUrl, { headers: { "x-api-key": key } })
-    if (check.status !== 200 || !((await check.json()) as { found: boolean }).found) throw new Error(`${PLATE} is not in the demo registry`)
+    const vehicleBody = await check.text()
+    if (check.status !== 200 || !(JSON.parse(vehicleBody) as { found: boolean }).found) throw new Error(`${PLATE} is not in the demo registry`)
     const operation = await activeOperation(server.sandboxUrl, sandboxKey)
-
+    const plainNode = plainNodeServer = await startPlainNodeServer(await embeddedDatabaseUrl(dataDir), vehicleBody)
     let vehicleAnswers = 1
+    // counted runs use amounts: a timed run stops with requests in flight, charged but unseen
+    const countedVehicleRun = async (runAllocations: Allocations | undefined, url: string, d: number) => {
+      const warm = await autocannon(runAllocations, url, { "x-api-key": key }, { amount: 1000 })
+      const r = await autocannon(runAllocations, url, { "x-api-key": key }, { amount: Math.max(1000, Math.round(warm.requestsPerSecond * d)) })
+      vehicleAnswers += warm.ok + r.ok
+      return r
+    }
     const rows: Array<Row> = [
       { name: "bare Node http hello world", run: (d) => autocannon(undefined, bare.url, {}, { duration: d }) },
       { name: "GET /healthz", run: (d) => autocannon(allocations, `${server.url}/healthz`, {}, { duration: d }) },
+      { name: `GET /v2/vehicles/${PLATE} (metered)`, goal: 0.3, run: (d) => countedVehicleRun(allocations, vehicleUrl, d) },
       {
-        name: `GET /v2/vehicles/${PLATE} (metered)`,
-        goal: 0.3,
-        // counted runs use amounts: a timed run stops with requests in flight, charged but unseen
-        run: async (d) => {
-          const warm = await autocannon(allocations, vehicleUrl, { "x-api-key": key }, { amount: 1000 })
-          const r = await autocannon(allocations, vehicleUrl, { "x-api-key": key }, { amount: Math.max(1000, Math.round(warm.requestsPerSecond * d)) })
-          vehicleAnswers += warm.ok + r.ok
-          return r
-        }
+        name: "plain Node + pg, group commit",
+        comparison: true,
+        run: (d) => countedVehicleRun(undefined, `${plainNode.url}/v2/vehicles/${PLATE}`, d)
       },
       { name: "GET /v2/operations/{id} (polling)", goal: 0.2, run: (d) => autocannon(allocations, operation.pollUrl, { "x-api-key": sandboxKey }, { duration: d }) },
       {
@@ -123,13 +131,7 @@ const main = async () => {
       { name: "GET /v2/status", run: (d) => autocannon(allocations, `${server.url}/v2/status`, { "x-api-key": key }, { duration: d }) },
       {
         name: `GET /v2/vehicles/${PLATE} (tracing on)`,
-        run: async (d) => {
-          const url = `${traced.url}/v2/vehicles/${PLATE}`
-          const warm = await autocannon(tracedAllocations, url, { "x-api-key": key }, { amount: 1000 })
-          const r = await autocannon(tracedAllocations, url, { "x-api-key": key }, { amount: Math.max(1000, Math.round(warm.requestsPerSecond * d)) })
-          vehicleAnswers += warm.ok + r.ok
-          return r
-        }
+        run: (d) => countedVehicleRun(tracedAllocations, `${traced.url}/v2/vehicles/${PLATE}`, d)
       }
     ]
 
@@ -138,7 +140,7 @@ const main = async () => {
     for (let round = 0; round < ROUNDS; round++) {
       for (const [i, row] of rows.entries()) runs[i]!.push(await row.run(DURATION_S))
     }
-    const results = rows.map((row, i) => ({ name: row.name, goal: row.goal ?? null, ...mean(runs[i]!) }))
+    const results = rows.map((row, i) => ({ name: row.name, goal: row.goal ?? null, comparison: row.comparison ?? false, ...mean(runs[i]!) }))
     const consoleTimes = await consoleFirstPage(env, accountId, server.url, CONSOLE_SAMPLES)
     const reference = results[0]!.requestsPerSecond
 
@@ -174,11 +176,13 @@ const main = async () => {
       console.log(`| ${r.name.padEnd(36)} | ${r.requestsPerSecond.toFixed(0).padStart(8)} | ${String(r.p50).padStart(6)} | ${String(r.p99).padStart(6)} | ${ratio.toFixed(3).padStart(6)} | ${goal.padStart(6)} | ${kb.padStart(6)} | ${String(r.other).padStart(6)} |`)
     }
     const vehicle = results[2]!
-    const tracing = results[6]!
+    const plainNodeRow = results[3]!
+    const tracing = results.at(-1)!
     console.log(`\ntracing: on, the vehicle query does ${tracing.requestsPerSecond.toFixed(0)} req/s against ${vehicle.requestsPerSecond.toFixed(0)} off (${((tracing.requestsPerSecond / vehicle.requestsPerSecond - 1) * 100).toFixed(1)}%), ${(((tracing.bytesPerRequest ?? 0) - (vehicle.bytesPerRequest ?? 0)) / 1024).toFixed(1)} KB more per request; ${sink.spans()} spans exported. Off, no span is made: Effect's tracer is disabled and the listener starts none`)
     const allocationMet = vehicle.bytesPerRequest !== null && vehicle.bytesPerRequest <= VEHICLE_ALLOCATION_GOAL
     console.log(`\nmetering: plateQueries.used = ${metering.plateQueriesUsed}, 200 vehicle answers = ${vehicleAnswers}; moduleQueries.used = ${metering.moduleQueriesUsed} (expected 2: reuses and polls charge nothing): ${metering.exact ? "exact" : "MISMATCH"}`)
-    const slow = results.slice(1).filter((r) => r.p99 > P99_GOAL_MS).map((r) => `${r.name} (${r.p99} ms)`)
+    console.log(`\nplain Node + pg, group commit: the same admission function per batch, the vehicle's bytes answered, nothing else; the metered vehicle query does ${(vehicle.requestsPerSecond / plainNodeRow.requestsPerSecond).toFixed(2)}× its rate`)
+    const slow = results.slice(1).filter((r) => !r.comparison && r.p99 > P99_GOAL_MS).map((r) => `${r.name} (${r.p99} ms)`)
     console.log(`p99 ≤ ${P99_GOAL_MS} ms: ${slow.length === 0 ? "✓ every row" : `✗ ${slow.join(", ")}`}`)
     console.log(`allocation: ${((vehicle.bytesPerRequest ?? 0) / 1024).toFixed(1)} KB per vehicle query (goal ≤ ${VEHICLE_ALLOCATION_GOAL / 1024} KB): ${allocationMet ? "✓" : "✗"}; the server's heap growth between collections (--trace-gc), over every request sent`)
     const slowest = consoleTimes.at(-1)!
@@ -187,6 +191,7 @@ const main = async () => {
     if (!metering.exact) process.exitCode = 1
   } finally {
     bare.child.kill("SIGTERM")
+    plainNodeServer?.child.kill("SIGTERM")
     traced.child.kill("SIGTERM")
     await new Promise((resolve) => traced.child.once("exit", resolve))
     await sink.close()

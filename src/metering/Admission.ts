@@ -69,7 +69,7 @@ export interface AdmittedAndCharged {
   readonly refused?: LimitReached
 }
 
-interface Request {
+export interface AdmissionRequest {
   readonly keyHash: string
   readonly environment: Environment
   readonly at: number
@@ -83,7 +83,7 @@ const TOUCH_INTERVAL_MS = 60_000
 const KNOWN_MAX = 10_000
 
 /** `vda_admit_charge`'s answer (names as they are); null for an unknown or revoked key. */
-interface BatchAnswer {
+export interface BatchAnswer {
   readonly key_environment: Environment
   readonly fingerprint: string
   /** Null when it is the account the batch expected. */
@@ -99,7 +99,7 @@ interface BatchAnswer {
 }
 
 /** The consumption `request` was prepared with, if it was prepared for the account as `expected` shows it. */
-const preparedFor = ({ prepared }: Request, expected: KnownAccount | undefined) =>
+const preparedFor = ({ prepared }: AdmissionRequest, expected: KnownAccount | undefined) =>
   prepared !== undefined && prepared.expected.fingerprint === expected?.fingerprint ? prepared.consumption : undefined
 
 /** Values numbered from 1 in the order they first appear, by key. */
@@ -127,7 +127,7 @@ const integers = (values: ReadonlyArray<number>) => `{${values.join(",")}}`
  * each, each request's window, and the charges of the requests prepared for `expected` (others,
  * prepared for an account since changed, are only admitted).
  */
-const batchOf = (requests: ReadonlyArray<Request>, expected: KnownAccount | undefined) => {
+export const batchOf = (requests: ReadonlyArray<AdmissionRequest>, expected: KnownAccount | undefined) => {
   const windows = numbering<Date>()
   const counters = numbering<Charge>()
   const values = numbering<string>()
@@ -162,6 +162,33 @@ const batchOf = (requests: ReadonlyArray<Request>, expected: KnownAccount | unde
   }
 }
 
+/** One batch's admission and charges: one call, one round trip, one commit. */
+export const ADMIT_CHARGE = `
+  select vda_admit_charge($1, $2, $3, $4::timestamptz[], $5::integer[], $6::text[], $7::timestamptz[], $8::integer[],
+    $9::text[], $10::integer[], $11::integer[], $12::integer[], $13::integer[]) as answer`
+
+/** `ADMIT_CHARGE`'s parameters for a batch of one key's requests on one listener. */
+export const admitChargeParameters = (
+  keyHash: string,
+  environment: Environment,
+  expected: KnownAccount | undefined,
+  batch: ReturnType<typeof batchOf>
+) => [
+  keyHash,
+  environment,
+  expected?.fingerprint ?? null,
+  batch.windows,
+  batch.requestWindow,
+  batch.counterMeter,
+  batch.counterPeriod,
+  batch.counterLimit,
+  batch.values,
+  batch.chargeRequest,
+  batch.chargeCounter,
+  batch.chargeAmount,
+  batch.chargeValue
+]
+
 export class Admission extends Effect.Service<Admission>()("vda/Admission", {
   scoped: Effect.gen(function*() {
     const repo = yield* AccountsRepo
@@ -182,7 +209,7 @@ export class Admission extends Effect.Service<Admission>()("vda/Admission", {
     }
 
     const decide = (
-      request: Request,
+      request: AdmissionRequest,
       i: number,
       window: Period,
       principal: Principal,
@@ -214,16 +241,11 @@ export class Admission extends Effect.Service<Admission>()("vda/Admission", {
     }
 
     /** A batch of one key's requests on one listener. */
-    const admitBatch = (keyHash: string, environment: Environment, requests: ReadonlyArray<Request>) => {
+    const admitBatch = (keyHash: string, environment: Environment, requests: ReadonlyArray<AdmissionRequest>) => {
       const expected = known.get(keyHash)
       const batch = batchOf(requests, expected)
       return Effect.map(
-        raw<{ readonly answer: BatchAnswer | null }>`
-          select vda_admit_charge(${keyHash}, ${environment}, ${expected?.fingerprint ?? null},
-            ${batch.windows}::timestamptz[], ${batch.requestWindow}::integer[], ${batch.counterMeter}::text[],
-            ${batch.counterPeriod}::timestamptz[], ${batch.counterLimit}::integer[], ${batch.values}::text[],
-            ${batch.chargeRequest}::integer[], ${batch.chargeCounter}::integer[], ${batch.chargeAmount}::integer[],
-            ${batch.chargeValue}::integer[]) as answer`,
+        raw.unsafe<{ readonly answer: BatchAnswer | null }>(ADMIT_CHARGE, admitChargeParameters(keyHash, environment, expected, batch)),
         ([row]) => {
           const answer = row?.answer ?? null
           if (answer === null) {
@@ -239,7 +261,7 @@ export class Admission extends Effect.Service<Admission>()("vda/Admission", {
 
     const batcher = yield* Batcher.make({
       // a lane per key and listener: a busy account batches its own requests, and never queues another's
-      key: (request: Request) => `${request.keyHash}/${request.environment}`,
+      key: (request: AdmissionRequest) => `${request.keyHash}/${request.environment}`,
       process: (_lane, requests) => admitBatch(requests[0]!.keyHash, requests[0]!.environment, requests)
     })
 
@@ -252,7 +274,7 @@ export class Admission extends Effect.Service<Admission>()("vda/Admission", {
       })
 
     /** The batch's key was used: at its last admitted request. */
-    const touchUsed = (requests: ReadonlyArray<Request>, results: ReadonlyArray<Either.Either<AdmittedAndCharged, unknown>>) => {
+    const touchUsed = (requests: ReadonlyArray<AdmissionRequest>, results: ReadonlyArray<Either.Either<AdmittedAndCharged, unknown>>) => {
       for (let i = results.length - 1; i >= 0; i--) {
         const result = results[i]!
         if (Either.isRight(result)) return touch(result.right.admitted.principal.keyId, requests[i]!.at)
