@@ -13,10 +13,12 @@ export class AccountStatus extends Effect.Service<AccountStatus>()("vda/AccountS
     const usage = yield* UsageReader
     const read = (principal: Principal) =>
       Effect.gen(function*() {
+        // one after the other: forking both would copy and diff the request's whole context, which
+        // cost more CPU under load than the second round trip's wait (bench:profile)
         const [data, keys] = yield* Effect.all([
           usage.read(principal),
           repo.listKeys(principal.accountId, principal.environment)
-        ], { concurrency: 2 })
+        ])
         return {
           owner: principal.owner,
           plan: principal.entitlements.plan,
