@@ -25,7 +25,13 @@ const start = async () => {
 
 beforeAll(async () => {
   env = { DATABASE_URL: await freshDatabase(), SANDBOX_MODULE_LATENCY_MS: "2500", SOURCE_RETRY_INITIAL_MS: "50", INLINE_CLAIM_TTL_MS: "3000" }
-  const account = await cliAccount(env, { owner: "Ops", plan: "growth", environments: ["sandbox"] })
+  // no per-minute limit: the waits below poll every 50 ms, and a 429 would hold them to the next minute
+  const account = await cliAccount(env, {
+    owner: "Ops",
+    plan: "custom",
+    custom: ["--plate-queries", "1000", "--unique-plates", "1000", "--module-queries", "1000", "--rpm", "unlimited"],
+    environments: ["sandbox"]
+  })
   accountId = account.id
   key = account.keys.sandbox
 })
@@ -99,7 +105,8 @@ describe("kill -9 in the middle of operations", () => {
     const done = await waitFor(async () => {
       const body = await json(await request(server, `/v2/operations/${id}`))
       return FINAL.includes(body.status) ? body : undefined
-    // the sweep takes it up within a second; the deadline leaves room for a loaded machine (CI runs files side by side)
+    // the sweep takes it up within a second, and it runs for 2.5 s; the deadline leaves room for a
+    // loaded machine (CI runs files side by side)
     }, "the sweep to run it", 45_000)
     expect(done).toMatchObject({ status: "completed", modules: { vtv: { status: "completed" } } })
   }, 90_000)
