@@ -2,7 +2,8 @@
  * The lean lane: the hottest routes served straight from Node's request listener, in front of the
  * HttpApi application: the vehicle query (`GET /v2/vehicles/{plate}`, `GET /v1/vehicles/basic`),
  * the operation poll (`GET /v2/operations/{id}`), and the module query that reuses an active
- * operation (`POST /v2/vehicles/{plate}/modules`, answered 200; creating one is HttpApi's).
+ * operation (`POST /v2/vehicles/{plate}/modules`, answered 200; creating one is HttpApi's), and
+ * the account's status (`GET /v2/status`).
  *
  * It takes only the plainest form of a request it knows well: a key, a plate, flags and an id of
  * plain characters, and no body but a small JSON one of a module query. One Effect program on the server's runtime, with the same services
@@ -28,6 +29,8 @@ import { type Environment, RequestId, saneRequestId } from "../platform/RequestC
 import { handOverBody, readSmallBody } from "../platform/RequestBody.js"
 import { checkJsonText, hasBody, isJsonMediaType } from "../platform/RequestInput.js"
 import { type NodeHandler, noteAccount, noteRequestId, withRequestSpan } from "../platform/HttpObservation.js"
+import { StatusResponse } from "../accounts/Api.js"
+import { AccountStatus } from "../accounts/Status.js"
 import { V1BasicVehicle } from "../v1/Api.js"
 import { VehicleQueryParams, VehicleResponse } from "../vehicles/Api.js"
 import { VehicleQuery } from "../vehicles/VehicleQuery.js"
@@ -39,6 +42,7 @@ type Route =
   | { readonly _tag: "Vehicle"; readonly version: ApiVersion; readonly plate: string; readonly params: VehicleQueryParams }
   | { readonly _tag: "Operation"; readonly id: string }
   | { readonly _tag: "Modules"; readonly plate: string }
+  | { readonly _tag: "Status" }
 
 interface Answer {
   readonly status: number
@@ -56,6 +60,8 @@ const PASS_ON: Outcome = { _tag: "PassOn" }
 const V2_VEHICLES = "/v2/vehicles/"
 const V1_BASIC = "/v1/vehicles/basic"
 const V2_OPERATIONS = "/v2/operations/"
+const V2_STATUS = "/v2/status"
+const STATUS: Route = { _tag: "Status" }
 const PLAIN_SEGMENT = /^[A-Za-z0-9]{1,32}$/
 const PLAIN_ID = /^[A-Za-z0-9_]{1,64}$/
 const PLAIN_QUERY = /^[A-Za-z0-9_=&.-]*$/
@@ -69,6 +75,7 @@ const encodeV1 = Schema.encodeSync(V1BasicVehicle)
 const encodeOperation = Schema.encodeSync(Operation)
 const encodeModulesOperation = Schema.encodeSync(ModulesOperation)
 const decodeModulesRequest = Schema.decodeUnknownEither(ModulesRequest)
+const encodeStatus = Schema.encodeSync(StatusResponse)
 
 /** The modules a module query's body asks for, when it is the plainest valid one (else HttpApi judges it). */
 const requestedModules = (body: string): ReadonlyArray<string> | undefined => {
@@ -104,6 +111,7 @@ export const routeOf = (request: IncomingMessage): Route | undefined => {
   if (request.method !== "GET" || hasBody(request.headers)) return undefined
   const mark = url.indexOf("?")
   const path = mark === -1 ? url : url.slice(0, mark)
+  if (url === V2_STATUS) return STATUS
   if (path.startsWith(V2_OPERATIONS)) {
     const id = path.slice(V2_OPERATIONS.length)
     return mark === -1 && PLAIN_ID.test(id) ? { _tag: "Operation", id } : undefined
@@ -175,6 +183,7 @@ export class Lane extends Effect.Service<Lane>()("vda/Lane", {
     const admission = yield* Admission
     const query = yield* VehicleQuery
     const operations = yield* Operations
+    const status = yield* AccountStatus
 
     // the request id reaches errors through the context; the answers that succeed do without it
     const tooMany = (details: Errors.ErrorDetails, requestId: string) =>
@@ -290,6 +299,15 @@ export class Lane extends Effect.Service<Lane>()("vda/Lane", {
         ))
     }
 
+    /** The account's status: admitted, then read. */
+    const serveStatus = (environment: Environment, keyHash: string, requestId: string, source: IncomingMessage) =>
+      admitThen(environment, keyHash, requestId, source, (admitted, headers) =>
+        orPassOn(
+          admitted,
+          Effect.map(status.read(admitted.principal), (data) =>
+            answer(200, rateLimitHeaders(admitted, headers), JSON.stringify(encodeStatus({ success: true, data }))))
+        ))
+
     const serve = (
       environment: Environment,
       route: Route,
@@ -306,6 +324,8 @@ export class Lane extends Effect.Service<Lane>()("vda/Lane", {
           return serveOperation(environment, route.id, keyHash, requestId, source)
         case "Modules":
           return serveModules(environment, route.plate, body ?? "", keyHash, requestId, source)
+        case "Status":
+          return serveStatus(environment, keyHash, requestId, source)
       }
     }
 

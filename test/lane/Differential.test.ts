@@ -321,6 +321,33 @@ describe("the lean lane answers as the HttpApi path does", () => {
     expect((await both(accounts, "production", "/v2/vehicles/AC123BD")).status).toBe(401)
   })
 
+  it("the account's status: answered by the lane, with the usage and keys as they stand", async () => {
+    const accounts = await twins()
+    for (const environment of ["production", "sandbox"] as const) {
+      await both(accounts, environment, "/v2/vehicles/AB123CD")
+      // the twins' own ids and key characters; when a key was last used is noted in the background
+      const own = (side: "lane" | "plain") => [
+        accounts[side].id,
+        accounts[side][environment].id,
+        `"prefix":"${accounts[side][environment].prefix}"`,
+        `"last4":"${accounts[side][environment].last4}"`,
+        `"lastUsedAt":"${new Date(clock.unsafeCurrentTimeMillis()).toISOString()}"`,
+        `"lastUsedAt":null`
+      ]
+      const mark = passedOn.length
+      for (let i = 0; i < 2; i++) {
+        const answer = await both(accounts, environment, "/v2/status", undefined, own)
+        expect(answer.status).toBe(200)
+        // (masked, the body is no longer JSON)
+        expect(answer.body).toMatch(new RegExp(`^\\{"success":true,.*"usage":\\{"environment":"${environment}",.*"requests":\\{"limit":120,"used":${2 + i},`))
+      }
+      expect(passedSince(mark)).toEqual([])
+      expect((await both(accounts, environment, "/v2/status?verbose=1", undefined, own)).status).toBe(200)
+      expect(passedSince(mark)).toHaveLength(1)
+    }
+    await expectSameUsage(accounts, "production")
+  })
+
   it("module queries: a reuse of the active operation answered by the lane; creations and refusals passed on", async () => {
     const accounts = await twins((account) => setCustom(account, { requestsPerMinute: 12 }))
     const gnc = JSON.stringify({ modules: ["gnc"] })
