@@ -104,7 +104,7 @@ const paramsOf = (search: string): Record<string, string> | undefined => {
   return params
 }
 
-/** The vehicle query or operation poll this request is, in the plainest form only. */
+/** Which of the lane's routes this request is (vehicle query, poll, module query, status), in the plainest form only. */
 export const routeOf = (request: IncomingMessage): Route | undefined => {
   const url = request.url ?? ""
   if (request.method === "POST") return modulesRouteOf(request, url)
