@@ -1,17 +1,21 @@
 /**
  * The account's status as both API versions show it: owner, plan, the environment's usage and its
  * API keys (never their secrets).
+ *
+ * Concurrent status reads of one account and environment share one read, as polls do: each
+ * request was admitted (and counted) before the read began, so the usage it sees includes it.
  */
-import { Effect } from "effect"
+import { Effect, Either } from "effect"
 import { UsageReader } from "../metering/UsageReader.js"
+import * as Batcher from "../platform/Batcher.js"
 import type { Principal } from "./Domain.js"
 import { AccountsRepo } from "./Repo.js"
 
 export class AccountStatus extends Effect.Service<AccountStatus>()("vda/AccountStatus", {
-  effect: Effect.gen(function*() {
+  scoped: Effect.gen(function*() {
     const repo = yield* AccountsRepo
     const usage = yield* UsageReader
-    const read = (principal: Principal) =>
+    const readNow = (principal: Principal) =>
       Effect.gen(function*() {
         // one after the other: forking both would copy and diff the request's whole context, which
         // cost more CPU under load than the second round trip's wait (bench:profile)
@@ -34,6 +38,14 @@ export class AccountStatus extends Effect.Service<AccountStatus>()("vda/AccountS
           }))
         }
       })
+    const reads = yield* Batcher.make({
+      key: (principal: Principal) => `${principal.accountId}/${principal.environment}`,
+      // the latest admission's view of the account: all of them came before the read
+      process: (_key, principals) =>
+        Effect.map(readNow(principals.at(-1)!), (status) => principals.map(() => Either.right(status)))
+    })
+    /** The status; the same object for the reads that shared it. */
+    const read = (principal: Principal) => reads.submit(principal)
     return { read }
   })
 }) {}

@@ -148,6 +148,7 @@ const encodedOnce = <A extends object>(encode: (value: A) => unknown) => {
 const vehicleBody = { v1: encodedOnce(encodeV1), v2: encodedOnce(encodeV2) }
 const operationBody = encodedOnce(encodeOperation)
 const modulesOperationBody = encodedOnce(encodeModulesOperation)
+const statusBody = encodedOnce((data: typeof StatusResponse.Type["data"]) => encodeStatus({ success: true, data }))
 
 const answer = (status: number, headers: Record<string, string>, body: string): Outcome => ({
   _tag: "Answer",
@@ -305,7 +306,7 @@ export class Lane extends Effect.Service<Lane>()("vda/Lane", {
         orPassOn(
           admitted,
           Effect.map(status.read(admitted.principal), (data) =>
-            answer(200, rateLimitHeaders(admitted, headers), JSON.stringify(encodeStatus({ success: true, data }))))
+            answer(200, rateLimitHeaders(admitted, headers), statusBody(data)))
         ))
 
     const serve = (

@@ -52,6 +52,15 @@ describe("GET /v2/status", () => {
     expect(account.production.prefix).toMatch(/^vda_live_[0-9A-Za-z]{4}$/)
   })
 
+  it("concurrent reads (which share one read) each show a usage that counts the request itself", async () => {
+    const fresh = await app.createAccount({ plan: "growth" })
+    const answers = await Promise.all(Array.from({ length: 20 }, () => app.production("/v2/status", withKey(fresh.production.key))))
+    const used = (await Promise.all(answers.map(json))).map((body) => body.data.usage.requests.used as number).sort((a, b) => a - b)
+    // the k-th request admitted sees at least k requests: sorted, the k-th answer shows at least k
+    used.forEach((count, k) => expect(count, `answer ${k + 1} of ${used.join(",")}`).toBeGreaterThanOrEqual(k + 1))
+    expect(used.at(-1)).toBe(20)
+  })
+
   it("on the sandbox listener shows the sandbox keys and counters", async () => {
     const res = await app.sandbox("/v2/status", withKey(account.sandbox.key))
     expect(res.status).toBe(200)
