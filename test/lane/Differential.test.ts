@@ -5,7 +5,7 @@
  * same, and the lane must have answered the plain requests itself (the rest it passes on).
  */
 import { createServer, type Server } from "node:http"
-import type { AddressInfo } from "node:net"
+import * as Net from "node:net"
 import { HttpApiBuilder } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Effect } from "effect"
@@ -29,7 +29,7 @@ const urls = {} as Record<"lane" | "plain", Record<Environment, string>>
 
 const listen = (handler: Parameters<typeof createServer>[1]) =>
   new Promise<string>((resolve) => {
-    const server = createServer(handler).listen(0, "127.0.0.1", () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`))
+    const server = createServer(handler).listen(0, "127.0.0.1", () => resolve(`http://127.0.0.1:${(server.address() as Net.AddressInfo).port}`))
     servers.push(server)
   })
 
@@ -404,5 +404,46 @@ describe("the lean lane answers as the HttpApi path does", () => {
     expect(JSON.parse(limited.body)).toMatchObject({ error: { code: "rate_limit_exceeded" } })
     expect(passedSince(mark)).toHaveLength(refusals.length + 2)
     await expectSameUsage(accounts, "production")
+  })
+
+  it("a module query's body in pieces is read whole; one whose client leaves mid-body is dropped, counted nowhere", async () => {
+    const { lane: account } = await twins()
+    const gnc = JSON.stringify({ modules: ["gnc"] })
+    const created = await fetch(`${urls.lane.production}/v2/vehicles/AC123BD/modules`, {
+      method: "POST",
+      headers: { "x-api-key": account.production.key, "content-type": "application/json" },
+      body: gnc
+    })
+    expect(created.status).toBe(202)
+    await waitUntil(account, ((await created.json()) as { id: string }).id, "processing", "production")
+
+    const { hostname, port } = new URL(urls.lane.production)
+    const head = `POST /v2/vehicles/AC123BD/modules HTTP/1.1\r\nHost: vda.test\r\nX-Api-Key: ${account.production.key}\r\n` +
+      `Content-Type: application/json\r\nContent-Length: ${gnc.length}\r\nConnection: close\r\n\r\n`
+    /** What the server sent back on a connection of our own, until it closed. */
+    const raw = (send: (socket: Net.Socket) => void) =>
+      new Promise<string>((resolve, reject) => {
+        const socket = Net.connect(Number(port), hostname, () => send(socket.setNoDelay(true)))
+        let received = ""
+        socket.on("data", (chunk) => (received += chunk))
+        socket.on("close", () => resolve(received))
+        socket.on("error", reject)
+      })
+    const requestsUsed = async () =>
+      ((await (await fetch(`${urls.plain.production}/v2/usage`, { headers: { "x-api-key": account.production.key } })).json()) as {
+        data: { requests: { used: number } }
+      }).data.requests.used
+
+    const mark = passedOn.length
+    const pieces = await raw((socket) => socket.write(head + gnc.slice(0, 5), () => socket.write(gnc.slice(5))))
+    expect(pieces).toMatch(/^HTTP\/1\.1 200 /)
+    expect(passedSince(mark)).toEqual([])
+
+    const before = await requestsUsed()
+    // Node's own parser answers a body cut short (a bare 400) to a client that has left
+    expect(await raw((socket) => socket.end(head + gnc.slice(0, 5)))).toMatch(/^(HTTP\/1\.1 400 Bad Request\r\n[^]*)?$/)
+    // the next read of usage is the only request counted since
+    expect(await requestsUsed()).toBe(before + 1)
+    expect(passedSince(mark)).toEqual([])
   })
 })
