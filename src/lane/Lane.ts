@@ -27,7 +27,8 @@ import * as Errors from "../platform/Errors.js"
 import { ulidAt } from "../platform/Ids.js"
 import { type Environment, RequestId, saneRequestId } from "../platform/RequestContext.js"
 import { handOverBody, readSmallBody } from "../platform/RequestBody.js"
-import { checkJsonText, hasBody, isJsonMediaType } from "../platform/RequestInput.js"
+import { type BodyLimits, hasBody, isJsonMediaType, parseJsonText } from "../platform/RequestInput.js"
+import { AppConfig } from "../platform/Config.js"
 import { type NodeHandler, noteAccount, noteRequestId, withRequestSpan } from "../platform/HttpObservation.js"
 import { StatusResponse } from "../accounts/Api.js"
 import { AccountStatus } from "../accounts/Status.js"
@@ -78,9 +79,11 @@ const decodeModulesRequest = Schema.decodeUnknownEither(ModulesRequest)
 const encodeStatus = Schema.encodeSync(StatusResponse)
 
 /** The modules a module query's body asks for, when it is the plainest valid one (else HttpApi judges it). */
-const requestedModules = (body: string): ReadonlyArray<string> | undefined => {
-  if (checkJsonText(body) !== undefined) return undefined
-  const decoded = decodeModulesRequest(JSON.parse(body))
+const requestedModules = (body: string, limits: BodyLimits): ReadonlyArray<string> | undefined => {
+  if (Buffer.byteLength(body) > limits.maxBytes) return undefined
+  const parsed = parseJsonText(body, limits)
+  if ("refusal" in parsed) return undefined
+  const decoded = decodeModulesRequest(parsed.value)
   return Either.isRight(decoded) ? decoded.right.modules : undefined
 }
 
@@ -185,6 +188,8 @@ export class Lane extends Effect.Service<Lane>()("vda/Lane", {
     const query = yield* VehicleQuery
     const operations = yield* Operations
     const status = yield* AccountStatus
+    // the input layer's limits, as HttpApi applies them
+    const { requestBody } = yield* AppConfig
 
     // the request id reaches errors through the context; the answers that succeed do without it
     const tooMany = (details: Errors.ErrorDetails, requestId: string) =>
@@ -287,7 +292,7 @@ export class Lane extends Effect.Service<Lane>()("vda/Lane", {
       requestId: string,
       source: IncomingMessage
     ) => {
-      const modules = requestedModules(body)
+      const modules = requestedModules(body, requestBody)
       if (modules === undefined) return Effect.succeed(PASS_ON)
       return admitThen(environment, keyHash, requestId, source, (admitted, headers) =>
         orPassOn(

@@ -174,19 +174,28 @@ const someString = (value: unknown, test: (s: string) => boolean) => {
   return false
 }
 
-/** The body's text: JSON within the depth limit, with no NUL or lone surrogate. */
-export const checkJsonText = (text: string, limits: BodyLimits = DEFAULT_BODY_LIMITS): Refusal | undefined => {
+/** The body's text parsed: JSON within the depth limit, with no NUL or lone surrogate; else its refusal. */
+export const parseJsonText = (
+  text: string,
+  limits: BodyLimits = DEFAULT_BODY_LIMITS
+): { readonly value: unknown } | { readonly refusal: Refusal } => {
   if (jsonDepth(text) > limits.maxDepth) {
-    return { status: 400, message: `Invalid request: JSON nested deeper than ${limits.maxDepth} levels` }
+    return { refusal: { status: 400, message: `Invalid request: JSON nested deeper than ${limits.maxDepth} levels` } }
   }
   let value: unknown
   try {
     value = JSON.parse(text)
   } catch {
-    return { status: 400, message: `Malformed request body: expected JSON of at most ${sizeOf(limits.maxBytes)}` }
+    return { refusal: { status: 400, message: `Malformed request body: expected JSON of at most ${sizeOf(limits.maxBytes)}` } }
   }
   if (someString(value, hasForbiddenCharacter)) {
-    return { status: 400, message: "Invalid request: the body contains a NUL character or a lone surrogate" }
+    return { refusal: { status: 400, message: "Invalid request: the body contains a NUL character or a lone surrogate" } }
   }
-  return undefined
+  return { value }
+}
+
+/** The refusal of a body's text, if `parseJsonText` refuses it. */
+export const checkJsonText = (text: string, limits: BodyLimits = DEFAULT_BODY_LIMITS): Refusal | undefined => {
+  const parsed = parseJsonText(text, limits)
+  return "refusal" in parsed ? parsed.refusal : undefined
 }
