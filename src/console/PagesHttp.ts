@@ -182,12 +182,11 @@ export const makePageHandlers = Effect.gen(function*() {
   const operationDetail = withSession((ctx) =>
     Effect.gen(function*() {
       const id = yield* param("id")
-      const row = yield* operations.find(id)
-      if (Option.isNone(row) || row.value.accountId !== ctx.principal.accountId || row.value.environment !== ctx.principal.environment) {
+      const [found] = yield* operations.findManyWithModules([id])
+      if (found === undefined || found.row.accountId !== ctx.principal.accountId || found.row.environment !== ctx.principal.environment) {
         return yield* render(ctx, "operations", "Operation not found", operationsPage({ operations: [], status: undefined, limit: LIST_LIMIT, date: ctx.date }), { alert: "There is no such operation in this environment." }, 404)
       }
-      const modules = yield* operations.modules(id)
-      return yield* render(ctx, "operations", `Operation ${id}`, operationPage({ row: row.value, modules, date: ctx.date }))
+      return yield* render(ctx, "operations", `Operation ${id}`, operationPage({ row: found.row, modules: found.modules, date: ctx.date }))
     })
   )
 

@@ -82,6 +82,9 @@ export const toOperation = (row: OperationRow, modules: ReadonlyArray<ModuleRow>
   return { ...common, kind: "modules", modules: results as ModuleResults } satisfies ModulesOperation
 }
 
+/** An operation read with its module rows, as the spec shapes it. */
+const operationOf = ({ modules, row }: OperationWithModules): Operation => toOperation(row, row.kind === "modules" ? modules : [])
+
 /**
  * A just-committed operation as it stands (queued, every module queued), built from what was
  * committed rather than read back: once charged, the client gets its answer even if the database
@@ -104,7 +107,6 @@ const justCommitted = (row: NewOperation): { row: OperationRow; modules: Array<M
 
 const POLL_LANES = 4
 
-
 export class Operations extends Effect.Service<Operations>()("vda/Operations", {
   scoped: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -112,18 +114,11 @@ export class Operations extends Effect.Service<Operations>()("vda/Operations", {
     const metering = yield* Metering
     const engine = yield* WorkflowEngine
 
-    const read = (id: string) =>
-      Effect.gen(function*() {
-        const row = yield* repo.find(id)
-        if (Option.isNone(row)) return Option.none<Operation>()
-        return Option.some(toOperation(row.value, row.value.kind === "modules" ? yield* repo.modules(id) : []))
-      })
-
     const requireOperation = (id: string) =>
-      Effect.flatMap(read(id), Option.match({
-        onNone: () => Effect.die(new Error(`operation ${id} vanished`)),
-        onSome: Effect.succeed
-      }))
+      Effect.flatMap(repo.findManyWithModules([id]), ([found]) =>
+        found === undefined
+          ? Effect.die(new Error(`operation ${id} vanished`))
+          : Effect.succeed(operationOf(found)))
 
     const validateModules = (principal: Principal, requested: ReadonlyArray<string>) =>
       Effect.gen(function*() {
@@ -161,7 +156,7 @@ export class Operations extends Effect.Service<Operations>()("vda/Operations", {
       key: (key: ReuseKey) => key.accountId,
       process: (_lane, keys) =>
         Effect.map(repo.findActiveModulesMany([...new Map(keys.map((key) => [reuseKeyText(key), key])).values()]), (found) => {
-          const byKey = new Map(found.map(({ modules, row }) => [reuseKeyText(row), toOperation(row, modules) as ModulesOperation]))
+          const byKey = new Map(found.map((active) => [reuseKeyText(active.row), operationOf(active) as ModulesOperation]))
           return keys.map((key) => Either.right(Option.fromNullable(byKey.get(reuseKeyText(key)))))
         })
     })
@@ -294,7 +289,7 @@ export class Operations extends Effect.Service<Operations>()("vda/Operations", {
     const shapedOf = (polled: OperationWithModules) => {
       let operation = shaped.get(polled)
       if (operation === undefined) {
-        shaped.set(polled, operation = toOperation(polled.row, polled.row.kind === "modules" ? polled.modules : []))
+        shaped.set(polled, operation = operationOf(polled))
       }
       return operation
     }

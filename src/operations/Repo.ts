@@ -101,7 +101,6 @@ const ACTIVE = ["queued", "processing"]
 export const reuseKeyText = (key: Omit<ReuseKey, "modulesKey"> & { readonly modulesKey: string | null }) =>
   `${key.accountId}/${key.environment}/${key.apiVersion}/${key.plate}/${key.modulesKey}`
 
-
 export class OperationsRepo extends Effect.Service<OperationsRepo>()("vda/OperationsRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -113,6 +112,7 @@ export class OperationsRepo extends Effect.Service<OperationsRepo>()("vda/Operat
     const columns = sql.literal(
       "id, account_id, environment, kind, api_version, plate, modules_key, status, input, result, started_at, created_at, updated_at"
     )
+
     return {
       /** The account's operations in `environment`, newest first, optionally of one status and before one. */
       recent: (
