@@ -63,11 +63,11 @@ export const makePageHandlers = Effect.gen(function*() {
     })
   )
 
-  const keysOf = (ctx: SignedIn) => accountsRepo.listKeys(ctx.principal.accountId, ctx.principal.environment)
+  const keysView = (ctx: SignedIn, extra: { readonly alert?: string } = {}, status = 200) =>
+    Effect.flatMap(accountsRepo.listKeys(ctx.principal.accountId, ctx.principal.environment), (list) =>
+      render(ctx, "keys", "API keys", keysPage({ keys: list, csrf: ctx.session.csrfToken, date: ctx.date }), extra, status))
 
-  const keys = withSession((ctx) =>
-    Effect.flatMap(keysOf(ctx), (list) => render(ctx, "keys", "API keys", keysPage({ keys: list, csrf: ctx.session.csrfToken, date: ctx.date })))
-  )
+  const keys = withSession((ctx) => keysView(ctx))
 
   const keyNameOf = (form: UrlParams.UrlParams) => {
     const name = field(form, "name").slice(0, 100)
@@ -82,9 +82,7 @@ export const makePageHandlers = Effect.gen(function*() {
     }).pipe(Effect.orDie)
   )
 
-  const keyNotFound = (ctx: SignedIn) =>
-    Effect.flatMap(keysOf(ctx), (list) =>
-      render(ctx, "keys", "API keys", keysPage({ keys: list, csrf: ctx.session.csrfToken, date: ctx.date }), { alert: "There is no such key." }, 404))
+  const keyNotFound = (ctx: SignedIn) => keysView(ctx, { alert: "There is no such key." }, 404)
 
   const renameKey = withForm((ctx, form) =>
     Effect.gen(function*() {

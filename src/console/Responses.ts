@@ -7,7 +7,7 @@ import { type HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import type { Html } from "./Html.js"
 import { hrefOf } from "./Routes.js"
 
-export const SECURITY_HEADERS = {
+const SECURITY_HEADERS = {
   "content-security-policy":
     "default-src 'none'; script-src 'self'; style-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
   "x-frame-options": "DENY",

@@ -10,14 +10,8 @@ import type { MeterUsage, ModuleUsage, Usage } from "./Api.js"
 import { type ApiVersion, byDay, byModule, byVersion, LEGACY_OPENING_PLATE_QUERIES, METERING_POLICY_VERSION } from "./Meters.js"
 import { dayOf, minuteOf, monthOf, type Period } from "./Periods.js"
 
-/** A day's count of a monthly meter (`byDay`). */
-export interface DailyRow {
-  readonly meter: string
-  readonly periodStart: Date
-  readonly used: number
-}
-
-interface CounterRow {
+/** A counter's value in one period (a day's count of a monthly meter for `daily`). */
+export interface CounterRow {
   readonly meter: string
   readonly periodStart: Date
   readonly used: number
@@ -102,7 +96,7 @@ export class UsageReader extends Effect.Service<UsageReader>()("vda/UsageReader"
 
     /** The daily plate and module counts of the days starting at or after `from`. */
     const daily = (accountId: string, environment: Environment, from: Date) =>
-      sql<DailyRow>`
+      sql<CounterRow>`
           select meter, period_start, used from meter_counters
           where account_id = ${accountId} and environment = ${environment}
             and meter = any(${[byDay("plate_queries"), byDay("module_queries")]}::text[]) and period_start >= ${from}

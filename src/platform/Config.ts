@@ -226,12 +226,12 @@ export class AppConfig extends Effect.Service<AppConfig>()("vda/AppConfig", {
         } s, bookkeeping included)`,
         validation: (w) => w.timeoutMs <= ACTIVITY_TIMEOUTS.deliveryMs - ACTIVITY_ROOM_MS
       })),
-      /** After SIGTERM: how long in-flight requests may take before their connections are cut. */
       /** Reverse proxies in front of the listeners whose X-Forwarded-For and -Proto are believed. */
       trustedProxyHops: yield* Config.integer("TRUSTED_PROXY_HOPS").pipe(
         Config.withDefault(0),
-        Config.validate({ message: "expected a number of proxies >= 0", validation: (n) => n >= 0 && n <= 10 })
+        Config.validate({ message: "expected a number of proxies between 0 and 10", validation: (n) => n >= 0 && n <= 10 })
       ),
+      /** After SIGTERM: how long in-flight requests may take before their connections are cut. */
       shutdownDrainMs: yield* positiveInt("SHUTDOWN_DRAIN_MS", 10_000),
       sandboxLatencyMs: yield* milliseconds("SANDBOX_MODULE_LATENCY_MS", 1500),
       webhookDeliveryRetentionDays: yield* positiveInt("WEBHOOK_DELIVERY_RETENTION_DAYS", 30),
