@@ -18,9 +18,9 @@
  * with the error contract's, and a differential test holds the two paths to the same bytes.
  */
 import type { IncomingMessage, ServerResponse } from "node:http"
-import { Clock, Effect, Either, Exit, Option, Runtime, Schema } from "effect"
+import { Cause, Clock, Effect, Either, Exit, Option, Runtime, Schema } from "effect"
 import { type InvalidKey, keyHashOf } from "../accounts/Authentication.js"
-import { Admission, type Admitted, rateLimitHeaders } from "../metering/Admission.js"
+import { Admission, type Admitted, type AdmittedAndCharged, rateLimitHeaders } from "../metering/Admission.js"
 import type { LimitReached } from "../metering/Metering.js"
 import type { ApiVersion } from "../metering/Meters.js"
 import * as Errors from "../platform/Errors.js"
@@ -29,7 +29,7 @@ import { type Environment, RequestId, saneRequestId } from "../platform/RequestC
 import { handOverBody, readSmallBody } from "../platform/RequestBody.js"
 import { type BodyLimits, hasBody, isJsonMediaType, parseJsonText } from "../platform/RequestInput.js"
 import { AppConfig } from "../platform/Config.js"
-import { type NodeHandler, noteAccount, noteRequestId, withRequestSpan } from "../platform/HttpObservation.js"
+import { hasRequestSpan, type NodeHandler, noteAccount, noteRequestId, withRequestSpan } from "../platform/HttpObservation.js"
 import { StatusResponse } from "../accounts/Api.js"
 import { AccountStatus } from "../accounts/Status.js"
 import { V1BasicVehicle } from "../v1/Api.js"
@@ -204,6 +204,34 @@ export class Lane extends Effect.Service<Lane>()("vda/Lane", {
           Effect.provideService(RequestId, requestId)
         ))
 
+    /** What a vehicle query's settled admission and charge answer: at once, or by an effect (a refusal, a failure). */
+    const settledVehicle = (
+      settled: Exit.Exit<AdmittedAndCharged, InvalidKey | LimitReached>,
+      version: ApiVersion,
+      requestId: string,
+      response: VehicleResponse,
+      source: IncomingMessage
+    ): Outcome | Effect.Effect<Outcome> => {
+      const headers: Record<string, string> = { "x-request-id": requestId }
+      if (Exit.isFailure(settled)) {
+        // a failed round trip committed nothing: HttpApi may try again
+        const refused = Cause.failureOption(settled.cause)
+        return Option.isSome(refused) ? refusedAdmission(refused.value, version, requestId, headers) : PASS_ON
+      }
+      const { admitted, charged, refused } = settled.value
+      noteAccount(source, admitted.principal.accountId)
+      if (!charged) return { _tag: "PassOn", admitted }
+      rateLimitHeaders(admitted, headers)
+      if (refused !== undefined) {
+        return answerCharged(version, requestId, headers, Effect.map(tooMany(refused, requestId), (failure) => refusal(failure, version, headers)))
+      }
+      try {
+        return answer(200, headers, vehicleBody[version](response))
+      } catch (error) {
+        return answerCharged(version, requestId, headers, Effect.die(error))
+      }
+    }
+
     /** The vehicle query, charged with its admission in one round trip. */
     const serveVehicle = (
       environment: Environment,
@@ -211,31 +239,18 @@ export class Lane extends Effect.Service<Lane>()("vda/Lane", {
       keyHash: string,
       requestId: string,
       source: IncomingMessage
-    ) => {
+    ): Effect.Effect<Outcome> => {
       const expected = admission.knownAccount(keyHash)
       if (expected === undefined || expected.principal.environment !== environment) return Effect.succeed(PASS_ON)
-      const headers: Record<string, string> = { "x-request-id": requestId }
       // refusals of the query itself are left to HttpApi, which admits first, as the contract orders
       return Effect.matchEffect(query.prepare(expected.principal, route.plate, route.params, route.version, requestId), {
         onFailure: () => Effect.succeed(PASS_ON),
         onSuccess: Option.match({
           onNone: () => Effect.succeed(PASS_ON),
           onSome: ({ consumption, response }) =>
-            Effect.matchEffect(admission.admitAndCharge(keyHash, environment, { expected, consumption }), {
-              onFailure: (refused) => refusedAdmission(refused, route.version, requestId, headers),
-              onSuccess: ({ admitted, charged, refused }): Effect.Effect<Outcome> => {
-                noteAccount(source, admitted.principal.accountId)
-                if (!charged) return Effect.succeed({ _tag: "PassOn", admitted })
-                rateLimitHeaders(admitted, headers)
-                return answerCharged(
-                  route.version,
-                  requestId,
-                  headers,
-                  refused !== undefined
-                    ? Effect.map(tooMany(refused, requestId), (failure) => refusal(failure, route.version, headers))
-                    : Effect.sync(() => answer(200, headers, vehicleBody[route.version](response)))
-                )
-              }
+            Effect.flatMap(Effect.exit(admission.admitAndCharge(keyHash, environment, { expected, consumption })), (settled) => {
+              const outcome = settledVehicle(settled, route.version, requestId, response, source)
+              return Effect.isEffect(outcome) ? outcome : Effect.succeed(outcome)
             })
         })
       })
@@ -335,31 +350,54 @@ export class Lane extends Effect.Service<Lane>()("vda/Lane", {
       }
     }
 
-    const requestIdOf = (header: string | undefined) =>
-      Effect.map(Clock.currentTimeMillis, (now) => saneRequestId(header) ?? `req_${ulidAt(now)}`)
+    const requestIdAt = (header: string | undefined, now: number) => saneRequestId(header) ?? `req_${ulidAt(now)}`
+    const requestIdOf = (header: string | undefined) => Effect.map(Clock.currentTimeMillis, (now) => requestIdAt(header, now))
 
     return {
       /** `next` behind the lane, for the listener of `environment`. */
       front: (environment: Environment, next: NodeHandler) =>
-        Effect.map(Effect.runtime<never>(), (runtime): NodeHandler => {
+        Effect.map(Effect.zip(Effect.runtime<never>(), Effect.clock), ([runtime, clock]): NodeHandler => {
           const run = Runtime.runCallback(runtime)
+          const finish = (request: IncomingMessage, response: ServerResponse, outcome: Outcome, body?: string) => {
+            if (outcome._tag === "Answer") return write(response, outcome.answer)
+            if (outcome.admitted !== undefined) admission.handOver(request, outcome.admitted)
+            if (body !== undefined) handOverBody(request, body)
+            next(request, response)
+          }
           const take = (request: IncomingMessage, response: ServerResponse, route: Route, keyHash: string, body?: string) => {
             const served = Effect.flatMap(requestIdOf(headerOf(request, "x-request-id")), (requestId) =>
               serve(environment, route, body, keyHash, requestId, request)).pipe(withRequestSpan(request))
-            run(served, {
-              onExit: (exit) => {
-                const outcome = Exit.isSuccess(exit) ? exit.value : PASS_ON
-                if (outcome._tag === "Answer") return write(response, outcome.answer)
-                if (outcome.admitted !== undefined) admission.handOver(request, outcome.admitted)
-                if (body !== undefined) handOverBody(request, body)
-                next(request, response)
+            run(served, { onExit: (exit) => finish(request, response, Exit.isSuccess(exit) ? exit.value : PASS_ON, body) })
+          }
+          /**
+           * The busy account's vehicle query with nothing to wait for but its admission (a known
+           * account, a plain answer built already, no trace to continue): no fiber of its own, it
+           * waits in the admission batch as a callback. False when it needs the program above.
+           */
+          const vehicleAtOnce = (request: IncomingMessage, response: ServerResponse, route: Route & { _tag: "Vehicle" }, keyHash: string) => {
+            if (hasRequestSpan(request)) return false
+            const expected = admission.knownAccount(keyHash)
+            if (expected === undefined || expected.principal.environment !== environment) return false
+            const at = clock.unsafeCurrentTimeMillis()
+            const prepared = query.prepareAtOnce(expected.principal, route.plate, route.params, route.version, at)
+            if (prepared === undefined) return false
+            const requestId = requestIdAt(headerOf(request, "x-request-id"), at)
+            noteRequestId(request, requestId)
+            admission.offerAdmitAndCharge(
+              { keyHash, environment, at, prepared: { expected, consumption: prepared.consumption } },
+              (settled) => {
+                const outcome = settledVehicle(settled, route.version, requestId, prepared.response, request)
+                if (!Effect.isEffect(outcome)) return finish(request, response, outcome)
+                run(outcome, { onExit: (exit) => finish(request, response, Exit.isSuccess(exit) ? exit.value : PASS_ON) })
               }
-            })
+            )
+            return true
           }
           return (request, response) => {
             const route = routeOf(request)
             const keyHash = route === undefined ? undefined : keyHashOf(headerOf(request, "x-api-key"))
             if (route === undefined || keyHash === undefined || Either.isLeft(keyHash)) return next(request, response)
+            if (route._tag === "Vehicle" && vehicleAtOnce(request, response, route, keyHash.right)) return
             if (route._tag !== "Modules") return take(request, response, route, keyHash.right)
             // a request that fails while its body arrives has no one left to answer
             readSmallBody(request, (body) => body === undefined ? response.destroy() : take(request, response, route, keyHash.right, body))

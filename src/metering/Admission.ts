@@ -9,7 +9,7 @@
  * provided the account is still as the caller last saw it.
  */
 import { SqlClient } from "@effect/sql"
-import { Clock, Effect, Either, FiberSet } from "effect"
+import { Clock, Effect, Either, type Exit, FiberSet } from "effect"
 import { InvalidKey, keyHashOf, principalOf } from "../accounts/Authentication.js"
 import type { Principal } from "../accounts/Domain.js"
 import { AccountsRepo, type KeyLookupRow } from "../accounts/Repo.js"
@@ -316,7 +316,12 @@ export class Admission extends Effect.Service<Admission>()("vda/Admission", {
         prepared: PreparedConsumption
       ): Effect.Effect<AdmittedAndCharged, InvalidKey | LimitReached> =>
         Effect.flatMap(Clock.currentTimeMillis, (at) =>
-          batcher.submit({ keyHash, environment, at, prepared }))
+          batcher.submit({ keyHash, environment, at, prepared })),
+      /** `admitAndCharge` for a caller outside any fiber, for a request that arrived `at`: `done` gets its result. */
+      offerAdmitAndCharge: (
+        request: AdmissionRequest & { readonly prepared: PreparedConsumption },
+        done: (result: Exit.Exit<AdmittedAndCharged, InvalidKey | LimitReached>) => void
+      ) => batcher.offer(request, done)
     }
   }),
   dependencies: [AccountsRepo.Default]

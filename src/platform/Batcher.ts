@@ -6,7 +6,7 @@
  * This sits on every request's path, so a waiting item is just a callback: no fiber or deferred
  * per item, one fiber per busy key.
  */
-import { Effect, Either, Exit, FiberSet, type Scope } from "effect"
+import { Cause, Effect, Either, Exit, FiberId, FiberSet, type Scope } from "effect"
 
 /**
  * A `key` for items with no owner to batch by (plates, ids): spread over `lanes` by their last
@@ -16,6 +16,8 @@ export const spreadOver = (lanes: number) => (item: string) => String(item.charC
 
 export interface Batcher<A, B, E> {
   readonly submit: (item: A) => Effect.Effect<B, E>
+  /** `submit` for a caller outside any fiber: `done` is called once with the item's result. */
+  readonly offer: (item: A, done: (result: Exit.Exit<B, E>) => void) => void
 }
 
 export interface BatcherOptions<A, B, E, E2> {
@@ -27,7 +29,7 @@ export interface BatcherOptions<A, B, E, E2> {
 
 interface Pending<A, B, E> {
   readonly item: A
-  readonly resume: (result: Effect.Effect<B, E>) => void
+  readonly resume: (result: Exit.Exit<B, E>) => void
 }
 
 interface Lane<A, B, E> {
@@ -46,15 +48,16 @@ export const make = <A, B, E, E2>(
 
     const settle = (batch: ReadonlyArray<Pending<A, B, E | E2>>, exit: Exit.Exit<ReadonlyArray<Either.Either<B, E>>, E2>) => {
       if (Exit.isFailure(exit)) {
-        for (const pending of batch) pending.resume(Effect.failCause(exit.cause))
+        const failed = Exit.failCause(exit.cause)
+        for (const pending of batch) pending.resume(failed)
         return
       }
       batch.forEach((pending, i) => {
         const result = exit.value[i]
         pending.resume(
           result === undefined
-            ? Effect.die(new Error("batch returned fewer results than items"))
-            : Either.isRight(result) ? Effect.succeed(result.right) : Effect.fail(result.left)
+            ? Exit.die(new Error("batch returned fewer results than items"))
+            : Either.isRight(result) ? Exit.succeed(result.right) : Exit.fail(result.left)
         )
       })
     }
@@ -75,24 +78,29 @@ export const make = <A, B, E, E2>(
       }).pipe(
         Effect.onInterrupt(() =>
           Effect.sync(() => {
-            for (const pending of [...lane.inFlight, ...lane.queue.splice(0)]) pending.resume(Effect.interrupt)
+            for (const pending of [...lane.inFlight, ...lane.queue.splice(0)]) pending.resume(Exit.interrupt(FiberId.none))
             lanes.delete(key)
           })
         )
       )
 
+    const enqueue = (pending: Pending<A, B, E | E2>) => {
+      const key = options.key(pending.item)
+      const existing = lanes.get(key)
+      if (existing) {
+        existing.queue.push(pending)
+      } else {
+        const lane: Lane<A, B, E | E2> = { queue: [pending], inFlight: [] }
+        lanes.set(key, lane)
+        runFork(drain(key, lane))
+      }
+      return key
+    }
+
     const submit = (item: A): Effect.Effect<B, E | E2> =>
       Effect.async<B, E | E2>((resume) => {
         const pending: Pending<A, B, E | E2> = { item, resume }
-        const key = options.key(item)
-        const existing = lanes.get(key)
-        if (existing) {
-          existing.queue.push(pending)
-        } else {
-          const lane: Lane<A, B, E | E2> = { queue: [pending], inFlight: [] }
-          lanes.set(key, lane)
-          runFork(drain(key, lane))
-        }
+        const key = enqueue(pending)
         // A caller that gives up before its batch starts leaves nothing behind.
         return Effect.sync(() => {
           const lane = lanes.get(key)
@@ -101,5 +109,18 @@ export const make = <A, B, E, E2>(
         })
       })
 
-    return { submit }
+    const offer = (item: A, done: (result: Exit.Exit<B, E | E2>) => void) =>
+      void enqueue({
+        item,
+        // the caller's callback runs in the batch's fiber: its failure must not cost the batch's other items their answers
+        resume: (result) => {
+          try {
+            done(result)
+          } catch (error) {
+            runFork(Effect.logError("a batched item's callback failed", Cause.die(error)))
+          }
+        }
+      })
+
+    return { submit, offer }
   })

@@ -46,11 +46,18 @@ export class VehicleStore extends Effect.Service<VehicleStore>()("vda/VehicleSto
       hot.set(plate, { row, until: now + HOT_TTL_MS })
     }
 
+    const recent = (plate: string, now: number) => {
+      const cached = hot.get(plate)
+      return cached !== undefined && cached.until > now ? cached : undefined
+    }
+
     return {
+      /** The row of `plate` as read recently (`row` undefined: there is none), without waiting; undefined when not read recently. */
+      recent,
       find: (plate: string) =>
         Effect.flatMap(Clock.currentTimeMillis, (now) => {
-          const cached = hot.get(plate)
-          if (cached !== undefined && cached.until > now) return Effect.succeed(cached.row)
+          const cached = recent(plate, now)
+          if (cached !== undefined) return Effect.succeed(cached.row)
           return lookups.submit(plate).pipe(
             Effect.tap((row) => remember(plate, row, now)),
             Effect.orDie

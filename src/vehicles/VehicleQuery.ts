@@ -215,16 +215,16 @@ export class VehicleQuery extends Effect.Service<VehicleQuery>()("vda/VehicleQue
         if (behaviour.cacheMiss && behaviour.scenario !== "unavailable" && params.onMiss === "search") return Effect.succeed(SEARCH)
         return Effect.map(fromSandbox(plate, params, started), found)
       }
-      return Effect.flatMap(store.find(plate), (stored): Effect.Effect<Local> => {
-        if (stored !== undefined && isFresh(stored, started)) {
-          return Effect.map(elapsedSince(started), (ms) => found(fromStore(stored, false, ms)))
-        }
-        if (!upstream.enabled) {
-          return Effect.map(elapsedSince(started), (ms) =>
-            found(stored !== undefined ? fromStore(stored, true, ms) : { facts: Option.none(), source: "none", cache: "miss", lookupMs: ms }))
-        }
-        return Effect.succeed(params.onMiss === "search" ? SEARCH : { _tag: "AskUpstream", stored })
-      })
+      return Effect.flatMap(store.find(plate), (stored) => Effect.map(elapsedSince(started), (ms) => localOf(stored, params, started, ms)))
+    }
+
+    /** What a stored row (or its absence) answers, `lookupMs` after the lookup started. */
+    const localOf = (stored: StoredVehicle | undefined, params: VehicleQueryParams, started: number, lookupMs: number): Local => {
+      if (stored !== undefined && isFresh(stored, started)) return found(fromStore(stored, false, lookupMs))
+      if (!upstream.enabled) {
+        return found(stored !== undefined ? fromStore(stored, true, lookupMs) : { facts: Option.none(), source: "none", cache: "miss", lookupMs })
+      }
+      return params.onMiss === "search" ? SEARCH : { _tag: "AskUpstream", stored }
     }
 
     /**
@@ -264,6 +264,21 @@ export class VehicleQuery extends Effect.Service<VehicleQuery>()("vda/VehicleQue
                 // answered and charged at the same instant
                 Option.some({ response, consumption: Charges.plateQuery(principal, plate, now, version) })))))
 
+    /**
+     * `prepare` when it needs no effect at all: a production query whose plate was read recently and
+     * whose plain answer was built already (the busy account's hot path). Undefined otherwise.
+     */
+    const prepareAtOnce = (principal: Principal, rawPlate: string, params: VehicleQueryParams, version: ApiVersion, now: number) => {
+      if (principal.environment !== "production") return undefined
+      const plate = validate(principal, rawPlate, params)
+      if (Either.isLeft(plate)) return undefined
+      const recent = store.recent(plate.right, now)
+      if (recent === undefined) return undefined
+      const local = localOf(recent.row, params, now, 0)
+      const response = local._tag === "Found" ? sharedAnswerOf(local.lookup, params) : undefined
+      return response === undefined ? undefined : { response, consumption: Charges.plateQuery(principal, plate.right, now, version) }
+    }
+
     /** The search a vehicle operation runs: waits for the source; charges nothing (done at acceptance). */
     const search = (environment: Environment, plate: string, params: VehicleQueryParams, requestId: string) =>
       Effect.gen(function*() {
@@ -275,7 +290,7 @@ export class VehicleQuery extends Effect.Service<VehicleQuery>()("vda/VehicleQue
         return yield* respond(plate, lookup, params, requestId)
       })
 
-    return { run, prepare, search }
+    return { run, prepare, prepareAtOnce, search }
   }),
   dependencies: [VehicleStore.Default, VehicleUpstream.Default, Catalog.Default]
 }) {}
