@@ -6,22 +6,25 @@
  * the account's status (`GET /v2/status`).
  *
  * It takes only the plainest form of a request it knows well: a key, a plate, flags and an id of
- * plain characters, and no body but a small JSON one of a module query. One Effect program on the server's runtime, with the same services
- * and Schemas as the HttpApi handlers, answers it. A vehicle query of an account this process has
- * seen, answered without the source, is prepared first, then admitted and charged in one round
- * trip and commit. Everything else, and every request the lane has not counted, is passed on
- * unchanged to the HttpApi application; a request the lane admitted but will not answer itself
- * (its account changed, an operation not found, a failure) is passed on admitted, so it is never
- * counted twice.
+ * plain characters, and no body but a small JSON one of a module query. It uses the same services
+ * and Schemas as the HttpApi handlers. A request waits for its admission in the admission batch as
+ * a callback, and a poll for its read in the poll batch likewise, so the busiest requests run no
+ * fiber of their own; a program runs only where a service's effect is needed (a vehicle not read
+ * recently, a reuse check, a status read, an error's body). A vehicle query of an account this
+ * process has seen, answered without the source, is prepared first, then admitted and charged in
+ * one round trip and commit. Everything else, and every request the lane has not counted, is
+ * passed on unchanged to the HttpApi application; a request the lane admitted but will not answer
+ * itself (its account changed, an operation not found, a failure) is passed on admitted, so it is
+ * never counted twice.
  *
  * The contract stays defined once: answers are encoded with the endpoints' own Schemas and errors
  * with the error contract's, and a differential test holds the two paths to the same bytes.
  */
 import type { IncomingMessage, ServerResponse } from "node:http"
-import { Cause, Clock, Effect, Either, Exit, Option, Runtime, Schema } from "effect"
+import { Cause, Effect, Either, Exit, Option, Runtime, Schema } from "effect"
 import { type InvalidKey, keyHashOf } from "../accounts/Authentication.js"
 import { Admission, type Admitted, type AdmittedAndCharged, rateLimitHeaders } from "../metering/Admission.js"
-import type { LimitReached } from "../metering/Metering.js"
+import type { LimitReached, PlainConsumption } from "../metering/Metering.js"
 import type { ApiVersion } from "../metering/Meters.js"
 import * as Errors from "../platform/Errors.js"
 import { ulidAt } from "../platform/Ids.js"
@@ -29,7 +32,7 @@ import { type Environment, RequestId, saneRequestId } from "../platform/RequestC
 import { handOverBody, readSmallBody } from "../platform/RequestBody.js"
 import { type BodyLimits, hasBody, isJsonMediaType, parseJsonText } from "../platform/RequestInput.js"
 import { AppConfig } from "../platform/Config.js"
-import { hasRequestSpan, type NodeHandler, noteAccount, noteRequestId, withRequestSpan } from "../platform/HttpObservation.js"
+import { type NodeHandler, noteAccount, noteRequestId, withRequestSpan } from "../platform/HttpObservation.js"
 import { StatusResponse } from "../accounts/Api.js"
 import { AccountStatus } from "../accounts/Status.js"
 import { V1BasicVehicle } from "../v1/Api.js"
@@ -182,6 +185,21 @@ const write = (response: ServerResponse, { body, headers, status }: Answer) => {
   response.end(body)
 }
 
+/** A request the lane took: where to answer it, and what it was given on arrival. */
+interface Taken {
+  readonly request: IncomingMessage
+  readonly response: ServerResponse
+  readonly keyHash: string
+  readonly requestId: string
+  /** When it arrived: the instant it is admitted and charged at. */
+  readonly at: number
+  /** A module query's body, read already. */
+  readonly body?: string
+}
+
+/** What the lane answers at once, or by a program (an error's body, a service's read). */
+type Reply = Outcome | Effect.Effect<Outcome>
+
 export class Lane extends Effect.Service<Lane>()("vda/Lane", {
   effect: Effect.gen(function*() {
     const admission = yield* Admission
@@ -204,20 +222,26 @@ export class Lane extends Effect.Service<Lane>()("vda/Lane", {
           Effect.provideService(RequestId, requestId)
         ))
 
-    /** What a vehicle query's settled admission and charge answer: at once, or by an effect (a refusal, a failure). */
+    /**
+     * A request admission did not let through: a limit's 429 is answered; an unknown key counted
+     * nothing, and a failed round trip committed nothing, so HttpApi answers those.
+     */
+    const notAdmitted = (cause: Cause.Cause<InvalidKey | LimitReached>, version: ApiVersion, requestId: string, headers: Record<string, string>): Reply => {
+      const refused = Cause.failureOption(cause)
+      if (Option.isNone(refused) || refused.value._tag === "InvalidKey") return PASS_ON
+      return Effect.map(tooMany(refused.value, requestId), (failure) => refusal(failure, version, headers))
+    }
+
+    /** What a vehicle query's settled admission and charge answer. */
     const settledVehicle = (
       settled: Exit.Exit<AdmittedAndCharged, InvalidKey | LimitReached>,
       version: ApiVersion,
       requestId: string,
       response: VehicleResponse,
       source: IncomingMessage
-    ): Outcome | Effect.Effect<Outcome> => {
+    ): Reply => {
       const headers: Record<string, string> = { "x-request-id": requestId }
-      if (Exit.isFailure(settled)) {
-        // a failed round trip committed nothing: HttpApi may try again
-        const refused = Cause.failureOption(settled.cause)
-        return Option.isSome(refused) ? refusedAdmission(refused.value, version, requestId, headers) : PASS_ON
-      }
+      if (Exit.isFailure(settled)) return notAdmitted(settled.cause, version, requestId, headers)
       const { admitted, charged, refused } = settled.value
       noteAccount(source, admitted.principal.accountId)
       if (!charged) return { _tag: "PassOn", admitted }
@@ -232,172 +256,125 @@ export class Lane extends Effect.Service<Lane>()("vda/Lane", {
       }
     }
 
-    /** The vehicle query, charged with its admission in one round trip. */
-    const serveVehicle = (
-      environment: Environment,
-      route: Route & { _tag: "Vehicle" },
-      keyHash: string,
-      requestId: string,
-      source: IncomingMessage
-    ): Effect.Effect<Outcome> => {
-      const expected = admission.knownAccount(keyHash)
-      if (expected === undefined || expected.principal.environment !== environment) return Effect.succeed(PASS_ON)
-      // refusals of the query itself are left to HttpApi, which admits first, as the contract orders
-      return Effect.matchEffect(query.prepare(expected.principal, route.plate, route.params, route.version, requestId), {
-        onFailure: () => Effect.succeed(PASS_ON),
-        onSuccess: Option.match({
-          onNone: () => Effect.succeed(PASS_ON),
-          onSome: ({ consumption, response }) =>
-            Effect.flatMap(Effect.exit(admission.admitAndCharge(keyHash, environment, { expected, consumption })), (settled) => {
-              const outcome = settledVehicle(settled, route.version, requestId, response, source)
-              return Effect.isEffect(outcome) ? outcome : Effect.succeed(outcome)
-            })
-        })
-      })
-    }
-
-    /** A refused admission: a limit's 429 is answered; an unknown key counted nothing, and HttpApi answers it. */
-    const refusedAdmission = (
-      refused: InvalidKey | LimitReached,
-      version: ApiVersion,
-      requestId: string,
-      headers: Record<string, string>
-    ) =>
-      refused._tag === "InvalidKey"
-        ? Effect.succeed(PASS_ON)
-        : Effect.map(tooMany(refused, requestId), (failure) => refusal(failure, version, headers))
-
-    /** Admits a request, then serves it. */
-    const admitThen = (
-      environment: Environment,
-      keyHash: string,
-      requestId: string,
-      source: IncomingMessage,
-      serveAdmitted: (admitted: Admitted, headers: Record<string, string>) => Effect.Effect<Outcome>
-    ) => {
-      const headers: Record<string, string> = { "x-request-id": requestId }
-      return Effect.matchEffect(admission.admitKeyHash(keyHash, environment), {
-        onFailure: (refused) => refusedAdmission(refused, "v2", requestId, headers),
-        onSuccess: (admitted) => {
-          noteAccount(source, admitted.principal.accountId)
-          return serveAdmitted(admitted, headers)
-        }
-      })
-    }
-
-    /** Anything but what the lane reads for an admitted request (a failure, a defect) is left to HttpApi, admitted. */
+    /** What an admitted request's read answers; anything else (a failure, a defect) is left to HttpApi, admitted. */
     const orPassOn = (admitted: Admitted, read: Effect.Effect<Outcome, unknown>): Effect.Effect<Outcome> =>
       Effect.catchAllCause(read, () => Effect.succeed<Outcome>({ _tag: "PassOn", admitted }))
 
-    /** An operation poll: admitted, then read. */
-    const serveOperation = (environment: Environment, id: string, keyHash: string, requestId: string, source: IncomingMessage) =>
-      admitThen(environment, keyHash, requestId, source, (admitted, headers) =>
-        orPassOn(
-          admitted,
-          Effect.map(operations.get(admitted.principal, id), (operation) =>
-            answer(200, { ...rateLimitHeaders(admitted, headers), ...pollHeadersOf(operation.status) }, operationBody(operation)))
-        ))
-
-    /** A module query that reuses the active identical operation: admitted, then answered 200 (nothing charged). */
-    const serveModules = (
-      environment: Environment,
-      plate: string,
-      body: string,
-      keyHash: string,
-      requestId: string,
-      source: IncomingMessage
-    ) => {
-      const modules = requestedModules(body, requestBody)
-      if (modules === undefined) return Effect.succeed(PASS_ON)
-      return admitThen(environment, keyHash, requestId, source, (admitted, headers) =>
-        orPassOn(
-          admitted,
-          Effect.map(operations.reusable(admitted.principal, plate, modules), Option.match({
-            // creating the operation is HttpApi's
-            onNone: (): Outcome => ({ _tag: "PassOn", admitted }),
-            onSome: (running) => answer(200, rateLimitHeaders(admitted, headers), modulesOperationBody(running))
-          }))
-        ))
-    }
-
-    /** The account's status: admitted, then read. */
-    const serveStatus = (environment: Environment, keyHash: string, requestId: string, source: IncomingMessage) =>
-      admitThen(environment, keyHash, requestId, source, (admitted, headers) =>
-        orPassOn(
-          admitted,
-          Effect.map(status.read(admitted.principal), (data) =>
-            answer(200, rateLimitHeaders(admitted, headers), statusBody(data)))
-        ))
-
-    const serve = (
-      environment: Environment,
-      route: Route,
-      body: string | undefined,
-      keyHash: string,
-      requestId: string,
-      source: IncomingMessage
-    ) => {
-      noteRequestId(source, requestId)
-      switch (route._tag) {
-        case "Vehicle":
-          return serveVehicle(environment, route, keyHash, requestId, source)
-        case "Operation":
-          return serveOperation(environment, route.id, keyHash, requestId, source)
-        case "Modules":
-          return serveModules(environment, route.plate, body ?? "", keyHash, requestId, source)
-        case "Status":
-          return serveStatus(environment, keyHash, requestId, source)
+    /** `orPassOn` for an answer built at once. */
+    const builtOrPassOn = (admitted: Admitted, build: () => Outcome): Outcome => {
+      try {
+        return build()
+      } catch {
+        return { _tag: "PassOn", admitted }
       }
     }
 
     const requestIdAt = (header: string | undefined, now: number) => saneRequestId(header) ?? `req_${ulidAt(now)}`
-    const requestIdOf = (header: string | undefined) => Effect.map(Clock.currentTimeMillis, (now) => requestIdAt(header, now))
 
     return {
-      /** `next` behind the lane, for the listener of `environment`. */
+      /**
+       * `next` behind the lane, for the listener of `environment`. A request waits for its
+       * admission in the admission batch as a callback, and a poll for its read likewise: no fiber
+       * of its own. Only what needs a service's program (a vehicle not read recently, a reuse
+       * check, a status read, an error's body) runs one, under the request's span.
+       */
       front: (environment: Environment, next: NodeHandler) =>
         Effect.map(Effect.zip(Effect.runtime<never>(), Effect.clock), ([runtime, clock]): NodeHandler => {
           const run = Runtime.runCallback(runtime)
-          const finish = (request: IncomingMessage, response: ServerResponse, outcome: Outcome, body?: string) => {
+
+          const finish = ({ body, request, response }: Taken, outcome: Outcome) => {
             if (outcome._tag === "Answer") return write(response, outcome.answer)
             if (outcome.admitted !== undefined) admission.handOver(request, outcome.admitted)
             if (body !== undefined) handOverBody(request, body)
             next(request, response)
           }
+
+          const reply = (taken: Taken, outcome: Reply) => {
+            if (!Effect.isEffect(outcome)) return finish(taken, outcome)
+            run(withRequestSpan(taken.request)(outcome), {
+              onExit: (exit) => finish(taken, Exit.isSuccess(exit) ? exit.value : PASS_ON)
+            })
+          }
+
+          /** The vehicle query of a known account, prepared, then admitted and charged in one round trip. */
+          const serveVehicle = (taken: Taken, { params, plate, version }: Route & { _tag: "Vehicle" }) => {
+            const expected = admission.knownAccount(taken.keyHash)
+            if (expected === undefined || expected.principal.environment !== environment) return finish(taken, PASS_ON)
+            const charge = ({ consumption, response }: { readonly consumption: PlainConsumption; readonly response: VehicleResponse }) =>
+              admission.offer(
+                { keyHash: taken.keyHash, environment, at: taken.at, prepared: { expected, consumption } },
+                (settled) => reply(taken, settledVehicle(settled, version, taken.requestId, response, taken.request))
+              )
+            const atOnce = query.prepareAtOnce(expected.principal, plate, params, version, taken.at)
+            if (atOnce !== undefined) return charge(atOnce)
+            // refusals of the query itself are left to HttpApi, which admits first, as the contract orders
+            run(withRequestSpan(taken.request)(query.prepare(expected.principal, plate, params, version, taken.requestId)), {
+              onExit: (exit) => Exit.isSuccess(exit) && Option.isSome(exit.value) ? charge(exit.value.value) : finish(taken, PASS_ON)
+            })
+          }
+
+          /** Admits a request, then serves it (its account noted, its headers begun). */
+          const admitThen = (taken: Taken, serveAdmitted: (admitted: Admitted, headers: Record<string, string>) => void) =>
+            admission.offer({ keyHash: taken.keyHash, environment, at: taken.at }, (settled) => {
+              const headers: Record<string, string> = { "x-request-id": taken.requestId }
+              if (Exit.isFailure(settled)) return reply(taken, notAdmitted(settled.cause, "v2", taken.requestId, headers))
+              const { admitted } = settled.value
+              noteAccount(taken.request, admitted.principal.accountId)
+              serveAdmitted(admitted, headers)
+            })
+
+          /** An operation poll: admitted, then read (both batched, neither with a fiber of its own). */
+          const serveOperation = (taken: Taken, id: string) =>
+            admitThen(taken, (admitted, headers) =>
+              operations.offerGet(admitted.principal, id, (read) => {
+                if (Exit.isFailure(read)) return finish(taken, { _tag: "PassOn", admitted })
+                const operation = read.value
+                finish(taken, builtOrPassOn(admitted, () =>
+                  answer(200, { ...rateLimitHeaders(admitted, headers), ...pollHeadersOf(operation.status) }, operationBody(operation))))
+              }))
+
+          /** A module query that reuses the active identical operation: admitted, then answered 200 (nothing charged). */
+          const serveModules = (taken: Taken, plate: string, modules: ReadonlyArray<string>) =>
+            admitThen(taken, (admitted, headers) =>
+              reply(taken, orPassOn(
+                admitted,
+                Effect.map(operations.reusable(admitted.principal, plate, modules), Option.match({
+                  // creating the operation is HttpApi's
+                  onNone: (): Outcome => ({ _tag: "PassOn", admitted }),
+                  onSome: (running) => answer(200, rateLimitHeaders(admitted, headers), modulesOperationBody(running))
+                }))
+              )))
+
+          /** The account's status: admitted, then read. */
+          const serveStatus = (taken: Taken) =>
+            admitThen(taken, (admitted, headers) =>
+              reply(taken, orPassOn(
+                admitted,
+                Effect.map(status.read(admitted.principal), (data) => answer(200, rateLimitHeaders(admitted, headers), statusBody(data)))
+              )))
+
           const take = (request: IncomingMessage, response: ServerResponse, route: Route, keyHash: string, body?: string) => {
-            const served = Effect.flatMap(requestIdOf(headerOf(request, "x-request-id")), (requestId) =>
-              serve(environment, route, body, keyHash, requestId, request)).pipe(withRequestSpan(request))
-            run(served, { onExit: (exit) => finish(request, response, Exit.isSuccess(exit) ? exit.value : PASS_ON, body) })
-          }
-          /**
-           * The busy account's vehicle query with nothing to wait for but its admission (a known
-           * account, a plain answer built already, no trace to continue): no fiber of its own, it
-           * waits in the admission batch as a callback. False when it needs the program above.
-           */
-          const vehicleAtOnce = (request: IncomingMessage, response: ServerResponse, route: Route & { _tag: "Vehicle" }, keyHash: string) => {
-            if (hasRequestSpan(request)) return false
-            const expected = admission.knownAccount(keyHash)
-            if (expected === undefined || expected.principal.environment !== environment) return false
             const at = clock.unsafeCurrentTimeMillis()
-            const prepared = query.prepareAtOnce(expected.principal, route.plate, route.params, route.version, at)
-            if (prepared === undefined) return false
-            const requestId = requestIdAt(headerOf(request, "x-request-id"), at)
-            noteRequestId(request, requestId)
-            admission.offerAdmitAndCharge(
-              { keyHash, environment, at, prepared: { expected, consumption: prepared.consumption } },
-              (settled) => {
-                const outcome = settledVehicle(settled, route.version, requestId, prepared.response, request)
-                if (!Effect.isEffect(outcome)) return finish(request, response, outcome)
-                run(outcome, { onExit: (exit) => finish(request, response, Exit.isSuccess(exit) ? exit.value : PASS_ON) })
+            const taken: Taken = { request, response, keyHash, at, requestId: requestIdAt(headerOf(request, "x-request-id"), at), ...(body === undefined ? {} : { body }) }
+            noteRequestId(request, taken.requestId)
+            switch (route._tag) {
+              case "Vehicle":
+                return serveVehicle(taken, route)
+              case "Operation":
+                return serveOperation(taken, route.id)
+              case "Modules": {
+                const modules = requestedModules(body ?? "", requestBody)
+                return modules === undefined ? finish(taken, PASS_ON) : serveModules(taken, route.plate, modules)
               }
-            )
-            return true
+              case "Status":
+                return serveStatus(taken)
+            }
           }
+
           return (request, response) => {
             const route = routeOf(request)
             const keyHash = route === undefined ? undefined : keyHashOf(headerOf(request, "x-api-key"))
             if (route === undefined || keyHash === undefined || Either.isLeft(keyHash)) return next(request, response)
-            if (route._tag === "Vehicle" && vehicleAtOnce(request, response, route, keyHash.right)) return
             if (route._tag !== "Modules") return take(request, response, route, keyHash.right)
             // a request that fails while its body arrives has no one left to answer
             readSmallBody(request, (body) => body === undefined ? response.destroy() : take(request, response, route, keyHash.right, body))

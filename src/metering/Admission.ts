@@ -292,8 +292,6 @@ export class Admission extends Effect.Service<Admission>()("vda/Admission", {
 
     return {
       admit,
-      /** `admit` for a key already hashed. */
-      admitKeyHash,
       /**
        * `admit` for a server request (`source` is the server's own request object), unless it was
        * admitted already and handed over: then it is not counted twice.
@@ -304,22 +302,15 @@ export class Admission extends Effect.Service<Admission>()("vda/Admission", {
       },
       /** Hands a request admitted here (with nothing charged) over to whoever serves it next. */
       handOver: (source: object, admitted: Admitted) => void handedOver.set(source, admitted),
-      /** The account this key showed last in this process, if any (a hint: see `admitAndCharge`). */
+      /** The account this key showed last in this process, if any (a hint: see `offer`). */
       knownAccount: (keyHash: string): KnownAccount | undefined => known.get(keyHash),
       /**
-       * Admits a request and, in the same round trip and commit, charges `prepared` if the account
-       * is still as `prepared.expected` showed it. Fails as `admit` does (nothing charged then).
+       * Admits a request for a caller outside any fiber (`done` gets the result, once) and, when it
+       * is prepared, charges its consumption in the same round trip and commit, provided the
+       * account is still as `prepared.expected` showed it (nothing is charged otherwise).
        */
-      admitAndCharge: (
-        keyHash: string,
-        environment: Environment,
-        prepared: PreparedConsumption
-      ): Effect.Effect<AdmittedAndCharged, InvalidKey | LimitReached> =>
-        Effect.flatMap(Clock.currentTimeMillis, (at) =>
-          batcher.submit({ keyHash, environment, at, prepared })),
-      /** `admitAndCharge` for a caller outside any fiber, for a request that arrived `at`: `done` gets its result. */
-      offerAdmitAndCharge: (
-        request: AdmissionRequest & { readonly prepared: PreparedConsumption },
+      offer: (
+        request: AdmissionRequest,
         done: (result: Exit.Exit<AdmittedAndCharged, InvalidKey | LimitReached>) => void
       ) => batcher.offer(request, done)
     }

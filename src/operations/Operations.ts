@@ -10,7 +10,7 @@
  * as the guarantee behind it.
  */
 import { SqlClient } from "@effect/sql"
-import { Clock, Data, Effect, Either, Option } from "effect"
+import { Clock, Data, Effect, Either, Exit, Option } from "effect"
 import { MODULES, type ModuleName, modulesKey } from "../../workflows/shared.js"
 import type { Principal } from "../accounts/Domain.js"
 import * as Charges from "../metering/Charges.js"
@@ -294,18 +294,27 @@ export class Operations extends Effect.Service<Operations>()("vda/Operations", {
       return operation
     }
 
+    /** The caller's own operation (as polled) of the kind `accept` takes; anything else is indistinguishable from a missing one. */
+    const ownIn = (principal: Principal, id: string, accept: (row: OperationRow) => boolean) =>
+    (found: Option.Option<OperationWithModules>): Exit.Exit<OperationWithModules, OperationNotFound> =>
+      Option.isSome(found) && found.value.row.accountId === principal.accountId &&
+        found.value.row.environment === principal.environment && accept(found.value.row)
+        ? Exit.succeed(found.value)
+        : Exit.fail(new OperationNotFound({ id }))
+
     /** The caller's own operation (as polled) of the kind `accept` takes, with its module rows. */
     const pollOwn = (principal: Principal, id: string, accept: (row: OperationRow) => boolean) =>
-      Effect.flatMap(polls.submit(id), (found) =>
-        Option.isSome(found) && found.value.row.accountId === principal.accountId &&
-          found.value.row.environment === principal.environment && accept(found.value.row)
-          ? Effect.succeed(found.value)
-          : Effect.fail(new OperationNotFound({ id })))
+      Effect.flatMap(polls.submit(id), ownIn(principal, id, accept))
 
-    /** The caller's own operation; anything else is indistinguishable from a missing one. */
-    const get = (principal: Principal, id: string) =>
-      // a report is v1's resource, polled at /v1/reports/:id
-      Effect.map(pollOwn(principal, id, (r) => r.kind !== "report"), shapedOf)
+    // a report is v1's resource, polled at /v1/reports/:id
+    const isOperation = (row: OperationRow) => row.kind !== "report"
+
+    /** The caller's own operation. */
+    const get = (principal: Principal, id: string) => Effect.map(pollOwn(principal, id, isOperation), shapedOf)
+
+    /** `get` for a caller outside any fiber: `done` gets the result, once. */
+    const offerGet = (principal: Principal, id: string, done: (result: Exit.Exit<Operation, OperationNotFound>) => void) =>
+      polls.offer(id, (found) => done(Exit.map(Exit.flatMap(found, ownIn(principal, id, isOperation)), shapedOf)))
 
     /** The caller's own modules operation created through `apiVersion` (v1 polls only its own). */
     const getModules = (principal: Principal, id: string, apiVersion: ApiVersion) =>
@@ -314,7 +323,7 @@ export class Operations extends Effect.Service<Operations>()("vda/Operations", {
         (polled) => shapedOf(polled) as ModulesOperation
       )
 
-    return { createModules, reusable, createVehicleSearch, createReport, get, getModules, getReport }
+    return { createModules, reusable, createVehicleSearch, createReport, get, offerGet, getModules, getReport }
   }),
   dependencies: [OperationsRepo.Default]
 }) {}

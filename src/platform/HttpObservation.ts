@@ -42,9 +42,6 @@ export const noteAccount = (source: unknown, accountId: string) => {
   if (observed !== undefined) observed.accountId = accountId
 }
 
-/** Whether a request has a server span (tracing on) for its program to continue. */
-export const hasRequestSpan = (source: unknown) => observedOf(source)?.span !== undefined
-
 /** Runs a request's program under its server span, when it has one (tracing on). */
 export const withRequestSpan = (source: unknown) => <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => {
   const span = observedOf(source)?.span

@@ -300,6 +300,27 @@ describe("the lean lane answers as the HttpApi path does", () => {
     await expectSameUsage(accounts, "production")
   })
 
+  it("a poll of a running operation: answered by the lane, with its Retry-After", async () => {
+    const accounts = await twins()
+    const ids = {} as Record<"lane" | "plain", string>
+    for (const side of ["lane", "plain"] as const) {
+      const res = await fetch(`${urls.plain.production}/v2/vehicles/AC123BD/modules`, {
+        method: "POST",
+        headers: { "x-api-key": accounts[side].production.key, "content-type": "application/json" },
+        body: JSON.stringify({ modules: ["gnc"] })
+      })
+      ids[side] = ((await res.json()) as { id: string }).id
+      await waitUntil(accounts[side], ids[side], "processing", "production")
+    }
+    const mark = passedOn.length
+    const answer = await both(accounts, "production", (side) => `/v2/operations/${ids[side]}`, undefined, (side) => [ids[side]])
+    expect(answer.status).toBe(200)
+    expect(Object.fromEntries(answer.headers)).toMatchObject({ "retry-after": expect.stringMatching(/^[1-9][0-9]*$/) })
+    expect(JSON.parse(answer.body)).toMatchObject({ id: "<own>", status: "processing" })
+    expect(passedSince(mark)).toEqual([])
+    await expectSameUsage(accounts, "production")
+  })
+
   it("an account changed since the lane saw it is charged by its new terms, once; a revoked key is refused", async () => {
     const accounts = await twins((account) => setCustom(account, { plateQueriesMonthly: 100 }))
     expect((await both(accounts, "production", "/v2/vehicles/AC123BD")).status).toBe(200)
