@@ -44,8 +44,11 @@ export class AccountStatus extends Effect.Service<AccountStatus>()("vda/AccountS
       process: (_key, principals) =>
         Effect.map(readNow(principals.at(-1)!), (status) => principals.map(() => Either.right(status)))
     })
-    /** The status; the same object for the reads that shared it. */
-    const read = (principal: Principal) => reads.submit(principal)
-    return { read }
+    return {
+      /** The status; the same object for the reads that shared it. */
+      read: reads.submit,
+      /** `read` for a caller outside any fiber: `done` gets the result, once. */
+      offerRead: reads.offer
+    }
   })
 }) {}

@@ -8,9 +8,9 @@
  * It takes only the plainest form of a request it knows well: a key, a plate, flags and an id of
  * plain characters, and no body but a small JSON one of a module query. It uses the same services
  * and Schemas as the HttpApi handlers. A request waits for its admission in the admission batch as
- * a callback, and a poll for its read in the poll batch likewise, so the busiest requests run no
- * fiber of their own; a program runs only where a service's effect is needed (a vehicle not read
- * recently, a reuse check, a status read, an error's body). A vehicle query of an account this
+ * a callback, and for its read (a poll, a reuse check, a status) in that read's batch likewise, so
+ * the lane's requests run no fiber of their own; a program runs only where a service's effect is
+ * needed (a vehicle not read recently, an error's body). A vehicle query of an account this
  * process has seen, answered without the source, is prepared first, then admitted and charged in
  * one round trip and commit. Everything else, and every request the lane has not counted, is
  * passed on unchanged to the HttpApi application; a request the lane admitted but will not answer
@@ -256,12 +256,8 @@ export class Lane extends Effect.Service<Lane>()("vda/Lane", {
       }
     }
 
-    /** What an admitted request's read answers; anything else (a failure, a defect) is left to HttpApi, admitted. */
-    const orPassOn = (admitted: Admitted, read: Effect.Effect<Outcome, unknown>): Effect.Effect<Outcome> =>
-      Effect.catchAllCause(read, () => Effect.succeed<Outcome>({ _tag: "PassOn", admitted }))
-
-    /** `orPassOn` for an answer built at once. */
-    const builtOrPassOn = (admitted: Admitted, build: () => Outcome): Outcome => {
+    /** An admitted request's answer; if building it fails, the request is left to HttpApi, admitted. */
+    const orPassOn = (admitted: Admitted, build: () => Outcome): Outcome => {
       try {
         return build()
       } catch {
@@ -274,9 +270,9 @@ export class Lane extends Effect.Service<Lane>()("vda/Lane", {
     return {
       /**
        * `next` behind the lane, for the listener of `environment`. A request waits for its
-       * admission in the admission batch as a callback, and a poll for its read likewise: no fiber
-       * of its own. Only what needs a service's program (a vehicle not read recently, a reuse
-       * check, a status read, an error's body) runs one, under the request's span.
+       * admission in the admission batch as a callback, then for its read (a poll, a reuse check,
+       * a status) in that read's batch likewise: no fiber of its own. Only what needs a service's
+       * program (a vehicle not read recently, an error's body) runs one, under the request's span.
        */
       front: (environment: Environment, next: NodeHandler) =>
         Effect.map(Effect.zip(Effect.runtime<never>(), Effect.clock), ([runtime, clock]): NodeHandler => {
@@ -323,35 +319,30 @@ export class Lane extends Effect.Service<Lane>()("vda/Lane", {
               serveAdmitted(admitted, headers)
             })
 
-          /** An operation poll: admitted, then read (both batched, neither with a fiber of its own). */
+          /** What an admitted request's read answers; anything else (a failure, a defect) is left to HttpApi, admitted. */
+          const answerRead = <A>(taken: Taken, admitted: Admitted, answerOf: (value: A) => Outcome) => (read: Exit.Exit<A, unknown>) =>
+            finish(taken, Exit.isSuccess(read) ? orPassOn(admitted, () => answerOf(read.value)) : { _tag: "PassOn", admitted })
+
+          /** An operation poll: admitted, then read. */
           const serveOperation = (taken: Taken, id: string) =>
             admitThen(taken, (admitted, headers) =>
-              operations.offerGet(admitted.principal, id, (read) => {
-                if (Exit.isFailure(read)) return finish(taken, { _tag: "PassOn", admitted })
-                const operation = read.value
-                finish(taken, builtOrPassOn(admitted, () =>
-                  answer(200, { ...rateLimitHeaders(admitted, headers), ...pollHeadersOf(operation.status) }, operationBody(operation))))
-              }))
+              operations.offerGet(admitted.principal, id, answerRead(taken, admitted, (operation) =>
+                answer(200, { ...rateLimitHeaders(admitted, headers), ...pollHeadersOf(operation.status) }, operationBody(operation)))))
 
           /** A module query that reuses the active identical operation: admitted, then answered 200 (nothing charged). */
           const serveModules = (taken: Taken, plate: string, modules: ReadonlyArray<string>) =>
             admitThen(taken, (admitted, headers) =>
-              reply(taken, orPassOn(
-                admitted,
-                Effect.map(operations.reusable(admitted.principal, plate, modules), Option.match({
-                  // creating the operation is HttpApi's
-                  onNone: (): Outcome => ({ _tag: "PassOn", admitted }),
-                  onSome: (running) => answer(200, rateLimitHeaders(admitted, headers), modulesOperationBody(running))
-                }))
-              )))
+              operations.offerReusable(admitted.principal, plate, modules, answerRead(taken, admitted, Option.match({
+                // creating the operation is HttpApi's
+                onNone: (): Outcome => ({ _tag: "PassOn", admitted }),
+                onSome: (running) => answer(200, rateLimitHeaders(admitted, headers), modulesOperationBody(running))
+              }))))
 
           /** The account's status: admitted, then read. */
           const serveStatus = (taken: Taken) =>
             admitThen(taken, (admitted, headers) =>
-              reply(taken, orPassOn(
-                admitted,
-                Effect.map(status.read(admitted.principal), (data) => answer(200, rateLimitHeaders(admitted, headers), statusBody(data)))
-              )))
+              status.offerRead(admitted.principal, answerRead(taken, admitted, (data) =>
+                answer(200, rateLimitHeaders(admitted, headers), statusBody(data)))))
 
           const take = (request: IncomingMessage, response: ServerResponse, route: Route, keyHash: string, body?: string) => {
             const at = clock.unsafeCurrentTimeMillis()

@@ -107,6 +107,9 @@ const justCommitted = (row: NewOperation): { row: OperationRow; modules: Array<M
 
 const POLL_LANES = 4
 
+/** Why a modules request is refused before anything is read or charged. */
+type ModulesRefusal = InvalidModulesPlate | UnsupportedModule | DuplicateModule | ModuleNotEnabled
+
 export class Operations extends Effect.Service<Operations>()("vda/Operations", {
   scoped: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -120,17 +123,19 @@ export class Operations extends Effect.Service<Operations>()("vda/Operations", {
           ? Effect.die(new Error(`operation ${id} vanished`))
           : Effect.succeed(operationOf(found)))
 
-    const validateModules = (principal: Principal, requested: ReadonlyArray<string>) =>
-      Effect.gen(function*() {
-        const unknown = requested.filter((m) => !isModule(m))
-        if (unknown.length > 0) return yield* new UnsupportedModule({ modules: unknown })
-        const repeated = requested.filter((m, i) => requested.indexOf(m) !== i)
-        if (repeated.length > 0) return yield* new DuplicateModule({ modules: [...new Set(repeated)] })
-        const modules = MODULES.filter((m) => requested.includes(m))
-        const disabled = modules.filter((m) => !principal.entitlements.enabledModules.includes(m))
-        if (disabled.length > 0) return yield* new ModuleNotEnabled({ modules: disabled })
-        return modules
-      })
+    const validateModules = (
+      principal: Principal,
+      requested: ReadonlyArray<string>
+    ): Either.Either<ReadonlyArray<ModuleName>, Exclude<ModulesRefusal, InvalidModulesPlate>> => {
+      const unknown = requested.filter((m) => !isModule(m))
+      if (unknown.length > 0) return Either.left(new UnsupportedModule({ modules: unknown }))
+      const repeated = requested.filter((m, i) => requested.indexOf(m) !== i)
+      if (repeated.length > 0) return Either.left(new DuplicateModule({ modules: [...new Set(repeated)] }))
+      const modules = MODULES.filter((m) => requested.includes(m))
+      const disabled = modules.filter((m) => !principal.entitlements.enabledModules.includes(m))
+      if (disabled.length > 0) return Either.left(new ModuleNotEnabled({ modules: disabled }))
+      return Either.right(modules)
+    }
 
     /** Charges and inserts in the current transaction; fails with LostRace on a concurrent twin. */
     const chargeAndInsert = (operation: NewOperation, consumption: Parameters<typeof metering.applyBatch>[0][number]) =>
@@ -141,14 +146,19 @@ export class Operations extends Effect.Service<Operations>()("vda/Operations", {
       })
 
     /** A modules request checked for `principal`: its plate, its modules in canonical order, its reuse key. */
-    const modulesRequestOf = (principal: Principal, rawPlate: string, requested: ReadonlyArray<string>, apiVersion: ApiVersion) =>
-      Effect.gen(function*() {
-        const plate = normalizePlate(rawPlate)
-        if (plate === undefined) return yield* new InvalidModulesPlate({ raw: rawPlate })
-        const modules = yield* validateModules(principal, requested)
+    const modulesRequestOf = (
+      principal: Principal,
+      rawPlate: string,
+      requested: ReadonlyArray<string>,
+      apiVersion: ApiVersion
+    ): Either.Either<{ plate: string; modules: ReadonlyArray<ModuleName>; key: ReuseKey }, ModulesRefusal> => {
+      const plate = normalizePlate(rawPlate)
+      if (plate === undefined) return Either.left(new InvalidModulesPlate({ raw: rawPlate }))
+      return Either.map(validateModules(principal, requested), (modules) => {
         const key: ReuseKey = { accountId: principal.accountId, environment: principal.environment, apiVersion, plate, modulesKey: modulesKey(modules) }
         return { plate, modules, key }
       })
+    }
 
     // Reads of the active operation an identical request reuses (the common case when clients
     // retry or poll by POSTing) are batched per account, as polls are: one read for many requests.
@@ -161,18 +171,32 @@ export class Operations extends Effect.Service<Operations>()("vda/Operations", {
         })
     })
 
+    /** Counts a reuse of the active identical operation, if there is one. */
+    const countedReuse = (key: ReuseKey) => (running: Option.Option<ModulesOperation>) => {
+      if (Option.isSome(running)) countReused(key.environment)
+      return running
+    }
+
     /** The active identical operation, reused (nothing charged), if there is one. */
-    const runningTwin = (key: ReuseKey) =>
-      Effect.tap(reuseReads.submit(key), (running) => {
-        if (Option.isSome(running)) countReused(key.environment)
-      })
+    const runningTwin = (key: ReuseKey) => Effect.map(reuseReads.submit(key), countedReuse(key))
 
     /**
-     * The active operation a modules request would reuse, from a plain read; None when it would
-     * create one. Fails as `createModules` does for a request it would refuse.
+     * The active operation a modules request would reuse, from a plain read, for a caller outside
+     * any fiber: `done` gets it, or None when the request would create one, or a failure for a
+     * request `createModules` would refuse.
      */
-    const reusable = (principal: Principal, rawPlate: string, requested: ReadonlyArray<string>, apiVersion: ApiVersion = "v2") =>
-      Effect.flatMap(modulesRequestOf(principal, rawPlate, requested, apiVersion), ({ key }) => runningTwin(key))
+    const offerReusable = (
+      principal: Principal,
+      rawPlate: string,
+      requested: ReadonlyArray<string>,
+      done: (result: Exit.Exit<Option.Option<ModulesOperation>, ModulesRefusal>) => void,
+      apiVersion: ApiVersion = "v2"
+    ) => {
+      const request = modulesRequestOf(principal, rawPlate, requested, apiVersion)
+      if (Either.isLeft(request)) return done(Exit.fail(request.left))
+      const { key } = request.right
+      reuseReads.offer(key, (running) => done(Exit.map(running, countedReuse(key))))
+    }
 
     const createModules = (principal: Principal, rawPlate: string, requested: ReadonlyArray<string>, apiVersion: ApiVersion = "v2") =>
       Effect.gen(function*() {
@@ -323,7 +347,7 @@ export class Operations extends Effect.Service<Operations>()("vda/Operations", {
         (polled) => shapedOf(polled) as ModulesOperation
       )
 
-    return { createModules, reusable, createVehicleSearch, createReport, get, offerGet, getModules, getReport }
+    return { createModules, offerReusable, createVehicleSearch, createReport, get, offerGet, getModules, getReport }
   }),
   dependencies: [OperationsRepo.Default]
 }) {}
