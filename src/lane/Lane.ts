@@ -23,7 +23,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { Cause, Effect, Either, Exit, Option, Runtime, Schema } from "effect"
 import { type InvalidKey, keyHashOf } from "../accounts/Authentication.js"
-import { Admission, type Admitted, type AdmittedAndCharged, rateLimitHeaders } from "../metering/Admission.js"
+import { Admission, type AdmissionRequest, type Admitted, type AdmittedAndCharged, rateLimitHeaders, type ReadRow } from "../metering/Admission.js"
 import type { LimitReached, PlainConsumption } from "../metering/Metering.js"
 import type { ApiVersion } from "../metering/Meters.js"
 import * as Errors from "../platform/Errors.js"
@@ -309,25 +309,31 @@ export class Lane extends Effect.Service<Lane>()("vda/Lane", {
             })
           }
 
-          /** Admits a request, then serves it (its account noted, its headers begun). */
-          const admitThen = (taken: Taken, serveAdmitted: (admitted: Admitted, headers: Record<string, string>) => void) =>
-            admission.offer({ keyHash: taken.keyHash, environment, at: taken.at }, (settled) => {
+          /** Admits a request, then serves it (its account noted, its headers begun, the rows read along if it asked). */
+          const admitThen = (
+            taken: Taken,
+            serveAdmitted: (admitted: Admitted, headers: Record<string, string>, read: ReadonlyArray<ReadRow>) => void,
+            along?: AdmissionRequest["along"]
+          ) =>
+            admission.offer({ keyHash: taken.keyHash, environment, at: taken.at, ...(along === undefined ? {} : { along }) }, (settled) => {
               const headers: Record<string, string> = { "x-request-id": taken.requestId }
               if (Exit.isFailure(settled)) return reply(taken, notAdmitted(settled.cause, "v2", taken.requestId, headers))
-              const { admitted } = settled.value
+              const { admitted, read } = settled.value
               noteAccount(taken.request, admitted.principal.accountId)
-              serveAdmitted(admitted, headers)
+              serveAdmitted(admitted, headers, read ?? [])
             })
 
           /** What an admitted request's read answers; anything else (a failure, a defect) is left to HttpApi, admitted. */
           const answerRead = <A>(taken: Taken, admitted: Admitted, answerOf: (value: A) => Outcome) => (read: Exit.Exit<A, unknown>) =>
             finish(taken, Exit.isSuccess(read) ? orPassOn(admitted, () => answerOf(read.value)) : { _tag: "PassOn", admitted })
 
-          /** An operation poll: admitted, then read. */
+          /** An operation poll: admitted, and read in the same round trip. */
           const serveOperation = (taken: Taken, id: string) =>
-            admitThen(taken, (admitted, headers) =>
-              operations.offerGet(admitted.principal, id, answerRead(taken, admitted, (operation) =>
-                answer(200, { ...rateLimitHeaders(admitted, headers), ...pollHeadersOf(operation.status) }, operationBody(operation)))))
+            admitThen(taken, (admitted, headers, read) => {
+              const answerPoll = answerRead(taken, admitted, (operation: Operation) =>
+                answer(200, { ...rateLimitHeaders(admitted, headers), ...pollHeadersOf(operation.status) }, operationBody(operation)))
+              answerPoll(operations.getRead(admitted.principal, id, read))
+            }, { read: operations.pollReadAlong, value: id })
 
           /** A module query that reuses the active identical operation: admitted, then answered 200 (nothing charged). */
           const serveModules = (taken: Taken, plate: string, modules: ReadonlyArray<string>) =>

@@ -61,8 +61,27 @@ export interface PreparedConsumption {
   readonly consumption: PlainConsumption
 }
 
+/**
+ * A read made in a batch's own round trip, for the requests that ask for it (an operation poll:
+ * admitted and read in one statement). The feature that reads defines it; admission runs it
+ * beside its own call and hands each request the rows of its value.
+ */
+export interface ReadAlong {
+  /** Requests with different reads are batched apart. */
+  readonly name: string
+  /** A set-returning SQL expression of the batch's distinct values, a `text[]` at parameter `$n`. */
+  readonly from: (parameter: number) => string
+  /** The value a row was read for. */
+  readonly valueOf: (row: ReadRow) => unknown
+}
+
+/** A row a `ReadAlong` read, its column names as the SQL client gives them. */
+export type ReadRow = Readonly<Record<string, unknown>>
+
 export interface AdmittedAndCharged {
   readonly admitted: Admitted
+  /** The rows read along for the request's value, when it asked for a read. */
+  readonly read?: ReadonlyArray<ReadRow>
   /** False when there was nothing to charge, or the account changed since `expected`: nothing was charged. */
   readonly charged: boolean
   /** The allowance that refused the charge: nothing was charged then. */
@@ -75,6 +94,8 @@ export interface AdmissionRequest {
   readonly at: number
   /** Charges made for the account as `expected` showed it. */
   readonly prepared?: PreparedConsumption
+  /** A read to make in the same round trip, for this value. */
+  readonly along?: { readonly read: ReadAlong; readonly value: string }
 }
 
 /** `lastUsedAt` is a recent-activity hint, written at most once a minute per key and process. */
@@ -193,7 +214,8 @@ export class Admission extends Effect.Service<Admission>()("vda/Admission", {
   scoped: Effect.gen(function*() {
     const repo = yield* AccountsRepo
     // rows as they come: the few columns are read by name, and most rows carry no account
-    const raw = (yield* SqlClient.SqlClient).withoutTransforms()
+    const sql = yield* SqlClient.SqlClient
+    const raw = sql.withoutTransforms()
     const touches = yield* FiberSet.make()
     const lastTouched = new Map<string, number>()
     const known = new Map<string, KnownAccount>()
@@ -240,28 +262,58 @@ export class Admission extends Effect.Service<Admission>()("vda/Admission", {
       })
     }
 
-    /** A batch of one key's requests on one listener. */
+    /**
+     * A batch's one statement: the admission call, and the batch's read along if it has one (its
+     * rows beside the call's answer, which a materialized CTE runs exactly once).
+     */
+    const batchStatement = (parameters: ReadonlyArray<unknown>, requests: ReadonlyArray<AdmissionRequest>) => {
+      const read = requests[0]!.along?.read
+      if (read === undefined) return raw.unsafe<{ readonly answer: BatchAnswer | null }>(ADMIT_CHARGE, parameters)
+      const values = [...new Set(requests.map((request) => request.along!.value))]
+      return sql.unsafe<{ readonly answer: BatchAnswer | null } & ReadRow>(
+        `with admitted as materialized (${ADMIT_CHARGE}) select admitted.answer, along.* from admitted left join ${read.from(parameters.length + 1)} along on true`,
+        [...parameters, values]
+      )
+    }
+
+    /** The rows read along (without the admission's answer), by the value each was read for (a row of none: nothing was found). */
+    const rowsByValue = (rows: ReadonlyArray<ReadRow>, read: ReadAlong | undefined) => {
+      const byValue = new Map<unknown, Array<ReadRow>>()
+      if (read === undefined) return byValue
+      for (const { answer: _answer, ...row } of rows) {
+        const value = read.valueOf(row)
+        if (value === null || value === undefined) continue
+        const same = byValue.get(value)
+        if (same === undefined) byValue.set(value, [row])
+        else same.push(row)
+      }
+      return byValue
+    }
+
+    /** A batch of one key's requests on one listener (and one read along, if any). */
     const admitBatch = (keyHash: string, environment: Environment, requests: ReadonlyArray<AdmissionRequest>) => {
       const expected = known.get(keyHash)
       const batch = batchOf(requests, expected)
-      return Effect.map(
-        raw.unsafe<{ readonly answer: BatchAnswer | null }>(ADMIT_CHARGE, admitChargeParameters(keyHash, environment, expected, batch)),
-        ([row]) => {
-          const answer = row?.answer ?? null
-          if (answer === null) {
-            known.delete(keyHash)
-            return requests.map(() => Either.left(new InvalidKey({ reason: "unknown" })))
-          }
-          const principal = principalIn(keyHash, expected, answer)
-          return requests.map((request, i) =>
-            decide(request, i, batch.requestPeriod[i]!, principal, answer, preparedFor(request, expected)))
+      return Effect.map(batchStatement(admitChargeParameters(keyHash, environment, expected, batch), requests), (rows) => {
+        const answer = rows[0]?.answer ?? null
+        if (answer === null) {
+          known.delete(keyHash)
+          return requests.map(() => Either.left(new InvalidKey({ reason: "unknown" })))
         }
-      ).pipe(Effect.tap((results) => touchUsed(requests, results)), Effect.orDie)
+        const principal = principalIn(keyHash, expected, answer)
+        const read = rowsByValue(rows, requests[0]!.along?.read)
+        return requests.map((request, i) => {
+          const decided = decide(request, i, batch.requestPeriod[i]!, principal, answer, preparedFor(request, expected))
+          return request.along === undefined || Either.isLeft(decided)
+            ? decided
+            : Either.right({ ...decided.right, read: read.get(request.along.value) ?? [] })
+        })
+      }).pipe(Effect.tap((results) => touchUsed(requests, results)), Effect.orDie)
     }
 
     const batcher = yield* Batcher.make({
       // a lane per key and listener: a busy account batches its own requests, and never queues another's
-      key: (request: AdmissionRequest) => `${request.keyHash}/${request.environment}`,
+      key: (request: AdmissionRequest) => `${request.keyHash}/${request.environment}/${request.along?.read.name ?? ""}`,
       process: (_lane, requests) => admitBatch(requests[0]!.keyHash, requests[0]!.environment, requests)
     })
 

@@ -27,11 +27,13 @@ import {
   type ModuleRow,
   type NewOperation,
   type OperationRow,
+  operationsReadAlong,
   OperationsRepo,
   type OperationWithModules,
   type ReuseKey,
   reuseKeyText
 } from "./Repo.js"
+import type { ReadRow } from "../metering/Admission.js"
 import { WorkflowEngine } from "./WorkflowEngine.js"
 
 export class InvalidModulesPlate extends Data.TaggedError("InvalidModulesPlate")<{ readonly raw: string }> {}
@@ -336,9 +338,17 @@ export class Operations extends Effect.Service<Operations>()("vda/Operations", {
     /** The caller's own operation. */
     const get = (principal: Principal, id: string) => Effect.map(pollOwn(principal, id, isOperation), shapedOf)
 
-    /** `get` for a caller outside any fiber: `done` gets the result, once. */
-    const offerGet = (principal: Principal, id: string, done: (result: Exit.Exit<Operation, OperationNotFound>) => void) =>
-      polls.offer(id, (found) => done(Exit.map(Exit.flatMap(found, ownIn(principal, id, isOperation)), shapedOf)))
+    const decoded = new WeakMap<ReadRow, OperationWithModules>()
+    /** An operation read along with its poll's admission, decoded once per batch. */
+    const decodedOf = (row: ReadRow) => {
+      let polled = decoded.get(row)
+      if (polled === undefined) decoded.set(row, polled = operationsReadAlong.decode(row))
+      return polled
+    }
+
+    /** `get`, from the rows read along with the poll's admission (`operationsReadAlong`). */
+    const getRead = (principal: Principal, id: string, rows: ReadonlyArray<ReadRow>): Exit.Exit<Operation, OperationNotFound> =>
+      Exit.map(ownIn(principal, id, isOperation)(Option.map(Option.fromNullable(rows[0]), decodedOf)), shapedOf)
 
     /** The caller's own modules operation created through `apiVersion` (v1 polls only its own). */
     const getModules = (principal: Principal, id: string, apiVersion: ApiVersion) =>
@@ -347,7 +357,18 @@ export class Operations extends Effect.Service<Operations>()("vda/Operations", {
         (polled) => shapedOf(polled) as ModulesOperation
       )
 
-    return { createModules, offerReusable, createVehicleSearch, createReport, get, offerGet, getModules, getReport }
+    return {
+      createModules,
+      offerReusable,
+      createVehicleSearch,
+      createReport,
+      get,
+      /** The read a poll makes along with its admission; `getRead` answers from its rows. */
+      pollReadAlong: operationsReadAlong,
+      getRead,
+      getModules,
+      getReport
+    }
   }),
   dependencies: [OperationsRepo.Default]
 }) {}

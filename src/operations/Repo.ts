@@ -13,6 +13,7 @@ import {
 } from "../../workflows/shared.js"
 import { PRESENCE_PREFIX } from "../platform/Presence.js"
 import type { Environment } from "../platform/RequestContext.js"
+import type { ReadAlong, ReadRow } from "../metering/Admission.js"
 import type { ApiVersion } from "../metering/Meters.js"
 import { countFinished } from "./Metrics.js"
 
@@ -66,7 +67,9 @@ interface ModuleJson {
   readonly updated_at: string
 }
 
-const withModules = ({ modules, ...row }: OperationRow & { readonly modules: ReadonlyArray<ModuleJson> }): OperationWithModules => ({
+type OperationWithModulesRow = OperationRow & { readonly modules: ReadonlyArray<ModuleJson> }
+
+const withModules = ({ modules, ...row }: OperationWithModulesRow): OperationWithModules => ({
   row,
   modules: modules.map((m) => ({
     operationId: m.operation_id,
@@ -78,6 +81,18 @@ const withModules = ({ modules, ...row }: OperationRow & { readonly modules: Rea
     updatedAt: new Date(m.updated_at)
   }))
 })
+
+/**
+ * Polls read along with their admission (one statement): the operations of the batch's ids, with
+ * their modules, as `findManyWithModules` reads them. A row's columns come as the SQL client gives
+ * them, so `operationsReadAlong.decode` shapes it as that read does.
+ */
+export const operationsReadAlong: ReadAlong & { readonly decode: (row: ReadRow) => OperationWithModules } = {
+  name: "operations",
+  from: (parameter) => `vda_operations_by_id($${parameter}::text[])`,
+  valueOf: (row) => row.id,
+  decode: (row) => withModules(row as unknown as OperationWithModulesRow)
+}
 
 /** An operation as a list shows it. */
 export interface OperationSummaryRow {
@@ -192,7 +207,7 @@ export class OperationsRepo extends Effect.Service<OperationsRepo>()("vda/Operat
 
       /** Operations by id with their module rows, in one statement for any number of ids. */
       findManyWithModules: (ids: ReadonlyArray<string>) =>
-        sql<OperationRow & { readonly modules: ReadonlyArray<ModuleJson> }>`select * from vda_operations_by_id(${ids}::text[])`.pipe(
+        sql<OperationWithModulesRow>`select * from vda_operations_by_id(${ids}::text[])`.pipe(
           Effect.map((rows) => rows.map(withModules)),
           Effect.orDie
         ),

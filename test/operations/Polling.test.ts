@@ -3,7 +3,9 @@
  * final (when to ask again), none once it is; the same on v1's polls and on the lean lane, which
  * also carries the IETF `RateLimit` and `RateLimit-Policy` fields next to `X-RateLimit-*`.
  */
+import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { Accounts } from "../../src/accounts/Accounts.js"
 import { waitFor } from "../support/Processes.js"
 import { json, makeTestApp, type TestAccount, type TestApp, withKey } from "../support/TestApp.js"
 
@@ -67,4 +69,25 @@ describe("polling an operation", () => {
     expect((await untilFinal(`/v1/vehicles/modules/${operation.id}`, (body) => body.data.status)).headers.get("retry-after")).toBeNull()
     expect((await untilFinal(`/v1/reports/${report.id}`, (body) => body.data.status)).headers.get("retry-after")).toBeNull()
   })
+
+  it("on the lane, concurrent polls are admitted and read in one statement: the per-minute limit holds exactly, and each admitted poll sees its operation", async () => {
+    const limited = await app.createAccount()
+    await app.run(Effect.flatMap(Accounts, (accounts) => accounts.setCustom(limited.id, { requestsPerMinute: 12 })))
+    const created = await app.sandbox("/v2/vehicles/AB126CD/modules", withKey(limited.sandbox.key, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ modules: ["fines"] })
+    }))
+    const { id } = await json(created)
+    const answers = await Promise.all(Array.from({ length: 30 }, () =>
+      fetch(`${sandboxUrl}/v2/operations/${id}`, { headers: { "x-api-key": limited.sandbox.key } })
+        .then(async (res) => ({ status: res.status, body: await res.json() as { id?: string; error?: { code: string } } }))))
+    const admitted = answers.filter((answer) => answer.status === 200)
+    // the creation took one of the minute's twelve requests; the admission call ran once per batch
+    expect(admitted).toHaveLength(11)
+    for (const answer of admitted) expect(answer.body.id).toBe(id)
+    expect(answers.filter((answer) => answer.status === 429).map((answer) => answer.body.error?.code))
+      .toEqual(Array(19).fill("rate_limit_exceeded"))
+  })
 })
+
