@@ -187,6 +187,14 @@ export const batchOf = (requests: ReadonlyArray<AdmissionRequest>, expected: Kno
 export const ADMIT_CHARGE = `
   select vda_admit_charge($1, $2, $3, $4::timestamptz[], $5::integer[], $6::text[], $7::timestamptz[], $8::integer[],
     $9::text[], $10::integer[], $11::integer[], $12::integer[], $13::integer[]) as answer`
+const ADMIT_CHARGE_PARAMETERS = 13
+
+/**
+ * `ADMIT_CHARGE` with a read along: the read's rows, each beside the call's answer (a row of nulls
+ * when it found none). The call is a materialized CTE, so it runs exactly once.
+ */
+export const admitChargeAlong = (read: ReadAlong) =>
+  `with admitted as materialized (${ADMIT_CHARGE}) select admitted.answer, along.* from admitted left join ${read.from(ADMIT_CHARGE_PARAMETERS + 1)} along on true`
 
 /** `ADMIT_CHARGE`'s parameters for a batch of one key's requests on one listener. */
 export const admitChargeParameters = (
@@ -262,18 +270,12 @@ export class Admission extends Effect.Service<Admission>()("vda/Admission", {
       })
     }
 
-    /**
-     * A batch's one statement: the admission call, and the batch's read along if it has one (its
-     * rows beside the call's answer, which a materialized CTE runs exactly once).
-     */
+    /** A batch's one statement: the admission call, with the batch's read along if it has one. */
     const batchStatement = (parameters: ReadonlyArray<unknown>, requests: ReadonlyArray<AdmissionRequest>) => {
       const read = requests[0]!.along?.read
       if (read === undefined) return raw.unsafe<{ readonly answer: BatchAnswer | null }>(ADMIT_CHARGE, parameters)
       const values = [...new Set(requests.map((request) => request.along!.value))]
-      return sql.unsafe<{ readonly answer: BatchAnswer | null } & ReadRow>(
-        `with admitted as materialized (${ADMIT_CHARGE}) select admitted.answer, along.* from admitted left join ${read.from(parameters.length + 1)} along on true`,
-        [...parameters, values]
-      )
+      return sql.unsafe<{ readonly answer: BatchAnswer | null } & ReadRow>(admitChargeAlong(read), [...parameters, values])
     }
 
     /** The rows read along (without the admission's answer), by the value each was read for (a row of none: nothing was found). */
