@@ -4,7 +4,8 @@
  * Starts a bare Node `http` hello world (the machine's reference) and the real server on a
  * temporary embedded database, creates one busy account (custom plan, no limits), and drives
  * each row with autocannon in a separate process, round after round (BENCH_ROUNDS, default 2):
- *   bare Node hello world · GET /healthz · metered GET /v2/vehicles/{plate} (registry hits, one
+ *   bare Node hello world · GET /healthz (on the lean lane), and the same probe through HttpApi, for
+ *   comparison (what every route off the lane pays) · metered GET /v2/vehicles/{plate} (registry hits, one
  *   account) · the same query against the plain-Node group-commit design, for comparison
  *   (bench/reference-server.ts, on the same database and account) · polling GET /v2/operations/{id},
  *   and the same poll against that design · POST modules reusing an active operation ·
@@ -43,12 +44,13 @@ const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10)
 const POLLING = "GET /v2/operations/{id} (polling)"
 const PLAIN_VEHICLE = "plain Node + pg, vehicle"
 const PLAIN_POLL = "plain Node + pg, poll"
+const HTTPAPI_HEALTHZ = "GET /healthz?via=httpapi (HttpApi)"
 
 interface Row {
   readonly name: string
   /** Fraction of the bare Node row the issue asks for, if it sets one. */
   readonly goal?: number
-  /** A server other than ours, run for comparison: no goal of ours applies to it. */
+  /** A row for comparison (another server, or this one's HttpApi path): no goal of ours applies to it. */
   readonly comparison?: true
   readonly run: (duration: number) => Promise<Run>
 }
@@ -120,6 +122,8 @@ const main = async () => {
     const rows: Array<Row> = [
       { name: "bare Node http hello world", run: (d) => autocannon(undefined, bare.url, {}, { duration: d }) },
       { name: "GET /healthz", run: (d) => autocannon(allocations, `${server.url}/healthz`, {}, { duration: d }) },
+      // the same probe through HttpApi (a query string passes it on): what every route off the lane pays
+      { name: HTTPAPI_HEALTHZ, comparison: true, run: (d) => autocannon(allocations, `${server.url}/healthz?via=httpapi`, {}, { duration: d }) },
       { name: `GET /v2/vehicles/${PLATE} (metered)`, goal: 0.3, run: (d) => countedVehicleRun(allocations, vehicleUrl, d) },
       {
         name: PLAIN_VEHICLE,
@@ -185,7 +189,7 @@ const main = async () => {
       console.log(`| ${r.name.padEnd(36)} | ${r.requestsPerSecond.toFixed(0).padStart(8)} | ${String(r.p50).padStart(6)} | ${String(r.p99).padStart(6)} | ${ratio.toFixed(3).padStart(6)} | ${goal.padStart(6)} | ${kb.padStart(6)} | ${String(r.other).padStart(6)} |`)
     }
     const named = (name: string) => results.find((r) => r.name === name)!
-    const vehicle = results[2]!
+    const vehicle = named(`GET /v2/vehicles/${PLATE} (metered)`)
     const tracing = results.at(-1)!
     console.log(`\ntracing: on, the vehicle query does ${tracing.requestsPerSecond.toFixed(0)} req/s against ${vehicle.requestsPerSecond.toFixed(0)} off (${((tracing.requestsPerSecond / vehicle.requestsPerSecond - 1) * 100).toFixed(1)}%), ${(((tracing.bytesPerRequest ?? 0) - (vehicle.bytesPerRequest ?? 0)) / 1024).toFixed(1)} KB more per request; ${sink.spans()} spans exported. Off, no span is made: Effect's tracer is disabled and the listener starts none`)
     const allocationMet = vehicle.bytesPerRequest !== null && vehicle.bytesPerRequest <= VEHICLE_ALLOCATION_GOAL

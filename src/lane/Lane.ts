@@ -2,8 +2,9 @@
  * The lean lane: the hottest routes served straight from Node's request listener, in front of the
  * HttpApi application: the vehicle query (`GET /v2/vehicles/{plate}`, `GET /v1/vehicles/basic`),
  * the operation poll (`GET /v2/operations/{id}`), and the module query that reuses an active
- * operation (`POST /v2/vehicles/{plate}/modules`, answered 200; creating one is HttpApi's), and
- * the account's status (`GET /v2/status`).
+ * operation (`POST /v2/vehicles/{plate}/modules`, answered 200; creating one is HttpApi's), the
+ * account's status (`GET /v2/status`), and the liveness probe (`GET /healthz`), which must answer
+ * at once however busy the process is.
  *
  * It takes only the plainest form of a request it knows well: a key, a plate, flags and an id of
  * plain characters, and no body but a small JSON one of a module query. It uses the same services
@@ -32,6 +33,7 @@ import { type Environment, RequestId, saneRequestId } from "../platform/RequestC
 import { handOverBody, readSmallBody } from "../platform/RequestBody.js"
 import { type BodyLimits, hasBody, isJsonMediaType, parseJsonText } from "../platform/RequestInput.js"
 import { AppConfig } from "../platform/Config.js"
+import { Liveness } from "../platform/HealthApi.js"
 import { type NodeHandler, noteAccount, noteRequestId, withRequestSpan } from "../platform/HttpObservation.js"
 import { StatusResponse } from "../accounts/Api.js"
 import { AccountStatus } from "../accounts/Status.js"
@@ -65,6 +67,7 @@ const V2_VEHICLES = "/v2/vehicles/"
 const V1_BASIC = "/v1/vehicles/basic"
 const V2_OPERATIONS = "/v2/operations/"
 const V2_STATUS = "/v2/status"
+const HEALTHZ = "/healthz"
 const STATUS: Route = { _tag: "Status" }
 const PLAIN_SEGMENT = /^[A-Za-z0-9]{1,32}$/
 const PLAIN_ID = /^[A-Za-z0-9_]{1,64}$/
@@ -154,15 +157,18 @@ const encodedOnce = <A extends object>(encode: (value: A) => unknown) => {
 const vehicleBody = { v1: encodedOnce(encodeV1), v2: encodedOnce(encodeV2) }
 const operationBody = encodedOnce(encodeOperation)
 const modulesOperationBody = encodedOnce(encodeModulesOperation)
+const livenessBody = JSON.stringify(Schema.encodeSync(Liveness)({ status: "ok" }))
 const statusBody = encodedOnce((data: typeof StatusResponse.Type["data"]) => encodeStatus({ success: true, data }))
+
+const jsonHeaders = (body: string, headers: Record<string, string>) => ({
+  "content-type": "application/json",
+  "content-length": String(Buffer.byteLength(body)),
+  ...headers
+})
 
 const answer = (status: number, headers: Record<string, string>, body: string): Outcome => ({
   _tag: "Answer",
-  answer: {
-    status,
-    headers: { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)), ...headers },
-    body
-  }
+  answer: { status, headers: jsonHeaders(body, headers), body }
 })
 
 /** An error as the request pipeline answers it: the contract's body, `Retry-After` where it applies. */
@@ -368,7 +374,15 @@ export class Lane extends Effect.Service<Lane>()("vda/Lane", {
             }
           }
 
+          /** The liveness probe: unauthenticated, uncounted, answered at once. */
+          const answerLiveness = (request: IncomingMessage, response: ServerResponse) => {
+            const requestId = requestIdAt(headerOf(request, "x-request-id"), clock.unsafeCurrentTimeMillis())
+            noteRequestId(request, requestId)
+            write(response, { status: 200, headers: jsonHeaders(livenessBody, { "x-request-id": requestId }), body: livenessBody })
+          }
+
           return (request, response) => {
+            if (request.url === HEALTHZ && request.method === "GET" && !hasBody(request.headers)) return answerLiveness(request, response)
             const route = routeOf(request)
             const keyHash = route === undefined ? undefined : keyHashOf(headerOf(request, "x-api-key"))
             if (route === undefined || keyHash === undefined || Either.isLeft(keyHash)) return next(request, response)

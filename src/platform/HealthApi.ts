@@ -24,10 +24,13 @@ export const Readiness = Schema.Struct({
 }).annotations({ identifier: "Readiness" })
 export type Readiness = typeof Readiness.Type
 
+/** The liveness probe's answer: the process is up. */
+export const Liveness = Schema.Struct({ status: Schema.Literal("ok") })
+
 export class HealthApi extends HttpApiGroup.make("health", { topLevel: true })
   .add(
     HttpApiEndpoint.get("healthz", "/healthz")
-      .addSuccess(Schema.Struct({ status: Schema.Literal("ok") }))
+      .addSuccess(Liveness)
       .annotate(OpenApi.Summary, "The process is up")
   )
   .add(

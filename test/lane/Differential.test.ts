@@ -300,6 +300,22 @@ describe("the lean lane answers as the HttpApi path does", () => {
     await expectSameUsage(accounts, "production")
   })
 
+  it("the liveness probe: answered by the lane, its request id given or made; anything else at /healthz passed on", async () => {
+    const accounts = await twins()
+    const mark = passedOn.length
+    for (const environment of ["production", "sandbox"] as const) {
+      const answer = await both(accounts, environment, "/healthz", () => ({}))
+      expect(answer.status).toBe(200)
+      expect(answer.body).toBe("{\"status\":\"ok\"}")
+    }
+    expect(passedSince(mark)).toEqual([])
+    expect((await both(accounts, "production", "/healthz?verbose=1", () => ({}))).status).toBe(200)
+    expect((await both(accounts, "production", "/healthz", () => ({ "content-type": "text/plain" }), undefined, "up?")).status).toBe(415)
+    const own = await fetch(`${urls.lane.production}/healthz`)
+    expect(own.headers.get("x-request-id")).toMatch(/^req_[0-9A-Z]{26}$/)
+    expect(passedSince(mark)).toEqual(["production /healthz?verbose=1", "production /healthz"])
+  })
+
   it("a poll of a running operation: answered by the lane, with its Retry-After", async () => {
     const accounts = await twins()
     const ids = {} as Record<"lane" | "plain", string>
