@@ -69,7 +69,7 @@ const run = (keyHash: string, lane: Lane) => {
   const expected = lane.known
   const parameters = admitChargeParameters(keyHash, requests[0]!.environment, expected, batchOf(requests, expected))
   const statement = lane.poll
-    ? pool.query<Row>(POLL_STATEMENT, [...parameters, [...new Set(batch.map((waiting) => waiting.id))]])
+    ? pool.query<Row>(POLL_STATEMENT, [...parameters, ...operationsReadAlong.parameters([...new Set(batch.map((waiting) => waiting.id!))])])
     : pool.query<Row>(ADMIT_CHARGE, parameters)
   statement.then(({ rows }) => {
     const result = rows[0]?.answer ?? null

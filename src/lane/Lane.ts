@@ -341,14 +341,26 @@ export class Lane extends Effect.Service<Lane>()("vda/Lane", {
               answerPoll(operations.getRead(admitted.principal, id, read))
             }, { read: operations.pollReadAlong, value: id })
 
-          /** A module query that reuses the active identical operation: admitted, then answered 200 (nothing charged). */
-          const serveModules = (taken: Taken, plate: string, modules: ReadonlyArray<string>) =>
-            admitThen(taken, (admitted, headers) =>
-              operations.offerReusable(admitted.principal, plate, modules, answerRead(taken, admitted, Option.match({
+          /**
+           * A module query that reuses the active identical operation: admitted, then answered 200
+           * (nothing charged). For an account this process has seen, the reuse check is read in the
+           * admission's round trip; otherwise it is read after.
+           */
+          const serveModules = (taken: Taken, plate: string, modules: ReadonlyArray<string>) => {
+            const expected = admission.knownAccount(taken.keyHash)?.principal
+            const along = expected?.environment === environment ? operations.reuseAlong(expected, plate, modules) : undefined
+            admitThen(taken, (admitted, headers, read) => {
+              const answerReuse = answerRead(taken, admitted, Option.match({
                 // creating the operation is HttpApi's
                 onNone: (): Outcome => ({ _tag: "PassOn", admitted }),
-                onSome: (running) => answer(200, rateLimitHeaders(admitted, headers), modulesOperationBody(running))
-              }))))
+                onSome: (running: ModulesOperation) => answer(200, rateLimitHeaders(admitted, headers), modulesOperationBody(running))
+              }))
+              if (along !== undefined && admitted.principal.accountId === expected?.accountId) {
+                return answerReuse(operations.reusableRead(admitted.principal, plate, modules, read))
+              }
+              operations.offerReusable(admitted.principal, plate, modules, answerReuse)
+            }, along)
+          }
 
           /** The account's status: admitted, then read. */
           const serveStatus = (taken: Taken) =>

@@ -69,8 +69,10 @@ export interface PreparedConsumption {
 export interface ReadAlong {
   /** Requests with different reads are batched apart. */
   readonly name: string
-  /** A set-returning SQL expression of the batch's distinct values, a `text[]` at parameter `$n`. */
+  /** A set-returning SQL expression reading the batch's distinct values, its parameters from `$n` on. */
   readonly from: (parameter: number) => string
+  /** `from`'s parameters, for the batch's distinct values. */
+  readonly parameters: (values: ReadonlyArray<string>) => ReadonlyArray<unknown>
   /** The value a row was read for. */
   readonly valueOf: (row: ReadRow) => unknown
 }
@@ -275,7 +277,7 @@ export class Admission extends Effect.Service<Admission>()("vda/Admission", {
       const read = requests[0]!.along?.read
       if (read === undefined) return raw.unsafe<{ readonly answer: BatchAnswer | null }>(ADMIT_CHARGE, parameters)
       const values = [...new Set(requests.map((request) => request.along!.value))]
-      return sql.unsafe<{ readonly answer: BatchAnswer | null } & ReadRow>(admitChargeAlong(read), [...parameters, values])
+      return sql.unsafe<{ readonly answer: BatchAnswer | null } & ReadRow>(admitChargeAlong(read), [...parameters, ...read.parameters(values)])
     }
 
     /** The rows read along (without the admission's answer), by the value each was read for (a row of none: nothing was found). */

@@ -27,6 +27,7 @@ import {
   type ModuleRow,
   type NewOperation,
   type OperationRow,
+  activeModulesReadAlong,
   operationsReadAlong,
   OperationsRepo,
   type OperationWithModules,
@@ -200,6 +201,39 @@ export class Operations extends Effect.Service<Operations>()("vda/Operations", {
       reuseReads.offer(key, (running) => done(Exit.map(running, countedReuse(key))))
     }
 
+    /**
+     * The read a module query makes along with its admission, for the account `expected` (as its
+     * key last showed it): its reuse key's active operation. Undefined for a request refused as
+     * it stands (`reusableRead` refuses it after admission).
+     */
+    const reuseAlong = (expected: Principal, rawPlate: string, requested: ReadonlyArray<string>, apiVersion: ApiVersion = "v2") => {
+      const request = modulesRequestOf(expected, rawPlate, requested, apiVersion)
+      return Either.isLeft(request) ? undefined : { read: activeModulesReadAlong, value: reuseKeyText(request.right.key) }
+    }
+
+    const decodedReuse = new WeakMap<ReadRow, ModulesOperation>()
+    /**
+     * `offerReusable`, from the rows read along with the admission (`reuseAlong`, made for the
+     * same account): the active identical operation, reused, or None when the request would create one.
+     */
+    const reusableRead = (
+      principal: Principal,
+      rawPlate: string,
+      requested: ReadonlyArray<string>,
+      rows: ReadonlyArray<ReadRow>,
+      apiVersion: ApiVersion = "v2"
+    ): Exit.Exit<Option.Option<ModulesOperation>, ModulesRefusal> => {
+      const request = modulesRequestOf(principal, rawPlate, requested, apiVersion)
+      if (Either.isLeft(request)) return Exit.fail(request.left)
+      const keyText = reuseKeyText(request.right.key)
+      const row = rows.find((read) => activeModulesReadAlong.valueOf(read) === keyText)
+      let running = row === undefined ? undefined : decodedReuse.get(row)
+      if (row !== undefined && running === undefined) {
+        decodedReuse.set(row, running = operationOf(activeModulesReadAlong.decode(row)) as ModulesOperation)
+      }
+      return Exit.succeed(countedReuse(request.right.key)(Option.fromNullable(running)))
+    }
+
     const createModules = (principal: Principal, rawPlate: string, requested: ReadonlyArray<string>, apiVersion: ApiVersion = "v2") =>
       Effect.gen(function*() {
         const { key, modules, plate } = yield* modulesRequestOf(principal, rawPlate, requested, apiVersion)
@@ -360,6 +394,8 @@ export class Operations extends Effect.Service<Operations>()("vda/Operations", {
     return {
       createModules,
       offerReusable,
+      reuseAlong,
+      reusableRead,
       createVehicleSearch,
       createReport,
       get,

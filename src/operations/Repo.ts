@@ -90,7 +90,23 @@ const withModules = ({ modules, ...row }: OperationWithModulesRow): OperationWit
 export const operationsReadAlong: ReadAlong & { readonly decode: (row: ReadRow) => OperationWithModules } = {
   name: "operations",
   from: (parameter) => `vda_operations_by_id($${parameter}::text[])`,
+  parameters: (ids) => [ids],
   valueOf: (row) => row.id,
+  decode: (row) => withModules(row as unknown as OperationWithModulesRow)
+}
+
+/**
+ * Module queries that may reuse an active operation, read along with their admission: the active
+ * modules operations of the batch's reuse keys (`reuseKeyText`), with their modules, as
+ * `findActiveModulesMany` reads them.
+ */
+export const activeModulesReadAlong: ReadAlong & { readonly decode: (row: ReadRow) => OperationWithModules } = {
+  name: "active modules operations",
+  from: (parameter) =>
+    `vda_active_modules_operations(${[0, 1, 2, 3, 4].map((i) => `$${parameter + i}::text[]`).join(", ")})`,
+  // a key's parts hold no "/": ids, environments, versions, plates and module names are plain
+  parameters: (keys) => [0, 1, 2, 3, 4].map((part) => keys.map((key) => key.split("/")[part])),
+  valueOf: (row) => reuseKeyText(row as unknown as OperationRow),
   decode: (row) => withModules(row as unknown as OperationWithModulesRow)
 }
 
