@@ -160,15 +160,17 @@ const modulesOperationBody = encodedOnce(encodeModulesOperation)
 const livenessBody = JSON.stringify(Schema.encodeSync(Liveness)({ status: "ok" }))
 const statusBody = encodedOnce((data: typeof StatusResponse.Type["data"]) => encodeStatus({ success: true, data }))
 
-const jsonHeaders = (body: string, headers: Record<string, string>) => ({
-  "content-type": "application/json",
-  "content-length": String(Buffer.byteLength(body)),
-  ...headers
-})
+/** `headers` (the request's own, which it returns) with a JSON body's. */
+const withJsonHeaders = (body: string, headers: Record<string, string>) => {
+  headers["content-type"] = "application/json"
+  headers["content-length"] = String(Buffer.byteLength(body))
+  return headers
+}
 
+/** A JSON answer; its headers are the request's own object, completed. */
 const answer = (status: number, headers: Record<string, string>, body: string): Outcome => ({
   _tag: "Answer",
-  answer: { status, headers: jsonHeaders(body, headers), body }
+  answer: { status, headers: withJsonHeaders(body, headers), body }
 })
 
 /** An error as the request pipeline answers it: the contract's body, `Retry-After` where it applies. */
@@ -200,7 +202,7 @@ interface Taken {
   /** When it arrived: the instant it is admitted and charged at. */
   readonly at: number
   /** A module query's body, read already. */
-  readonly body?: string
+  readonly body: string | undefined
 }
 
 /** What the lane answers at once, or by a program (an error's body, a service's read). */
@@ -337,7 +339,7 @@ export class Lane extends Effect.Service<Lane>()("vda/Lane", {
           const serveOperation = (taken: Taken, id: string) =>
             admitThen(taken, (admitted, headers, read) => {
               const answerPoll = answerRead(taken, admitted, (operation: Operation) =>
-                answer(200, { ...rateLimitHeaders(admitted, headers), ...pollHeadersOf(operation.status) }, operationBody(operation)))
+                answer(200, Object.assign(rateLimitHeaders(admitted, headers), pollHeadersOf(operation.status)), operationBody(operation)))
               answerPoll(operations.getRead(admitted.principal, id, read))
             }, { read: operations.pollReadAlong, value: id })
 
@@ -370,7 +372,7 @@ export class Lane extends Effect.Service<Lane>()("vda/Lane", {
 
           const take = (request: IncomingMessage, response: ServerResponse, route: Route, keyHash: string, body?: string) => {
             const at = clock.unsafeCurrentTimeMillis()
-            const taken: Taken = { request, response, keyHash, at, requestId: requestIdAt(headerOf(request, "x-request-id"), at), ...(body === undefined ? {} : { body }) }
+            const taken: Taken = { request, response, keyHash, at, requestId: requestIdAt(headerOf(request, "x-request-id"), at), body }
             noteRequestId(request, taken.requestId)
             switch (route._tag) {
               case "Vehicle":
@@ -390,7 +392,7 @@ export class Lane extends Effect.Service<Lane>()("vda/Lane", {
           const answerLiveness = (request: IncomingMessage, response: ServerResponse) => {
             const requestId = requestIdAt(headerOf(request, "x-request-id"), clock.unsafeCurrentTimeMillis())
             noteRequestId(request, requestId)
-            write(response, { status: 200, headers: jsonHeaders(livenessBody, { "x-request-id": requestId }), body: livenessBody })
+            write(response, { status: 200, headers: withJsonHeaders(livenessBody, { "x-request-id": requestId }), body: livenessBody })
           }
 
           return (request, response) => {

@@ -142,6 +142,29 @@ const numbering = <A>() => {
   }
 }
 
+/**
+ * Counters numbered from 1 in the order they first appear, by meter, period and limit: nested
+ * maps, so no key is built per charge.
+ */
+const counterNumbering = () => {
+  const indexes = new Map<string, Map<number, Map<number | null, number>>>()
+  const values: Array<Charge> = []
+  return {
+    values,
+    indexOf: (charge: Charge) => {
+      let byPeriod = indexes.get(charge.meter)
+      if (byPeriod === undefined) indexes.set(charge.meter, byPeriod = new Map())
+      const start = charge.period.start.getTime()
+      let byLimit = byPeriod.get(start)
+      if (byLimit === undefined) byPeriod.set(start, byLimit = new Map())
+      const limit = charge.limit ?? null
+      let index = byLimit.get(limit)
+      if (index === undefined) byLimit.set(limit, index = values.push(charge))
+      return index
+    }
+  }
+}
+
 /** An integer array as PostgreSQL reads it, built as one string rather than element by element. */
 const integers = (values: ReadonlyArray<number>) => `{${values.join(",")}}`
 
@@ -152,7 +175,7 @@ const integers = (values: ReadonlyArray<number>) => `{${values.join(",")}}`
  */
 export const batchOf = (requests: ReadonlyArray<AdmissionRequest>, expected: KnownAccount | undefined) => {
   const windows = numbering<Date>()
-  const counters = numbering<Charge>()
+  const counters = counterNumbering()
   const values = numbering<string>()
   const requestWindow: Array<number> = []
   const chargeRequest: Array<number> = []
@@ -164,7 +187,7 @@ export const batchOf = (requests: ReadonlyArray<AdmissionRequest>, expected: Kno
     requestWindow.push(windows.indexOf(window.start.getTime(), window.start))
     for (const charge of preparedFor(request, expected)?.charges ?? []) {
       chargeRequest.push(i + 1)
-      chargeCounter.push(counters.indexOf(`${charge.meter} ${charge.period.start.getTime()} ${charge.limit ?? ""}`, charge))
+      chargeCounter.push(counters.indexOf(charge))
       chargeAmount.push(charge.amount)
       chargeValue.push(charge.distinctValue === undefined ? 0 : values.indexOf(charge.distinctValue, charge.distinctValue))
     }
@@ -246,7 +269,8 @@ export class Admission extends Effect.Service<Admission>()("vda/Admission", {
       window: Period,
       principal: Principal,
       answer: BatchAnswer,
-      consumption: PlainConsumption | undefined
+      consumption: PlainConsumption | undefined,
+      read: ReadonlyArray<ReadRow> | undefined
     ): Either.Either<AdmittedAndCharged, InvalidKey | LimitReached> => {
       if (answer.key_environment !== request.environment) return Either.left(new InvalidKey({ reason: "other_environment" }))
       const limit = principal.entitlements.requestsPerMinute
@@ -268,7 +292,8 @@ export class Admission extends Effect.Service<Admission>()("vda/Admission", {
           resetInSeconds: Math.max(0, Math.ceil((window.end.getTime() - request.at) / 1000))
         },
         charged,
-        ...(refused ? { refused } : {})
+        ...(refused ? { refused } : {}),
+        ...(read ? { read } : {})
       })
     }
 
@@ -306,12 +331,9 @@ export class Admission extends Effect.Service<Admission>()("vda/Admission", {
         }
         const principal = principalIn(keyHash, expected, answer)
         const read = rowsByValue(rows, requests[0]!.along?.read)
-        return requests.map((request, i) => {
-          const decided = decide(request, i, batch.requestPeriod[i]!, principal, answer, preparedFor(request, expected))
-          return request.along === undefined || Either.isLeft(decided)
-            ? decided
-            : Either.right({ ...decided.right, read: read.get(request.along.value) ?? [] })
-        })
+        return requests.map((request, i) =>
+          decide(request, i, batch.requestPeriod[i]!, principal, answer, preparedFor(request, expected),
+            request.along === undefined ? undefined : read.get(request.along.value) ?? []))
       }).pipe(Effect.tap((results) => touchUsed(requests, results)), Effect.orDie)
     }
 

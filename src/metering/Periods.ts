@@ -66,7 +66,14 @@ export const daysOf = (month: Period, timeZone: string, until: number): Readonly
   return days
 }
 
+// Every request asks for its minute: the current one is given again while it lasts (periods are never changed).
+let currentMinute: Period = { start: new Date(0), end: new Date(60_000) }
+
 export const minuteOf = (at: number): Period => {
   const start = Math.floor(at / 60_000) * 60_000
-  return { start: new Date(start), end: new Date(start + 60_000) }
+  if (currentMinute.start.getTime() === start) return currentMinute
+  const minute = { start: new Date(start), end: new Date(start + 60_000) }
+  // an earlier minute (a request that waited) does not displace the current one
+  if (start > currentMinute.start.getTime()) currentMinute = minute
+  return minute
 }

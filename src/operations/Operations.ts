@@ -355,10 +355,11 @@ export class Operations extends Effect.Service<Operations>()("vda/Operations", {
     }
 
     /** The caller's own operation (as polled) of the kind `accept` takes; anything else is indistinguishable from a missing one. */
+    const isOwn = (principal: Principal, row: OperationRow) =>
+      row.accountId === principal.accountId && row.environment === principal.environment
     const ownIn = (principal: Principal, id: string, accept: (row: OperationRow) => boolean) =>
     (found: Option.Option<OperationWithModules>): Exit.Exit<OperationWithModules, OperationNotFound> =>
-      Option.isSome(found) && found.value.row.accountId === principal.accountId &&
-        found.value.row.environment === principal.environment && accept(found.value.row)
+      Option.isSome(found) && isOwn(principal, found.value.row) && accept(found.value.row)
         ? Exit.succeed(found.value)
         : Exit.fail(new OperationNotFound({ id }))
 
@@ -381,8 +382,12 @@ export class Operations extends Effect.Service<Operations>()("vda/Operations", {
     }
 
     /** `get`, from the rows read along with the poll's admission (`operationsReadAlong`). */
-    const getRead = (principal: Principal, id: string, rows: ReadonlyArray<ReadRow>): Exit.Exit<Operation, OperationNotFound> =>
-      Exit.map(ownIn(principal, id, isOperation)(Option.map(Option.fromNullable(rows[0]), decodedOf)), shapedOf)
+    const getRead = (principal: Principal, id: string, rows: ReadonlyArray<ReadRow>): Exit.Exit<Operation, OperationNotFound> => {
+      const polled = rows[0] === undefined ? undefined : decodedOf(rows[0])
+      return polled !== undefined && isOwn(principal, polled.row) && isOperation(polled.row)
+        ? Exit.succeed(shapedOf(polled))
+        : Exit.fail(new OperationNotFound({ id }))
+    }
 
     /** The caller's own modules operation created through `apiVersion` (v1 polls only its own). */
     const getModules = (principal: Principal, id: string, apiVersion: ApiVersion) =>
