@@ -6,7 +6,7 @@ import { SqlClient } from "@effect/sql"
 import { Clock, Duration, Effect, Option, Schema } from "effect"
 import { Api } from "./Api.js"
 import { WorkflowEngine } from "./operations/WorkflowEngine.js"
-import { Readiness } from "./platform/HealthApi.js"
+import { LIVE, Readiness } from "./platform/HealthApi.js"
 
 /** How long the database may take to answer a readiness check. */
 const DATABASE_DEADLINE = Duration.seconds(1)
@@ -32,7 +32,7 @@ export const HealthHttpLive = HttpApiBuilder.group(Api, "health", (handlers) =>
     })
 
     return handlers
-      .handle("healthz", () => Effect.succeed({ status: "ok" as const }))
+      .handle("healthz", () => Effect.succeed(LIVE))
       .handleRaw("readyz", () =>
         Effect.map(Effect.all([database, engine.readiness], { concurrency: "unbounded" }), ([db, workflow]) => {
           const ready = db.status === "up" && workflow.up

@@ -24,16 +24,18 @@
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { Cause, Effect, Either, Exit, Option, Runtime, Schema } from "effect"
 import { type InvalidKey, keyHashOf } from "../accounts/Authentication.js"
-import { Admission, type AdmissionRequest, type Admitted, type AdmittedAndCharged, rateLimitHeaders, type ReadRow } from "../metering/Admission.js"
+import { Admission, type AdmissionRequest, type Admitted, type AdmittedAndCharged, rateLimitHeaders } from "../metering/Admission.js"
+import type { ReadRow } from "../platform/ReadAlong.js"
 import type { LimitReached, PlainConsumption } from "../metering/Metering.js"
 import type { ApiVersion } from "../metering/Meters.js"
 import * as Errors from "../platform/Errors.js"
 import { ulidAt } from "../platform/Ids.js"
+import { perObject } from "../platform/PerObject.js"
 import { type Environment, RequestId, saneRequestId } from "../platform/RequestContext.js"
 import { handOverBody, readSmallBody } from "../platform/RequestBody.js"
 import { type BodyLimits, hasBody, isJsonMediaType, parseJsonText } from "../platform/RequestInput.js"
 import { AppConfig } from "../platform/Config.js"
-import { Liveness } from "../platform/HealthApi.js"
+import { LIVE, Liveness } from "../platform/HealthApi.js"
 import { type NodeHandler, noteAccount, noteRequestId, withRequestSpan } from "../platform/HttpObservation.js"
 import { StatusResponse } from "../accounts/Api.js"
 import { AccountStatus } from "../accounts/Status.js"
@@ -145,19 +147,12 @@ export const routeOf = (request: IncomingMessage): Route | undefined => {
  * A body encoder that encodes each answer object once: the services give the same object again
  * for the same state (a stored vehicle; an operation as one batched read found it).
  */
-const encodedOnce = <A extends object>(encode: (value: A) => unknown) => {
-  const bodies = new WeakMap<A, string>()
-  return (value: A) => {
-    let body = bodies.get(value)
-    if (body === undefined) bodies.set(value, body = JSON.stringify(encode(value)))
-    return body
-  }
-}
+const encodedOnce = <A extends object>(encode: (value: A) => unknown) => perObject((value: A) => JSON.stringify(encode(value)))
 
 const vehicleBody = { v1: encodedOnce(encodeV1), v2: encodedOnce(encodeV2) }
 const operationBody = encodedOnce(encodeOperation)
 const modulesOperationBody = encodedOnce(encodeModulesOperation)
-const livenessBody = JSON.stringify(Schema.encodeSync(Liveness)({ status: "ok" }))
+const livenessBody = JSON.stringify(Schema.encodeSync(Liveness)(LIVE))
 const statusBody = encodedOnce((data: typeof StatusResponse.Type["data"]) => encodeStatus({ success: true, data }))
 
 /** `headers` (the request's own, which it returns) with a JSON body's. */
@@ -203,6 +198,10 @@ interface Taken {
   readonly at: number
   /** A module query's body, read already. */
   readonly body: string | undefined
+  /** Given to admission: from then on, only admission's answer may pass it on. */
+  offered: boolean
+  /** Answered, or passed on: nothing more may be done with it. */
+  finished: boolean
 }
 
 /** What the lane answers at once, or by a program (an error's body, a service's read). */
@@ -223,12 +222,15 @@ export class Lane extends Effect.Service<Lane>()("vda/Lane", {
         Effect.provideService(RequestId, requestId)
       )
 
+    /** The contract's 500. */
+    const internalError = (version: ApiVersion, requestId: string, headers: Record<string, string>) =>
+      Effect.map(Effect.flip(Errors.internalError), (failure) => refusal(failure, version, headers)).pipe(
+        Effect.provideService(RequestId, requestId)
+      )
+
     /** After the request is charged nothing may pass it on (it would be counted again): a failure is a 500. */
     const answerCharged = (version: ApiVersion, requestId: string, headers: Record<string, string>, answer: Effect.Effect<Outcome>) =>
-      Effect.catchAllDefect(answer, () =>
-        Effect.map(Effect.flip(Errors.internalError), (failure) => refusal(failure, version, headers)).pipe(
-          Effect.provideService(RequestId, requestId)
-        ))
+      Effect.catchAllDefect(answer, () => internalError(version, requestId, headers))
 
     /**
      * A request admission did not let through: a limit's 429 is answered; an unknown key counted
@@ -251,25 +253,16 @@ export class Lane extends Effect.Service<Lane>()("vda/Lane", {
       const headers: Record<string, string> = { "x-request-id": requestId }
       if (Exit.isFailure(settled)) return notAdmitted(settled.cause, version, requestId, headers)
       const { admitted, charged, refused } = settled.value
-      noteAccount(source, admitted.principal.accountId)
       if (!charged) return { _tag: "PassOn", admitted }
-      rateLimitHeaders(admitted, headers)
-      if (refused !== undefined) {
-        return answerCharged(version, requestId, headers, Effect.map(tooMany(refused, requestId), (failure) => refusal(failure, version, headers)))
-      }
       try {
+        noteAccount(source, admitted.principal.accountId)
+        rateLimitHeaders(admitted, headers)
+        if (refused !== undefined) {
+          return answerCharged(version, requestId, headers, Effect.map(tooMany(refused, requestId), (failure) => refusal(failure, version, headers)))
+        }
         return answer(200, headers, vehicleBody[version](response))
       } catch (error) {
         return answerCharged(version, requestId, headers, Effect.die(error))
-      }
-    }
-
-    /** An admitted request's answer; if building it fails, the request is left to HttpApi, admitted. */
-    const orPassOn = (admitted: Admitted, build: () => Outcome): Outcome => {
-      try {
-        return build()
-      } catch {
-        return { _tag: "PassOn", admitted }
       }
     }
 
@@ -286,7 +279,10 @@ export class Lane extends Effect.Service<Lane>()("vda/Lane", {
         Effect.map(Effect.zip(Effect.runtime<never>(), Effect.clock), ([runtime, clock]): NodeHandler => {
           const run = Runtime.runCallback(runtime)
 
-          const finish = ({ body, request, response }: Taken, outcome: Outcome) => {
+          const finish = (taken: Taken, outcome: Outcome) => {
+            if (taken.finished) return
+            taken.finished = true
+            const { body, request, response } = taken
             if (outcome._tag === "Answer") return write(response, outcome.answer)
             if (outcome.admitted !== undefined) admission.handOver(request, outcome.admitted)
             if (body !== undefined) handOverBody(request, body)
@@ -300,20 +296,50 @@ export class Lane extends Effect.Service<Lane>()("vda/Lane", {
             })
           }
 
+          /**
+           * Serves a request; a defect (a bug: nothing here should throw) is logged, and the request
+           * not yet finished ends as `otherwise` says, or, once admission has it, with a 500 (passing
+           * it on could count it twice). It never hangs: a response left half-written is closed.
+           */
+          const guarded = (taken: Taken, otherwise: () => Reply, serve: () => void) => {
+            try {
+              serve()
+            } catch (error) {
+              run(Effect.logError("the lean lane failed a request", Cause.die(error)))
+              try {
+                if (!taken.finished) return reply(taken, otherwise())
+              } catch {
+                // nothing more to try
+              }
+              if (!taken.response.writableEnded) taken.response.destroy()
+            }
+          }
+
+          /** `guarded`, where the request's admission is settled: it ends as `admitted` shows, if it must. */
+          const afterAdmission = (taken: Taken, admitted: Admitted | undefined, serve: () => void) =>
+            guarded(taken, () => (admitted === undefined ? PASS_ON : { _tag: "PassOn", admitted }), serve)
+
+          const offer = (taken: Taken, request: AdmissionRequest, done: Parameters<typeof admission.offer>[1]) => {
+            taken.offered = true
+            admission.offer(request, done)
+          }
+
           /** The vehicle query of a known account, prepared, then admitted and charged in one round trip. */
           const serveVehicle = (taken: Taken, { params, plate, version }: Route & { _tag: "Vehicle" }) => {
             const expected = admission.knownAccount(taken.keyHash)
             if (expected === undefined || expected.principal.environment !== environment) return finish(taken, PASS_ON)
             const charge = ({ consumption, response }: { readonly consumption: PlainConsumption; readonly response: VehicleResponse }) =>
-              admission.offer(
-                { keyHash: taken.keyHash, environment, at: taken.at, prepared: { expected, consumption } },
-                (settled) => reply(taken, settledVehicle(settled, version, taken.requestId, response, taken.request))
-              )
+              offer(taken, { keyHash: taken.keyHash, environment, at: taken.at, prepared: { expected, consumption } }, (settled) =>
+                // a charged request's own failure is answered 500 by settledVehicle
+                afterAdmission(taken, Exit.isSuccess(settled) ? settled.value.admitted : undefined, () =>
+                  reply(taken, settledVehicle(settled, version, taken.requestId, response, taken.request))))
             const atOnce = query.prepareAtOnce(expected.principal, plate, params, version, taken.at)
             if (atOnce !== undefined) return charge(atOnce)
             // refusals of the query itself are left to HttpApi, which admits first, as the contract orders
             run(withRequestSpan(taken.request)(query.prepare(expected.principal, plate, params, version, taken.requestId)), {
-              onExit: (exit) => Exit.isSuccess(exit) && Option.isSome(exit.value) ? charge(exit.value.value) : finish(taken, PASS_ON)
+              onExit: (exit) =>
+                guarded(taken, () => PASS_ON, () =>
+                  Exit.isSuccess(exit) && Option.isSome(exit.value) ? charge(exit.value.value) : finish(taken, PASS_ON))
             })
           }
 
@@ -323,17 +349,19 @@ export class Lane extends Effect.Service<Lane>()("vda/Lane", {
             serveAdmitted: (admitted: Admitted, headers: Record<string, string>, read: ReadonlyArray<ReadRow>) => void,
             along?: AdmissionRequest["along"]
           ) =>
-            admission.offer({ keyHash: taken.keyHash, environment, at: taken.at, ...(along === undefined ? {} : { along }) }, (settled) => {
-              const headers: Record<string, string> = { "x-request-id": taken.requestId }
-              if (Exit.isFailure(settled)) return reply(taken, notAdmitted(settled.cause, "v2", taken.requestId, headers))
-              const { admitted, read } = settled.value
-              noteAccount(taken.request, admitted.principal.accountId)
-              serveAdmitted(admitted, headers, read ?? [])
+            offer(taken, { keyHash: taken.keyHash, environment, at: taken.at, ...(along === undefined ? {} : { along }) }, (settled) => {
+              const admitted = Exit.isSuccess(settled) ? settled.value.admitted : undefined
+              afterAdmission(taken, admitted, () => {
+                const headers: Record<string, string> = { "x-request-id": taken.requestId }
+                if (Exit.isFailure(settled)) return reply(taken, notAdmitted(settled.cause, "v2", taken.requestId, headers))
+                noteAccount(taken.request, settled.value.admitted.principal.accountId)
+                serveAdmitted(settled.value.admitted, headers, settled.value.read ?? [])
+              })
             })
 
           /** What an admitted request's read answers; anything else (a failure, a defect) is left to HttpApi, admitted. */
           const answerRead = <A>(taken: Taken, admitted: Admitted, answerOf: (value: A) => Outcome) => (read: Exit.Exit<A, unknown>) =>
-            finish(taken, Exit.isSuccess(read) ? orPassOn(admitted, () => answerOf(read.value)) : { _tag: "PassOn", admitted })
+            afterAdmission(taken, admitted, () => finish(taken, Exit.isSuccess(read) ? answerOf(read.value) : { _tag: "PassOn", admitted }))
 
           /** An operation poll: admitted, and read in the same round trip. */
           const serveOperation = (taken: Taken, id: string) =>
@@ -372,20 +400,25 @@ export class Lane extends Effect.Service<Lane>()("vda/Lane", {
 
           const take = (request: IncomingMessage, response: ServerResponse, route: Route, keyHash: string, body?: string) => {
             const at = clock.unsafeCurrentTimeMillis()
-            const taken: Taken = { request, response, keyHash, at, requestId: requestIdAt(headerOf(request, "x-request-id"), at), body }
-            noteRequestId(request, taken.requestId)
-            switch (route._tag) {
-              case "Vehicle":
-                return serveVehicle(taken, route)
-              case "Operation":
-                return serveOperation(taken, route.id)
-              case "Modules": {
-                const modules = requestedModules(body ?? "", requestBody)
-                return modules === undefined ? finish(taken, PASS_ON) : serveModules(taken, route.plate, modules)
+            const requestId = requestIdAt(headerOf(request, "x-request-id"), at)
+            const taken: Taken = { request, response, keyHash, at, requestId, body, offered: false, finished: false }
+            noteRequestId(request, requestId)
+            const version = route._tag === "Vehicle" ? route.version : "v2"
+            // once admission has the request, its answer is admission's to give
+            guarded(taken, () => (taken.offered ? internalError(version, requestId, { "x-request-id": requestId }) : PASS_ON), () => {
+              switch (route._tag) {
+                case "Vehicle":
+                  return serveVehicle(taken, route)
+                case "Operation":
+                  return serveOperation(taken, route.id)
+                case "Modules": {
+                  const modules = requestedModules(body ?? "", requestBody)
+                  return modules === undefined ? finish(taken, PASS_ON) : serveModules(taken, route.plate, modules)
+                }
+                case "Status":
+                  return serveStatus(taken)
               }
-              case "Status":
-                return serveStatus(taken)
-            }
+            })
           }
 
           /** The liveness probe: unauthenticated, uncounted, answered at once. */
@@ -395,7 +428,7 @@ export class Lane extends Effect.Service<Lane>()("vda/Lane", {
             write(response, { status: 200, headers: withJsonHeaders(livenessBody, { "x-request-id": requestId }), body: livenessBody })
           }
 
-          return (request, response) => {
+          const recognize = (request: IncomingMessage, response: ServerResponse) => {
             if (request.url === HEALTHZ && request.method === "GET" && !hasBody(request.headers)) return answerLiveness(request, response)
             const route = routeOf(request)
             const keyHash = route === undefined ? undefined : keyHashOf(headerOf(request, "x-api-key"))
@@ -403,6 +436,16 @@ export class Lane extends Effect.Service<Lane>()("vda/Lane", {
             if (route._tag !== "Modules") return take(request, response, route, keyHash.right)
             // a request that fails while its body arrives has no one left to answer
             readSmallBody(request, (body) => body === undefined ? response.destroy() : take(request, response, route, keyHash.right, body))
+          }
+
+          return (request, response) => {
+            try {
+              recognize(request, response)
+            } catch (error) {
+              // a bug before the lane took the request: nothing was counted, but its body may be half read
+              run(Effect.logError("the lean lane failed to recognize a request", Cause.die(error)))
+              if (!response.headersSent) response.destroy()
+            }
           }
         })
     }

@@ -14,6 +14,7 @@ import { InvalidKey, keyHashOf, principalOf } from "../accounts/Authentication.j
 import type { Principal } from "../accounts/Domain.js"
 import { AccountsRepo, type KeyLookupRow } from "../accounts/Repo.js"
 import * as Batcher from "../platform/Batcher.js"
+import type { ReadAlong, ReadRow } from "../platform/ReadAlong.js"
 import type { Environment } from "../platform/RequestContext.js"
 import { countCharge, countRateLimited } from "./Outcomes.js"
 import { type Charge, LimitReached, limitReachedBy, type PlainConsumption } from "./Metering.js"
@@ -60,25 +61,6 @@ export interface PreparedConsumption {
   readonly expected: KnownAccount
   readonly consumption: PlainConsumption
 }
-
-/**
- * A read made in a batch's own round trip, for the requests that ask for it (an operation poll:
- * admitted and read in one statement). The feature that reads defines it; admission runs it
- * beside its own call and hands each request the rows of its value.
- */
-export interface ReadAlong {
-  /** Requests with different reads are batched apart. */
-  readonly name: string
-  /** A set-returning SQL expression reading the batch's distinct values, its parameters from `$n` on. */
-  readonly from: (parameter: number) => string
-  /** `from`'s parameters, for the batch's distinct values. */
-  readonly parameters: (values: ReadonlyArray<string>) => ReadonlyArray<unknown>
-  /** The value a row was read for. */
-  readonly valueOf: (row: ReadRow) => unknown
-}
-
-/** A row a `ReadAlong` read, its column names as the SQL client gives them. */
-export type ReadRow = Readonly<Record<string, unknown>>
 
 export interface AdmittedAndCharged {
   readonly admitted: Admitted
@@ -212,7 +194,7 @@ export const batchOf = (requests: ReadonlyArray<AdmissionRequest>, expected: Kno
 export const ADMIT_CHARGE = `
   select vda_admit_charge($1, $2, $3, $4::timestamptz[], $5::integer[], $6::text[], $7::timestamptz[], $8::integer[],
     $9::text[], $10::integer[], $11::integer[], $12::integer[], $13::integer[]) as answer`
-const ADMIT_CHARGE_PARAMETERS = 13
+const ADMIT_CHARGE_PARAMETERS = ADMIT_CHARGE.match(/\$\d+/g)!.length
 
 /**
  * `ADMIT_CHARGE` with a read along: the read's rows, each beside the call's answer (a row of nulls
@@ -246,8 +228,9 @@ export const admitChargeParameters = (
 export class Admission extends Effect.Service<Admission>()("vda/Admission", {
   scoped: Effect.gen(function*() {
     const repo = yield* AccountsRepo
-    // rows as they come: the few columns are read by name, and most rows carry no account
     const sql = yield* SqlClient.SqlClient
+    // the admission call's row as it comes: its few columns are read by name, and most carry no
+    // account (a read along's rows go through the client's transforms, as the reader's own reads do)
     const raw = sql.withoutTransforms()
     const touches = yield* FiberSet.make()
     const lastTouched = new Map<string, number>()
@@ -307,11 +290,11 @@ export class Admission extends Effect.Service<Admission>()("vda/Admission", {
 
     /** The rows read along (without the admission's answer), by the value each was read for (a row of none: nothing was found). */
     const rowsByValue = (rows: ReadonlyArray<ReadRow>, read: ReadAlong | undefined) => {
-      const byValue = new Map<unknown, Array<ReadRow>>()
+      const byValue = new Map<string, Array<ReadRow>>()
       if (read === undefined) return byValue
       for (const { answer: _answer, ...row } of rows) {
         const value = read.valueOf(row)
-        if (value === null || value === undefined) continue
+        if (value === undefined) continue
         const same = byValue.get(value)
         if (same === undefined) byValue.set(value, [row])
         else same.push(row)
@@ -338,7 +321,9 @@ export class Admission extends Effect.Service<Admission>()("vda/Admission", {
     }
 
     const batcher = yield* Batcher.make({
-      // a lane per key and listener: a busy account batches its own requests, and never queues another's
+      // a lane per key, listener and read: a busy account batches its own requests, and never queues
+      // another's (a key's polls and its charges go as concurrent statements, which its counters'
+      // row locks order)
       key: (request: AdmissionRequest) => `${request.keyHash}/${request.environment}/${request.along?.read.name ?? ""}`,
       process: (_lane, requests) => admitBatch(requests[0]!.keyHash, requests[0]!.environment, requests)
     })

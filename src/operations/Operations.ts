@@ -34,7 +34,8 @@ import {
   type ReuseKey,
   reuseKeyText
 } from "./Repo.js"
-import type { ReadRow } from "../metering/Admission.js"
+import { perObject } from "../platform/PerObject.js"
+import type { ReadRow } from "../platform/ReadAlong.js"
 import { WorkflowEngine } from "./WorkflowEngine.js"
 
 export class InvalidModulesPlate extends Data.TaggedError("InvalidModulesPlate")<{ readonly raw: string }> {}
@@ -163,13 +164,18 @@ export class Operations extends Effect.Service<Operations>()("vda/Operations", {
       })
     }
 
+    /** An operation as the spec shapes it, once per batched read (each batch reads new objects). */
+    const shapedOf = perObject(operationOf)
+    /** An operation a read along found, decoded once per batch. */
+    const rowOperation = perObject(operationsReadAlong.decode)
+
     // Reads of the active operation an identical request reuses (the common case when clients
     // retry or poll by POSTing) are batched per account, as polls are: one read for many requests.
     const reuseReads = yield* Batcher.make({
       key: (key: ReuseKey) => key.accountId,
       process: (_lane, keys) =>
         Effect.map(repo.findActiveModulesMany([...new Map(keys.map((key) => [reuseKeyText(key), key])).values()]), (found) => {
-          const byKey = new Map(found.map((active) => [reuseKeyText(active.row), operationOf(active) as ModulesOperation]))
+          const byKey = new Map(found.map((active) => [reuseKeyText(active.row), shapedOf(active) as ModulesOperation]))
           return keys.map((key) => Either.right(Option.fromNullable(byKey.get(reuseKeyText(key)))))
         })
     })
@@ -211,7 +217,6 @@ export class Operations extends Effect.Service<Operations>()("vda/Operations", {
       return Either.isLeft(request) ? undefined : { read: activeModulesReadAlong, value: reuseKeyText(request.right.key) }
     }
 
-    const decodedReuse = new WeakMap<ReadRow, ModulesOperation>()
     /**
      * `offerReusable`, from the rows read along with the admission (`reuseAlong`, made for the
      * same account): the active identical operation, reused, or None when the request would create one.
@@ -227,11 +232,8 @@ export class Operations extends Effect.Service<Operations>()("vda/Operations", {
       if (Either.isLeft(request)) return Exit.fail(request.left)
       const keyText = reuseKeyText(request.right.key)
       const row = rows.find((read) => activeModulesReadAlong.valueOf(read) === keyText)
-      let running = row === undefined ? undefined : decodedReuse.get(row)
-      if (row !== undefined && running === undefined) {
-        decodedReuse.set(row, running = operationOf(activeModulesReadAlong.decode(row)) as ModulesOperation)
-      }
-      return Exit.succeed(countedReuse(request.right.key)(Option.fromNullable(running)))
+      const running = Option.map(Option.fromNullable(row), (found) => shapedOf(rowOperation(found)) as ModulesOperation)
+      return Exit.succeed(countedReuse(request.right.key)(running))
     }
 
     const createModules = (principal: Principal, rawPlate: string, requested: ReadonlyArray<string>, apiVersion: ApiVersion = "v2") =>
@@ -344,28 +346,17 @@ export class Operations extends Effect.Service<Operations>()("vda/Operations", {
         })
     })
 
-    const shaped = new WeakMap<OperationWithModules, Operation>()
-    /** A polled operation as the spec shapes it, once per batched read. */
-    const shapedOf = (polled: OperationWithModules) => {
-      let operation = shaped.get(polled)
-      if (operation === undefined) {
-        shaped.set(polled, operation = operationOf(polled))
-      }
-      return operation
-    }
-
     /** The caller's own operation (as polled) of the kind `accept` takes; anything else is indistinguishable from a missing one. */
     const isOwn = (principal: Principal, row: OperationRow) =>
       row.accountId === principal.accountId && row.environment === principal.environment
-    const ownIn = (principal: Principal, id: string, accept: (row: OperationRow) => boolean) =>
-    (found: Option.Option<OperationWithModules>): Exit.Exit<OperationWithModules, OperationNotFound> =>
-      Option.isSome(found) && isOwn(principal, found.value.row) && accept(found.value.row)
-        ? Exit.succeed(found.value)
+    const ownIn = (principal: Principal, id: string, accept: (row: OperationRow) => boolean, found: OperationWithModules | undefined) =>
+      found !== undefined && isOwn(principal, found.row) && accept(found.row)
+        ? Exit.succeed(found)
         : Exit.fail(new OperationNotFound({ id }))
 
     /** The caller's own operation (as polled) of the kind `accept` takes, with its module rows. */
     const pollOwn = (principal: Principal, id: string, accept: (row: OperationRow) => boolean) =>
-      Effect.flatMap(polls.submit(id), ownIn(principal, id, accept))
+      Effect.flatMap(polls.submit(id), (found) => ownIn(principal, id, accept, Option.getOrUndefined(found)))
 
     // a report is v1's resource, polled at /v1/reports/:id
     const isOperation = (row: OperationRow) => row.kind !== "report"
@@ -373,21 +364,9 @@ export class Operations extends Effect.Service<Operations>()("vda/Operations", {
     /** The caller's own operation. */
     const get = (principal: Principal, id: string) => Effect.map(pollOwn(principal, id, isOperation), shapedOf)
 
-    const decoded = new WeakMap<ReadRow, OperationWithModules>()
-    /** An operation read along with its poll's admission, decoded once per batch. */
-    const decodedOf = (row: ReadRow) => {
-      let polled = decoded.get(row)
-      if (polled === undefined) decoded.set(row, polled = operationsReadAlong.decode(row))
-      return polled
-    }
-
     /** `get`, from the rows read along with the poll's admission (`operationsReadAlong`). */
-    const getRead = (principal: Principal, id: string, rows: ReadonlyArray<ReadRow>): Exit.Exit<Operation, OperationNotFound> => {
-      const polled = rows[0] === undefined ? undefined : decodedOf(rows[0])
-      return polled !== undefined && isOwn(principal, polled.row) && isOperation(polled.row)
-        ? Exit.succeed(shapedOf(polled))
-        : Exit.fail(new OperationNotFound({ id }))
-    }
+    const getRead = (principal: Principal, id: string, rows: ReadonlyArray<ReadRow>): Exit.Exit<Operation, OperationNotFound> =>
+      Exit.map(ownIn(principal, id, isOperation, rows[0] && rowOperation(rows[0])), shapedOf)
 
     /** The caller's own modules operation created through `apiVersion` (v1 polls only its own). */
     const getModules = (principal: Principal, id: string, apiVersion: ApiVersion) =>

@@ -13,7 +13,7 @@ import {
 } from "../../workflows/shared.js"
 import { PRESENCE_PREFIX } from "../platform/Presence.js"
 import type { Environment } from "../platform/RequestContext.js"
-import type { ReadAlong, ReadRow } from "../metering/Admission.js"
+import type { DecodedReadAlong, ReadAlong, ReadRow } from "../platform/ReadAlong.js"
 import type { ApiVersion } from "../metering/Meters.js"
 import { countFinished } from "./Metrics.js"
 
@@ -82,33 +82,39 @@ const withModules = ({ modules, ...row }: OperationWithModulesRow): OperationWit
   }))
 })
 
-/**
- * Polls read along with their admission (one statement): the operations of the batch's ids, with
- * their modules, as `findManyWithModules` reads them. A row's columns come as the SQL client gives
- * them, so `operationsReadAlong.decode` shapes it as that read does.
- */
-export const operationsReadAlong: ReadAlong & { readonly decode: (row: ReadRow) => OperationWithModules } = {
-  name: "operations",
-  from: (parameter) => `vda_operations_by_id($${parameter}::text[])`,
-  parameters: (ids) => [ids],
-  valueOf: (row) => row.id,
-  decode: (row) => withModules(row as unknown as OperationWithModulesRow)
-}
+export const reuseKeyText = (key: Omit<ReuseKey, "modulesKey"> & { readonly modulesKey: string | null }) =>
+  `${key.accountId}/${key.environment}/${key.apiVersion}/${key.plate}/${key.modulesKey}`
 
-/**
- * Module queries that may reuse an active operation, read along with their admission: the active
- * modules operations of the batch's reuse keys (`reuseKeyText`), with their modules, as
- * `findActiveModulesMany` reads them.
- */
-export const activeModulesReadAlong: ReadAlong & { readonly decode: (row: ReadRow) => OperationWithModules } = {
-  name: "active modules operations",
-  from: (parameter) =>
-    `vda_active_modules_operations(${[0, 1, 2, 3, 4].map((i) => `$${parameter + i}::text[]`).join(", ")})`,
-  // a key's parts hold no "/": ids, environments, versions, plates and module names are plain
-  parameters: (keys) => [0, 1, 2, 3, 4].map((part) => keys.map((key) => key.split("/")[part])),
-  valueOf: (row) => reuseKeyText(row as unknown as OperationRow),
-  decode: (row) => withModules(row as unknown as OperationWithModulesRow)
-}
+/** A read of operations with their modules (migration 0016's functions), by id or by reuse key. */
+const operationsRead = (name: string, from: ReadAlong["from"], parameters: ReadAlong["parameters"], valueOf: (row: OperationRow) => string) =>
+  ({
+    name,
+    from,
+    parameters,
+    valueOf: (row) => (row.id == null ? undefined : valueOf(row as unknown as OperationRow)),
+    decode: (row) => withModules(row as unknown as OperationWithModulesRow)
+  }) satisfies DecodedReadAlong<OperationWithModules>
+
+/** Operations by id: a batch of polls, here or read along with their admission. */
+export const operationsReadAlong = operationsRead(
+  "operations",
+  (parameter) => `vda_operations_by_id($${parameter}::text[])`,
+  (ids) => [ids],
+  (row) => row.id
+)
+
+/** The active modules operations of reuse keys (`reuseKeyText`): a batch of reuse checks, here or read along with their admission. */
+export const activeModulesReadAlong = operationsRead(
+  "active modules operations",
+  (parameter) => `vda_active_modules_operations(${[0, 1, 2, 3, 4].map((i) => `$${parameter + i}::text[]`).join(", ")})`,
+  // a key's parts hold no "/": ids, environments, versions, normalized plates and module names are plain
+  (keys) => [0, 1, 2, 3, 4].map((part) => keys.map((key) => key.split("/")[part])),
+  reuseKeyText
+)
+
+/** The operations a read finds, shaped. */
+const readOperations = (sql: SqlClient.SqlClient, read: DecodedReadAlong<OperationWithModules>, values: ReadonlyArray<string>) =>
+  Effect.map(sql.unsafe<ReadRow>(`select * from ${read.from(1)}`, read.parameters(values)), (rows) => rows.map(read.decode))
 
 /** An operation as a list shows it. */
 export interface OperationSummaryRow {
@@ -129,9 +135,6 @@ export type ReuseKey = Pick<OperationRow, "accountId" | "environment" | "apiVers
 const ACTIVE = ["queued", "processing"]
 
 /** A reuse key as one string: what identical requests share. */
-export const reuseKeyText = (key: Omit<ReuseKey, "modulesKey"> & { readonly modulesKey: string | null }) =>
-  `${key.accountId}/${key.environment}/${key.apiVersion}/${key.plate}/${key.modulesKey}`
-
 export class OperationsRepo extends Effect.Service<OperationsRepo>()("vda/OperationsRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -199,13 +202,7 @@ export class OperationsRepo extends Effect.Service<OperationsRepo>()("vda/Operat
 
       /** The active modules operations with any of these reuse keys, with their module rows. */
       findActiveModulesMany: (keys: ReadonlyArray<ReuseKey>) =>
-        sql<OperationRow & { readonly modules: ReadonlyArray<ModuleJson> }>`
-          select * from vda_active_modules_operations(${keys.map((key) => key.accountId)}::text[],
-            ${keys.map((key) => key.environment)}::text[], ${keys.map((key) => key.apiVersion)}::text[],
-            ${keys.map((key) => key.plate)}::text[], ${keys.map((key) => key.modulesKey)}::text[])`.pipe(
-          Effect.map((rows) => rows.map(withModules)),
-          Effect.orDie
-        ),
+        readOperations(sql, activeModulesReadAlong, keys.map(reuseKeyText)).pipe(Effect.orDie),
 
       findActiveReport: (key: Pick<OperationRow, "accountId" | "environment" | "plate">) =>
         sql<OperationRow>`
@@ -223,10 +220,7 @@ export class OperationsRepo extends Effect.Service<OperationsRepo>()("vda/Operat
 
       /** Operations by id with their module rows, in one statement for any number of ids. */
       findManyWithModules: (ids: ReadonlyArray<string>) =>
-        sql<OperationWithModulesRow>`select * from vda_operations_by_id(${ids}::text[])`.pipe(
-          Effect.map((rows) => rows.map(withModules)),
-          Effect.orDie
-        ),
+        readOperations(sql, operationsReadAlong, ids).pipe(Effect.orDie),
 
       modules: (id: string) =>
         sql<ModuleRow>`

@@ -26,6 +26,7 @@ export type Readiness = typeof Readiness.Type
 
 /** The liveness probe's answer: the process is up. */
 export const Liveness = Schema.Struct({ status: Schema.Literal("ok") })
+export const LIVE: typeof Liveness.Type = { status: "ok" }
 
 export class HealthApi extends HttpApiGroup.make("health", { topLevel: true })
   .add(

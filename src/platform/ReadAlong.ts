@@ -1,0 +1,24 @@
+/**
+ * A read made in another statement's round trip: the feature that reads defines it, and the
+ * statement's owner (admission, for polls and reuse checks) runs it beside its own work and hands
+ * each request the rows of its value.
+ */
+
+/** A row a `ReadAlong` read, its column names as the SQL client gives them. */
+export type ReadRow = Readonly<Record<string, unknown>>
+
+export interface ReadAlong {
+  /** Requests with different reads are batched apart. */
+  readonly name: string
+  /** A set-returning SQL expression reading the batch's distinct values, its parameters from `$n` on. */
+  readonly from: (parameter: number) => string
+  /** `from`'s parameters, for the batch's distinct values. */
+  readonly parameters: (values: ReadonlyArray<string>) => ReadonlyArray<unknown>
+  /** The value a row was read for; undefined for the row of nulls a read that found nothing gives. */
+  readonly valueOf: (row: ReadRow) => string | undefined
+}
+
+/** A read along whose rows decode to `A`. */
+export interface DecodedReadAlong<A> extends ReadAlong {
+  readonly decode: (row: ReadRow) => A
+}
