@@ -298,8 +298,9 @@ export class Lane extends Effect.Service<Lane>()("vda/Lane", {
 
           /**
            * Serves a request; a defect (a bug: nothing here should throw) is logged, and the request
-           * not yet finished ends as `otherwise` says, or, once admission has it, with a 500 (passing
-           * it on could count it twice). It never hangs: a response left half-written is closed.
+           * not yet finished ends as `otherwise` says: passed on as far as admission has gone, or a
+           * 500 where passing it on could count it twice. It never hangs: a response left
+           * half-written is closed.
            */
           const guarded = (taken: Taken, otherwise: () => Reply, serve: () => void) => {
             try {
@@ -315,9 +316,9 @@ export class Lane extends Effect.Service<Lane>()("vda/Lane", {
             }
           }
 
-          /** `guarded`, where the request's admission is settled: it ends as `admitted` shows, if it must. */
-          const afterAdmission = (taken: Taken, admitted: Admitted | undefined, serve: () => void) =>
-            guarded(taken, () => (admitted === undefined ? PASS_ON : { _tag: "PassOn", admitted }), serve)
+          /** Passed on as its admission settled: admitted if it was (nothing charged), as it came if not. */
+          const passOnSettled = (settled: Exit.Exit<AdmittedAndCharged, unknown>): Outcome =>
+            Exit.isSuccess(settled) ? { _tag: "PassOn", admitted: settled.value.admitted } : PASS_ON
 
           const offer = (taken: Taken, request: AdmissionRequest, done: Parameters<typeof admission.offer>[1]) => {
             taken.offered = true
@@ -329,10 +330,15 @@ export class Lane extends Effect.Service<Lane>()("vda/Lane", {
             const expected = admission.knownAccount(taken.keyHash)
             if (expected === undefined || expected.principal.environment !== environment) return finish(taken, PASS_ON)
             const charge = ({ consumption, response }: { readonly consumption: PlainConsumption; readonly response: VehicleResponse }) =>
-              offer(taken, { keyHash: taken.keyHash, environment, at: taken.at, prepared: { expected, consumption } }, (settled) =>
-                // a charged request's own failure is answered 500 by settledVehicle
-                afterAdmission(taken, Exit.isSuccess(settled) ? settled.value.admitted : undefined, () =>
-                  reply(taken, settledVehicle(settled, version, taken.requestId, response, taken.request))))
+              offer(taken, { keyHash: taken.keyHash, environment, at: taken.at, prepared: { expected, consumption } }, (settled) => {
+                const charged = Exit.isSuccess(settled) && settled.value.charged
+                // charged, it may not be passed on (it would be charged again): a defect is a 500
+                guarded(
+                  taken,
+                  () => charged ? internalError(version, taken.requestId, { "x-request-id": taken.requestId }) : passOnSettled(settled),
+                  () => reply(taken, settledVehicle(settled, version, taken.requestId, response, taken.request))
+                )
+              })
             const atOnce = query.prepareAtOnce(expected.principal, plate, params, version, taken.at)
             if (atOnce !== undefined) return charge(atOnce)
             // refusals of the query itself are left to HttpApi, which admits first, as the contract orders
@@ -349,19 +355,18 @@ export class Lane extends Effect.Service<Lane>()("vda/Lane", {
             serveAdmitted: (admitted: Admitted, headers: Record<string, string>, read: ReadonlyArray<ReadRow>) => void,
             along?: AdmissionRequest["along"]
           ) =>
-            offer(taken, { keyHash: taken.keyHash, environment, at: taken.at, ...(along === undefined ? {} : { along }) }, (settled) => {
-              const admitted = Exit.isSuccess(settled) ? settled.value.admitted : undefined
-              afterAdmission(taken, admitted, () => {
+            offer(taken, { keyHash: taken.keyHash, environment, at: taken.at, ...(along === undefined ? {} : { along }) }, (settled) =>
+              guarded(taken, () => passOnSettled(settled), () => {
                 const headers: Record<string, string> = { "x-request-id": taken.requestId }
                 if (Exit.isFailure(settled)) return reply(taken, notAdmitted(settled.cause, "v2", taken.requestId, headers))
                 noteAccount(taken.request, settled.value.admitted.principal.accountId)
                 serveAdmitted(settled.value.admitted, headers, settled.value.read ?? [])
-              })
-            })
+              }))
 
           /** What an admitted request's read answers; anything else (a failure, a defect) is left to HttpApi, admitted. */
           const answerRead = <A>(taken: Taken, admitted: Admitted, answerOf: (value: A) => Outcome) => (read: Exit.Exit<A, unknown>) =>
-            afterAdmission(taken, admitted, () => finish(taken, Exit.isSuccess(read) ? answerOf(read.value) : { _tag: "PassOn", admitted }))
+            guarded(taken, () => ({ _tag: "PassOn", admitted }), () =>
+              finish(taken, Exit.isSuccess(read) ? answerOf(read.value) : { _tag: "PassOn", admitted }))
 
           /** An operation poll: admitted, and read in the same round trip. */
           const serveOperation = (taken: Taken, id: string) =>

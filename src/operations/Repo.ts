@@ -82,6 +82,7 @@ const withModules = ({ modules, ...row }: OperationWithModulesRow): OperationWit
   }))
 })
 
+/** A reuse key as one string: what identical requests share. */
 export const reuseKeyText = (key: Omit<ReuseKey, "modulesKey"> & { readonly modulesKey: string | null }) =>
   `${key.accountId}/${key.environment}/${key.apiVersion}/${key.plate}/${key.modulesKey}`
 
@@ -134,7 +135,6 @@ export type ReuseKey = Pick<OperationRow, "accountId" | "environment" | "apiVers
 
 const ACTIVE = ["queued", "processing"]
 
-/** A reuse key as one string: what identical requests share. */
 export class OperationsRepo extends Effect.Service<OperationsRepo>()("vda/OperationsRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
