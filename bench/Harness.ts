@@ -24,6 +24,19 @@ export interface Run {
   readonly total: number
   /** Bytes the server's heap allocated per request during the run (null for the bare Node row). */
   readonly bytesPerRequest: number | null
+  /** The share of the machine's CPU time left idle during the run (null where /proc/stat is not). */
+  readonly idle: number | null
+}
+
+/** The machine's idle and total CPU time so far, in clock ticks (Linux). */
+const cpuTimes = async () => {
+  try {
+    // cpu  user nice system idle iowait irq softirq steal ...
+    const fields = (await Fs.readFile("/proc/stat", "utf8")).split("\n", 1)[0]!.trim().split(/\s+/).slice(1).map(Number)
+    return { idle: fields[3]! + fields[4]!, total: fields.reduce((a, b) => a + b, 0) }
+  } catch {
+    return null
+  }
 }
 
 /**
@@ -85,7 +98,9 @@ export const autocannon = async (
 ): Promise<Run> => {
   const options = { url, connections: CONNECTIONS, headers, ...request, ...size }
   const before = allocations?.bytes ?? 0
+  const cpuBefore = await cpuTimes()
   const result = await run(process.execPath, [Path.join(ROOT, "bench", "load.mjs"), JSON.stringify(options)], {})
+  const cpuAfter = await cpuTimes()
   if (result.code !== 0) throw new Error(`autocannon failed: ${result.stderr}`)
   const report = JSON.parse(result.stdout)
   const total = report.requests.sent as number
@@ -97,7 +112,8 @@ export const autocannon = async (
     ok: report["2xx"],
     other: report.non2xx + report.errors + report.timeouts,
     total,
-    bytesPerRequest: allocations === undefined || total === 0 ? null : (allocations.bytes - before) / total
+    bytesPerRequest: allocations === undefined || total === 0 ? null : (allocations.bytes - before) / total,
+    idle: cpuBefore === null || cpuAfter === null ? null : (cpuAfter.idle - cpuBefore.idle) / (cpuAfter.total - cpuBefore.total)
   }
 }
 

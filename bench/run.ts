@@ -15,7 +15,8 @@
  * Afterwards it checks that metering is exact: every 200 vehicle answer charged one plate query,
  * reuses and polls charged nothing. Then the account console's first page, as a person meets it
  * (sign-in, overview, its assets), over fresh sessions. Prints one table (req/s, p50, p99, ratio to the bare Node row,
- * the issue's goal, the bytes the server allocated per request) and writes bench/results/latest.json.
+ * the issue's goal, the bytes the server allocated per request, the share of the machine's CPU left idle)
+ * and writes bench/results/latest.json.
  * Not a test: it never runs in CI.
  */
 import * as Fs from "node:fs/promises"
@@ -66,7 +67,8 @@ const mean = (runs: ReadonlyArray<Run>): Run => ({
   total: sum(runs, (r) => r.total),
   bytesPerRequest: runs.some((r) => r.bytesPerRequest === null)
     ? null
-    : sum(runs, (r) => r.bytesPerRequest! * r.total) / sum(runs, (r) => r.total)
+    : sum(runs, (r) => r.bytesPerRequest! * r.total) / sum(runs, (r) => r.total),
+  idle: runs.some((r) => r.idle === null) ? null : sum(runs, (r) => r.idle!) / runs.length
 })
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2)
@@ -180,13 +182,13 @@ const main = async () => {
     }, null, 2) + "\n")
 
     console.log(`\n${Os.cpus().length} CPUs, ${CONNECTIONS} connections, ${ROUNDS} interleaved rounds of ${DURATION_S} s, API_PROCESSES=${API_PROCESSES}, ${process.version}\n`)
-    console.log("| row                                  | req/s    | p50 ms | p99 ms | × bare | goal   | KB/req | errors |")
-    console.log("|--------------------------------------|----------|--------|--------|--------|--------|--------|--------|")
+    console.log("| row                                  | req/s    | p50 ms | p99 ms | × bare | goal   | KB/req | errors | idle % |")
+    console.log("|--------------------------------------|----------|--------|--------|--------|--------|--------|--------|--------|")
     for (const r of results) {
       const ratio = r.requestsPerSecond / reference
       const goal = r.goal === null ? "" : `${ratio >= r.goal ? "✓" : "✗"} ${r.goal}`
       const kb = r.bytesPerRequest === null ? "" : (r.bytesPerRequest / 1024).toFixed(1)
-      console.log(`| ${r.name.padEnd(36)} | ${r.requestsPerSecond.toFixed(0).padStart(8)} | ${String(r.p50).padStart(6)} | ${String(r.p99).padStart(6)} | ${ratio.toFixed(3).padStart(6)} | ${goal.padStart(6)} | ${kb.padStart(6)} | ${String(r.other).padStart(6)} |`)
+      console.log(`| ${r.name.padEnd(36)} | ${r.requestsPerSecond.toFixed(0).padStart(8)} | ${String(r.p50).padStart(6)} | ${String(r.p99).padStart(6)} | ${ratio.toFixed(3).padStart(6)} | ${goal.padStart(6)} | ${kb.padStart(6)} | ${String(r.other).padStart(6)} | ${(r.idle === null ? "" : (r.idle * 100).toFixed(0)).padStart(6)} |`)
     }
     const named = (name: string) => results.find((r) => r.name === name)!
     const vehicle = named(`GET /v2/vehicles/${PLATE} (metered)`)
