@@ -19,6 +19,7 @@ import type { Environment } from "../../src/platform/RequestContext.js"
 import { VehicleStore } from "../../src/vehicles/Store.js"
 import { FIXTURE_CATALOG } from "../support/CatalogFixtures.js"
 import { ManualClock } from "../support/ManualClock.js"
+import { waitFor } from "../support/Processes.js"
 import { registryVehicle } from "../support/VehicleFixtures.js"
 import { makeTestApp, type TestAccount, type TestApp } from "../support/TestApp.js"
 
@@ -119,15 +120,11 @@ const both = async (
  * Waits for an operation's status as stored: a poll would count toward the account's per-minute
  * limit as many times as the wait took, and the twins' rate-limit headers would then differ.
  */
-const waitUntil = async (id: string, wanted = "completed") => {
-  const deadline = Date.now() + 15_000
-  for (;;) {
+const waitUntil = (id: string, wanted = "completed") =>
+  waitFor(async () => {
     const [row] = await app.run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ status: string }>`select status from operations where id = ${id}`))
-    if (row?.status === wanted) return
-    if (Date.now() > deadline) throw new Error(`operation ${id} still ${row?.status}`)
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
-}
+    return row?.status === wanted ? true : undefined
+  }, `operation ${id} to be ${wanted}`, 15_000)
 
 /** Whether the lane passed the request on, for requests sent after `mark`. */
 const passedSince = (mark: number) => passedOn.slice(mark)
@@ -285,7 +282,7 @@ describe("the lean lane answers as the HttpApi path does", () => {
     for (const side of ["lane", "plain"] as const) {
       await waitUntil(ids[side])
     }
-    clock.advance("1 minute") // a fresh per-minute window for both, whatever the waiting took
+    clock.advance("1 minute") // a fresh per-minute window for both, whatever the requests before took
     const mark = passedOn.length
     for (let i = 0; i < 3; i++) {
       const answer = await both(accounts, "sandbox", (side) => `/v2/operations/${ids[side]}`, undefined, own)
@@ -403,7 +400,7 @@ describe("the lean lane answers as the HttpApi path does", () => {
       ids[side] = ((await res.json()) as { id: string }).id
     }
     for (const side of ["lane", "plain"] as const) await waitUntil(ids[side], "processing")
-    clock.advance("1 minute") // a fresh per-minute window for both, whatever the waiting took
+    clock.advance("1 minute") // a fresh per-minute window for both, whatever the requests before took
     const own = (side: "lane" | "plain") => [ids[side]]
     const post = (path: string, body: string, headers?: (account: TestAccount) => Record<string, string>) =>
       both(accounts, "production", path, headers, own, body)
