@@ -28,7 +28,8 @@ import {
   type AdmissionRequest,
   type BatchAnswer,
   batchOf,
-  type KnownAccount
+  type KnownAccount,
+  outcomeOf
 } from "../src/metering/Admission.js"
 import { operationsReadAlong } from "../src/operations/Repo.js"
 
@@ -62,14 +63,15 @@ const answer = (response: ServerResponse, status: number, body?: Buffer) => {
 }
 
 const run = (keyHash: string, lane: Lane) => {
-  const batch = lane.queue.splice(0, 500)
-  if (batch.length === 0) return void (lane.busy = false)
+  const waiting = lane.queue.splice(0, 500)
+  if (waiting.length === 0) return void (lane.busy = false)
   lane.busy = true
-  const requests = batch.map((waiting) => waiting.request)
+  const requests = waiting.map((w) => w.request)
   const expected = lane.known
-  const parameters = admitChargeParameters(keyHash, requests[0]!.environment, expected, batchOf(requests, expected))
+  const batch = batchOf(requests, expected)
+  const parameters = admitChargeParameters(keyHash, requests[0]!.environment, expected, batch)
   const statement = lane.poll
-    ? pool.query<Row>(POLL_STATEMENT, [...parameters, ...operationsReadAlong.parameters([...new Set(batch.map((waiting) => waiting.id!))])])
+    ? pool.query<Row>(POLL_STATEMENT, [...parameters, ...operationsReadAlong.parameters([...new Set(waiting.map((w) => w.id!))])])
     : pool.query<Row>(ADMIT_CHARGE, parameters)
   statement.then(({ rows }) => {
     const result = rows[0]?.answer ?? null
@@ -78,19 +80,20 @@ const run = (keyHash: string, lane: Lane) => {
     if (lane.poll) {
       for (const { answer: _answer, ...row } of rows) if (row.id) bodies.set(row.id, Buffer.from(JSON.stringify(row)))
     }
-    batch.forEach(({ id, request, response }, i) => {
+    waiting.forEach(({ id, request, response }, i) => {
       if (result === null || result.key_environment !== request.environment) return answer(response, 401)
-      if (!result.admitted![i]) return answer(response, 429)
+      const outcome = outcomeOf(result, batch, i)
+      if (!outcome.admitted) return answer(response, 429)
       if (id !== undefined) {
         const body = bodies.get(id)
         return body === undefined ? answer(response, 404) : answer(response, 200, body)
       }
       // charged only if prepared for the account as the batch expected it
       if (!result.charged || request.prepared?.expected !== expected) return answer(response, 503)
-      if (result.refused![i] !== 0) return answer(response, 429)
+      if (outcome.refused !== 0) return answer(response, 429)
       answer(response, 200, vehicleBody)
     })
-  }, () => batch.forEach(({ response }) => answer(response, 500)))
+  }, () => waiting.forEach(({ response }) => answer(response, 500)))
     .finally(() => run(keyHash, lane))
 }
 

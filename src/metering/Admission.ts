@@ -18,7 +18,7 @@ import type { ReadAlong, ReadRow } from "../platform/ReadAlong.js"
 import type { Environment } from "../platform/RequestContext.js"
 import { countCharge, countRateLimited } from "./Outcomes.js"
 import { type Charge, LimitReached, limitReachedBy, type PlainConsumption } from "./Metering.js"
-import { minuteOf, type Period } from "./Periods.js"
+import { minuteOf } from "./Periods.js"
 
 export interface Admitted {
   readonly principal: Principal
@@ -95,13 +95,34 @@ export interface BatchAnswer {
   readonly account: KeyLookupRow | null
   /** Whether the charges of the requests prepared for the expected account were decided. */
   readonly charged: boolean
-  /** Per request, in order (absent when the key belongs to the other environment). */
+  /**
+   * When the whole batch fitted: each window's per-minute count before it. Every request was
+   * admitted and nothing refused.
+   */
+  readonly window_used?: ReadonlyArray<number>
+  /** When it did not, per request in order. (Neither is there when the key belongs to the other environment.) */
   readonly admitted?: ReadonlyArray<boolean>
   readonly used?: ReadonlyArray<number>
   /** The 1-based position, in its request, of the charge an allowance refused, or 0. */
   readonly refused?: ReadonlyArray<number>
   readonly refused_used?: ReadonlyArray<number>
 }
+
+/** What a batch's answer decided for its request `i`. */
+export interface RequestOutcome {
+  readonly admitted: boolean
+  /** The per-minute count after the request, or before it when it was refused. */
+  readonly used: number
+  /** As in `BatchAnswer.refused`. */
+  readonly refused: number
+  readonly refusedUsed: number
+}
+
+/** Request `i`'s outcome in `answer`, which must hold the batch's decision (the key's environment matched). */
+export const outcomeOf = (answer: BatchAnswer, batch: ReturnType<typeof batchOf>, i: number): RequestOutcome =>
+  answer.admitted === undefined
+    ? { admitted: true, used: answer.window_used![batch.requestWindowIndex[i]! - 1]! + batch.requestRank[i]!, refused: 0, refusedUsed: 0 }
+    : { admitted: answer.admitted[i]!, used: answer.used![i]!, refused: answer.refused![i]!, refusedUsed: answer.refused_used![i]! }
 
 /** The consumption `request` was prepared with, if it was prepared for the account as `expected` shows it. */
 const preparedFor = ({ prepared }: AdmissionRequest, expected: KnownAccount | undefined) =>
@@ -125,11 +146,12 @@ const numbering = <A>() => {
 }
 
 /**
- * Counters numbered from 1 in the order they first appear, by meter, period and limit: nested
- * maps, so no key is built per charge.
+ * Counters numbered from 1 in the order they first appear, by meter and period: nested maps, so
+ * no key is built per charge. A counter keeps its first charge's limit: a batch's charges are all
+ * prepared for one account (one fingerprint), whose allowances set the limits.
  */
 const counterNumbering = () => {
-  const indexes = new Map<string, Map<number, Map<number | null, number>>>()
+  const indexes = new Map<string, Map<number, number>>()
   const values: Array<Charge> = []
   return {
     values,
@@ -137,11 +159,8 @@ const counterNumbering = () => {
       let byPeriod = indexes.get(charge.meter)
       if (byPeriod === undefined) indexes.set(charge.meter, byPeriod = new Map())
       const start = charge.period.start.getTime()
-      let byLimit = byPeriod.get(start)
-      if (byLimit === undefined) byPeriod.set(start, byLimit = new Map())
-      const limit = charge.limit ?? null
-      let index = byLimit.get(limit)
-      if (index === undefined) byLimit.set(limit, index = values.push(charge))
+      let index = byPeriod.get(start)
+      if (index === undefined) byPeriod.set(start, index = values.push(charge))
       return index
     }
   }
@@ -153,30 +172,57 @@ const integers = (values: ReadonlyArray<number>) => `{${values.join(",")}}`
 /**
  * A batch as `vda_admit_charge` takes it: its minute windows, counters and distinct values once
  * each, each request's window, and the charges of the requests prepared for `expected` (others,
- * prepared for an account since changed, are only admitted).
+ * prepared for an account since changed, are only admitted). Then its totals, by which the
+ * database decides a batch that fits as a whole: each window's requests, each counter's plain
+ * charges, and each distinct value once per counter (with its first charge's amount).
  */
 export const batchOf = (requests: ReadonlyArray<AdmissionRequest>, expected: KnownAccount | undefined) => {
   const windows = numbering<Date>()
   const counters = counterNumbering()
   const values = numbering<string>()
   const requestWindow: Array<number> = []
+  const requestRank: Array<number> = []
+  const windowCount: Array<number> = []
   const chargeRequest: Array<number> = []
   const chargeCounter: Array<number> = []
   const chargeAmount: Array<number> = []
   const chargeValue: Array<number> = []
+  const counterTotal: Array<number> = []
+  const distinct = new Set<string>()
+  const distinctCounter: Array<number> = []
+  const distinctValue: Array<number> = []
+  const distinctAmount: Array<number> = []
   const requestPeriod = requests.map((request, i) => {
     const window = minuteOf(request.at)
-    requestWindow.push(windows.indexOf(window.start.getTime(), window.start))
+    const w = windows.indexOf(window.start.getTime(), window.start)
+    requestWindow.push(w)
+    requestRank.push(windowCount[w - 1] = (windowCount[w - 1] ?? 0) + 1)
     for (const charge of preparedFor(request, expected)?.charges ?? []) {
+      const counter = counters.indexOf(charge)
+      if (counterTotal.length < counter) counterTotal.push(0)
       chargeRequest.push(i + 1)
-      chargeCounter.push(counters.indexOf(charge))
+      chargeCounter.push(counter)
       chargeAmount.push(charge.amount)
-      chargeValue.push(charge.distinctValue === undefined ? 0 : values.indexOf(charge.distinctValue, charge.distinctValue))
+      if (charge.distinctValue === undefined) {
+        chargeValue.push(0)
+        counterTotal[counter - 1]! += charge.amount
+        continue
+      }
+      const value = values.indexOf(charge.distinctValue, charge.distinctValue)
+      chargeValue.push(value)
+      if (distinct.has(`${counter}/${value}`)) continue
+      distinct.add(`${counter}/${value}`)
+      distinctCounter.push(counter)
+      distinctValue.push(value)
+      distinctAmount.push(charge.amount)
     }
     return window
   })
   return {
     requestPeriod,
+    /** Each request's window (1-based) and its rank there (1 for the window's first request). */
+    requestWindowIndex: requestWindow,
+    requestRank,
     windows: windows.values,
     requestWindow: integers(requestWindow),
     counterMeter: counters.values.map((charge) => charge.meter),
@@ -186,14 +232,20 @@ export const batchOf = (requests: ReadonlyArray<AdmissionRequest>, expected: Kno
     chargeRequest: integers(chargeRequest),
     chargeCounter: integers(chargeCounter),
     chargeAmount: integers(chargeAmount),
-    chargeValue: integers(chargeValue)
+    chargeValue: integers(chargeValue),
+    windowCount: integers(windowCount),
+    counterTotal: integers(counterTotal),
+    distinctCounter: integers(distinctCounter),
+    distinctValue: integers(distinctValue),
+    distinctAmount: integers(distinctAmount)
   }
 }
 
 /** One batch's admission and charges: one call, one round trip, one commit. */
 export const ADMIT_CHARGE = `
   select vda_admit_charge($1, $2, $3, $4::timestamptz[], $5::integer[], $6::text[], $7::timestamptz[], $8::integer[],
-    $9::text[], $10::integer[], $11::integer[], $12::integer[], $13::integer[]) as answer`
+    $9::text[], $10::integer[], $11::integer[], $12::integer[], $13::integer[], $14::integer[], $15::integer[],
+    $16::integer[], $17::integer[], $18::integer[]) as answer`
 const ADMIT_CHARGE_PARAMETERS = ADMIT_CHARGE.match(/\$\d+/g)!.length
 
 /**
@@ -222,7 +274,12 @@ export const admitChargeParameters = (
   batch.chargeRequest,
   batch.chargeCounter,
   batch.chargeAmount,
-  batch.chargeValue
+  batch.chargeValue,
+  batch.windowCount,
+  batch.counterTotal,
+  batch.distinctCounter,
+  batch.distinctValue,
+  batch.distinctAmount
 ]
 
 export class Admission extends Effect.Service<Admission>()("vda/Admission", {
@@ -249,7 +306,7 @@ export class Admission extends Effect.Service<Admission>()("vda/Admission", {
     const decide = (
       request: AdmissionRequest,
       i: number,
-      window: Period,
+      batch: ReturnType<typeof batchOf>,
       principal: Principal,
       answer: BatchAnswer,
       consumption: PlainConsumption | undefined,
@@ -257,14 +314,16 @@ export class Admission extends Effect.Service<Admission>()("vda/Admission", {
     ): Either.Either<AdmittedAndCharged, InvalidKey | LimitReached> => {
       if (answer.key_environment !== request.environment) return Either.left(new InvalidKey({ reason: "other_environment" }))
       const limit = principal.entitlements.requestsPerMinute
-      const used = answer.used![i]!
-      if (!answer.admitted![i]) {
+      const window = batch.requestPeriod[i]!
+      const outcome = outcomeOf(answer, batch, i)
+      const used = outcome.used
+      if (!outcome.admitted) {
         countRateLimited(request.environment)
         return Either.left(new LimitReached({ meter: "requests", limit: limit ?? 0, used, resetAt: window.end }))
       }
       const charged = consumption !== undefined && answer.charged
-      const refusedAt = charged ? answer.refused![i]! : 0
-      const refused = refusedAt > 0 ? limitReachedBy(consumption!.charges[refusedAt - 1]!, answer.refused_used![i]!) : undefined
+      const refusedAt = charged ? outcome.refused : 0
+      const refused = refusedAt > 0 ? limitReachedBy(consumption!.charges[refusedAt - 1]!, outcome.refusedUsed) : undefined
       if (charged) countCharge(request.environment, refused)
       return Either.right({
         admitted: {
@@ -315,7 +374,7 @@ export class Admission extends Effect.Service<Admission>()("vda/Admission", {
         const principal = principalIn(keyHash, expected, answer)
         const read = rowsByValue(rows, requests[0]!.along?.read)
         return requests.map((request, i) =>
-          decide(request, i, batch.requestPeriod[i]!, principal, answer, preparedFor(request, expected),
+          decide(request, i, batch, principal, answer, preparedFor(request, expected),
             request.along === undefined ? undefined : read.get(request.along.value) ?? []))
       }).pipe(Effect.tap((results) => touchUsed(requests, results)), Effect.orDie)
     }

@@ -1,15 +1,18 @@
 /**
- * `vda_admit_charge` decides a batch counter by counter when the whole batch fits its limits, and
- * hands it to `vda_admit_charge_in_order` when it does not. Both must answer the same and leave
+ * `vda_admit_charge` decides a batch from its totals when the whole batch fits its limits, and
+ * hands it to `vda_admit_charge_in_order` when it does not. Both must decide the same and leave
  * the same counters: over random batches (per-minute limits, quotas near their use, repeated and
- * already counted plates, two minute windows, stale fingerprints), twin accounts seeded alike get
- * one function each, and their answers and counters are compared.
+ * already counted plates, two minute windows, stale fingerprints), built as the server builds
+ * them (`batchOf`), twin accounts seeded alike get one function each, and each request's outcome
+ * as the server reads it (`outcomeOf`) and the counters are compared.
  */
 import { expect, layer } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Redacted, Runtime } from "effect"
 import fc from "fast-check"
 import { Accounts } from "../../src/accounts/Accounts.js"
+import type { Principal } from "../../src/accounts/Domain.js"
+import { ADMIT_CHARGE, admitChargeParameters, type AdmissionRequest, type BatchAnswer, batchOf, outcomeOf } from "../../src/metering/Admission.js"
 import { dayOf, monthOf } from "../../src/metering/Periods.js"
 import { pgClientLayer } from "../../src/platform/Database.js"
 import { sha256Hex } from "../../src/platform/Ids.js"
@@ -19,8 +22,10 @@ const RUNS = Number(process.env.FUZZ_RUNS ?? 60)
 const BA = "America/Argentina/Buenos_Aires"
 const AT = Date.parse("2026-11-21T12:00:30Z")
 const WINDOWS = [new Date(AT - 30_000), new Date(AT + 30_000)]
-const MONTH = monthOf(AT, BA).start
-const DAY = dayOf(AT, BA).start
+const MONTH_PERIOD = monthOf(AT, BA)
+const DAY_PERIOD = dayOf(AT, BA)
+const MONTH = MONTH_PERIOD.start
+const DAY = DAY_PERIOD.start
 const PLATES = ["AAA111", "BBB222", "CCC333"]
 
 const DatabaseLive = Layer.unwrapEffect(Effect.promise(freshDatabase).pipe(
@@ -82,30 +87,51 @@ const twin = (s: Scenario) =>
     return { id: account.id, hash: sha256Hex(key) }
   })
 
-interface Answer {
-  readonly admitted: ReadonlyArray<boolean>
-  readonly refused: ReadonlyArray<number>
+/** The scenario's batch as the server sends it, prepared for the account as its fingerprint shows (or a stale one). */
+const batchFor = (s: Scenario, hash: string, fingerprint: string) => {
+  const expected = { principal: undefined as unknown as Principal, fingerprint: s.stale ? "stale" : fingerprint }
+  const requests: Array<AdmissionRequest> = s.requests.map((request) => ({
+    keyHash: hash,
+    environment: "production",
+    at: WINDOWS[request.window]!.getTime(),
+    prepared: {
+      expected,
+      consumption: {
+        accountId: "",
+        environment: "production",
+        charges: request.charges.map((charge) => ({
+          meter: charge.meter,
+          amount: charge.amount,
+          limit: limitOf(s, charge.meter),
+          period: charge.meter === "unique_plates" ? DAY_PERIOD : MONTH_PERIOD,
+          ...(charge.plate === "" ? {} : { distinctValue: charge.plate })
+        }))
+      }
+    }
+  }))
+  const batch = batchOf(requests, expected)
+  return { requests, batch, parameters: admitChargeParameters(hash, "production", expected, batch) }
 }
 
-const integers = (values: ReadonlyArray<number>) => `{${values.join(",")}}`
+/** The decision in arrival order alone: the per-request arguments of `vda_admit_charge`. */
+const IN_ORDER = `select vda_admit_charge_in_order($1, $2, $3, $4::timestamptz[], $5::integer[], $6::text[], $7::timestamptz[],
+  $8::integer[], $9::text[], $10::integer[], $11::integer[], $12::integer[], $13::integer[]) as answer`
 
 const decide = (fn: "vda_admit_charge" | "vda_admit_charge_in_order", s: Scenario, hash: string) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const [found] = yield* sql<{ fingerprint: string }>`select fingerprint from vda_key_account(${hash}, null)`
-    const counters = ["plate_queries", "unique_plates", "v2:plate_queries"] as const
-    const charges = s.requests.flatMap((request, i) =>
-      request.charges.map((charge) => ({ request: i + 1, counter: counters.indexOf(charge.meter) + 1, ...charge }))
-    )
-    const [row] = yield* sql<{ answer: Record<string, unknown> }>`select ${sql.literal(fn)}(${hash}, 'production',
-      ${s.stale ? "stale" : found!.fingerprint}, ${WINDOWS}::timestamptz[], ${integers(s.requests.map((r) => r.window + 1))}::integer[],
-      ${[...counters]}::text[], ${counters.map((meter) => (meter === "unique_plates" ? DAY : MONTH))}::timestamptz[],
-      ${counters.map((meter) => limitOf(s, meter))}::integer[], ${PLATES}::text[],
-      ${integers(charges.map((c) => c.request))}::integer[], ${integers(charges.map((c) => c.counter))}::integer[],
-      ${integers(charges.map((c) => c.amount))}::integer[],
-      ${integers(charges.map((c) => (c.meter === "unique_plates" ? PLATES.indexOf(c.plate) + 1 : 0)))}::integer[]) as answer`
-    const { account, fingerprint: _, ...answer } = row!.answer
-    return { ...answer, accountSent: account !== null } as unknown as Answer
+    const { batch, parameters, requests } = batchFor(s, hash, found!.fingerprint)
+    const [row] = fn === "vda_admit_charge"
+      ? yield* sql.unsafe<{ answer: BatchAnswer }>(ADMIT_CHARGE, parameters)
+      : yield* sql.unsafe<{ answer: BatchAnswer }>(IN_ORDER, parameters.slice(0, 13))
+    const answer = row!.answer
+    return {
+      keyEnvironment: answer.key_environment,
+      accountSent: answer.account !== null,
+      charged: answer.charged,
+      outcomes: requests.map((_, i) => outcomeOf(answer, batch, i))
+    }
   })
 
 const state = (accountId: string) =>
@@ -131,7 +157,7 @@ layer(ServicesLive, { excludeTestServices: true, timeout: "120 seconds" })("batc
               const fastAnswer = yield* decide("vda_admit_charge", s, fast.hash)
               const inOrderAnswer = yield* decide("vda_admit_charge_in_order", s, inOrder.hash)
               expect(fastAnswer).toEqual(inOrderAnswer)
-              if (inOrderAnswer.admitted.includes(false) || inOrderAnswer.refused.some((at) => at > 0)) seen.refused++
+              if (inOrderAnswer.outcomes.some((outcome) => !outcome.admitted || outcome.refused > 0)) seen.refused++
               else seen.fitting++
               const [fastState, inOrderState] = [yield* state(fast.id), yield* state(inOrder.id)]
               expect(fastState).toEqual(inOrderState)
@@ -150,15 +176,15 @@ layer(ServicesLive, { excludeTestServices: true, timeout: "120 seconds" })("batc
       const sql = yield* SqlClient.SqlClient
       const s = { rpm: null, plateLimit: null, uniqueLimit: null, usedRequests: 0, usedPlates: 0, seenPlates: [], stale: false, requests: [] }
       const { hash, id } = yield* twin(s)
+      const batch = batchFor({ ...s, stale: true, requests: [{ window: 0, charges: [{ meter: "plate_queries", amount: 1, plate: "" }] }] }, hash, "")
       const call = (keyHash: string, environment: string) =>
-        sql<{ answer: Record<string, unknown> | null }>`select vda_admit_charge(${keyHash}, ${environment}, null,
-          ${[WINDOWS[0]!]}::timestamptz[], '{1}', '{plate_queries}', ${[MONTH]}::timestamptz[], '{null}', '{}', '{1}', '{1}', '{1}',
-          '{0}')
-          as answer`.pipe(Effect.map(([row]) => row!.answer))
+        sql.unsafe<{ answer: Record<string, unknown> | null }>(ADMIT_CHARGE, [keyHash, environment, ...batch.parameters.slice(2)])
+          .pipe(Effect.map(([row]) => row!.answer))
       expect(yield* call(sha256Hex("vda_live_unknown"), "production")).toBeNull()
       const other = yield* call(hash, "sandbox")
       expect(other).toMatchObject({ key_environment: "production", charged: false })
       expect(other).not.toHaveProperty("admitted")
+      expect(other).not.toHaveProperty("window_used")
       expect((yield* state(id)).counters).toEqual([
         ["plate_queries", MONTH.getTime(), 0], ["requests", WINDOWS[0]!.getTime(), 0], ["unique_plates", DAY.getTime(), 0]
       ])
