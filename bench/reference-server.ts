@@ -2,7 +2,7 @@
  * The design the hot rows' goals were set against, run by the bench side by side with the server:
  * plain Node `http` and `pg`, no Effect, and group commit per key. The waiting requests of a key
  * go as one batch, in one statement of the same admission function the server uses
- * (`vda_admit_charge`), so metering is exact here too.
+ * (`vda_admit_charge`, prepared), so metering is exact here too.
  *
  * Two routes, each doing nothing else: no catalog, no request ids, no access log, metrics or error
  * contract. What they spend per request is about the least any Node server on this database
@@ -71,8 +71,8 @@ const run = (keyHash: string, lane: Lane) => {
   const batch = batchOf(requests, expected)
   const parameters = admitChargeParameters(keyHash, requests[0]!.environment, expected, batch)
   const statement = lane.poll
-    ? pool.query<Row>(POLL_STATEMENT, [...parameters, ...operationsReadAlong.parameters([...new Set(waiting.map((w) => w.id!))])])
-    : pool.query<Row>(ADMIT_CHARGE, parameters)
+    ? pool.query<Row>({ name: "poll", text: POLL_STATEMENT, values: [...parameters, ...operationsReadAlong.parameters([...new Set(waiting.map((w) => w.id!))])] })
+    : pool.query<Row>({ name: "admit", text: ADMIT_CHARGE, values: parameters })
   statement.then(({ rows }) => {
     const result = rows[0]?.answer ?? null
     if (result?.account) lane.known = { principal: principalOf(result.account), fingerprint: result.fingerprint }

@@ -2,18 +2,19 @@
  * Admission of every /v1 and /v2 request: the API key is checked and the request counted against
  * the account's per-minute limit (shared by all keys, per environment), before anything else.
  *
- * Concurrent requests of one key are admitted in batches, in one round trip: the
- * `vda_admit_charge` database function looks their key up and counts them (exact across
- * processes through the counters' row locks, see `vda_consume`). A request whose consumption is
+ * Concurrent requests of one key are admitted in batches, in one round trip of a prepared
+ * statement: the `vda_admit_charge` database function looks their key up and counts them (exact
+ * across processes through the counters' row locks, see `vda_consume`). A request whose consumption is
  * already known (the lean lane's vehicle query) is charged in the same round trip and commit,
  * provided the account is still as the caller last saw it.
  */
-import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Either, type Exit, FiberSet } from "effect"
 import { InvalidKey, keyHashOf, principalOf } from "../accounts/Authentication.js"
 import type { Principal } from "../accounts/Domain.js"
 import { AccountsRepo, type KeyLookupRow } from "../accounts/Repo.js"
 import * as Batcher from "../platform/Batcher.js"
+import { PreparedStatements } from "../platform/Database.js"
+import { perObject } from "../platform/PerObject.js"
 import type { ReadAlong, ReadRow } from "../platform/ReadAlong.js"
 import type { Environment } from "../platform/RequestContext.js"
 import { countCharge, countRateLimited } from "./Outcomes.js"
@@ -252,8 +253,8 @@ const ADMIT_CHARGE_PARAMETERS = ADMIT_CHARGE.match(/\$\d+/g)!.length
  * `ADMIT_CHARGE` with a read along: the read's rows, each beside the call's answer (a row of nulls
  * when it found none). The call is a materialized CTE, so it runs exactly once.
  */
-export const admitChargeAlong = (read: ReadAlong) =>
-  `with admitted as materialized (${ADMIT_CHARGE}) select admitted.answer, along.* from admitted left join ${read.from(ADMIT_CHARGE_PARAMETERS + 1)} along on true`
+export const admitChargeAlong = perObject((read: ReadAlong) =>
+  `with admitted as materialized (${ADMIT_CHARGE}) select admitted.answer, along.* from admitted left join ${read.from(ADMIT_CHARGE_PARAMETERS + 1)} along on true`)
 
 /** `ADMIT_CHARGE`'s parameters for a batch of one key's requests on one listener. */
 export const admitChargeParameters = (
@@ -285,10 +286,7 @@ export const admitChargeParameters = (
 export class Admission extends Effect.Service<Admission>()("vda/Admission", {
   scoped: Effect.gen(function*() {
     const repo = yield* AccountsRepo
-    const sql = yield* SqlClient.SqlClient
-    // the admission call's row as it comes: its few columns are read by name, and most carry no
-    // account (a read along's rows go through the client's transforms, as the reader's own reads do)
-    const raw = sql.withoutTransforms()
+    const prepared = yield* PreparedStatements
     const touches = yield* FiberSet.make()
     const lastTouched = new Map<string, number>()
     const known = new Map<string, KnownAccount>()
@@ -342,9 +340,9 @@ export class Admission extends Effect.Service<Admission>()("vda/Admission", {
     /** A batch's one statement: the admission call, with the batch's read along if it has one. */
     const batchStatement = (parameters: ReadonlyArray<unknown>, requests: ReadonlyArray<AdmissionRequest>) => {
       const read = requests[0]!.along?.read
-      if (read === undefined) return raw.unsafe<{ readonly answer: BatchAnswer | null }>(ADMIT_CHARGE, parameters)
+      if (read === undefined) return prepared.execute<{ readonly answer: BatchAnswer | null }>(ADMIT_CHARGE, parameters)
       const values = [...new Set(requests.map((request) => request.along!.value))]
-      return sql.unsafe<{ readonly answer: BatchAnswer | null } & ReadRow>(admitChargeAlong(read), [...parameters, ...read.parameters(values)])
+      return prepared.execute<{ readonly answer: BatchAnswer | null } & ReadRow>(admitChargeAlong(read), [...parameters, ...read.parameters(values)])
     }
 
     /** The rows read along (without the admission's answer), by the value each was read for (a row of none: nothing was found). */

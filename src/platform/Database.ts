@@ -3,7 +3,8 @@
  * migrations applied before anything else is built.
  */
 import { NodeContext } from "@effect/platform-node"
-import type { SqlError } from "@effect/sql/SqlError"
+import * as Statement from "@effect/sql/Statement"
+import { SqlError } from "@effect/sql/SqlError"
 import { PgClient, PgMigrator } from "@effect/sql-pg"
 import { Context, Effect, Layer, Metric, Option, Redacted, Runtime, String as Str } from "effect"
 import Pg from "pg"
@@ -110,14 +111,49 @@ const watchPool = (pool: Pg.Pool) =>
     poolWaiting.unsafeUpdate(pool.waitingCount, [])
   })
 
-/** A pool on the given URL with our naming conventions (snake_case columns, camelCase fields). */
+/** Result names as our SQL client gives them (snake_case columns to camelCase fields). */
+const RESULT_NAMES = Str.snakeToCamel
+// JSON columns hold API shapes (snake_case module names, sandbox_seed…): kept verbatim
+const rowsWithResultNames = Statement.defaultTransforms(RESULT_NAMES, false).array
+
+/**
+ * Named statements on the SQL client's own pool. The client sends every statement unnamed, so
+ * PostgreSQL parses and plans it on each run; a named one is parsed once per connection, and then
+ * only bound. For the statements every admission batch runs.
+ */
+export class PreparedStatements extends Context.Tag("vda/PreparedStatements")<PreparedStatements, {
+  /** Runs `text`, named after it; rows with the SQL client's result names. */
+  readonly execute: <A extends object>(text: string, values: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<A>, SqlError>
+}>() {}
+
+const preparedOn = (pool: Pg.Pool): PreparedStatements["Type"] => {
+  // a name per text: a connection holds each name for one text only
+  const names = new Map<string, string>()
+  const nameOf = (text: string) => {
+    let name = names.get(text)
+    if (name === undefined) names.set(text, name = `vda_${names.size + 1}`)
+    return name
+  }
+  return {
+    execute: <A extends object>(text: string, values: ReadonlyArray<unknown>) =>
+      Effect.async<ReadonlyArray<A>, SqlError>((resume) => {
+        pool.query({ name: nameOf(text), text, values: values as Array<unknown> }, (cause, result) =>
+          resume(cause ? Effect.fail(new SqlError({ cause, message: "Failed to execute statement" })) : Effect.succeed(rowsWithResultNames(result.rows) as ReadonlyArray<A>)))
+      })
+  }
+}
+
+/**
+ * A pool on the given URL with our naming conventions (snake_case columns, camelCase fields):
+ * the SQL client, and the pool's prepared statements.
+ */
 export const pgClientLayer = (
   url: Redacted.Redacted<string>,
   maxConnections: number,
   timeouts: DatabaseTimeouts = DEFAULT_DATABASE_TIMEOUTS
 ) =>
-  PgClient.layerFromPool({
-    acquire: Effect.acquireRelease(
+  Layer.unwrapScoped(Effect.map(
+    Effect.acquireRelease(
       Effect.sync(() => {
         const pool = new Pg.Pool({
           connectionString: Redacted.value(url),
@@ -133,12 +169,18 @@ export const pgClientLayer = (
         return { pool, unwatch: watchPool(pool) }
       }),
       ({ pool, unwatch }) => Effect.zipRight(Effect.sync(unwatch), Effect.promise(() => pool.end()).pipe(Effect.timeoutOption(1_000)))
-    ).pipe(Effect.map(({ pool }) => pool)),
-    transformQueryNames: Str.camelToSnake,
-    transformResultNames: Str.snakeToCamel,
-    // JSON columns hold API shapes (snake_case module names, sandbox_seed…): keep them verbatim
-    transformJson: false
-  })
+    ),
+    ({ pool }) =>
+      Layer.merge(
+        PgClient.layerFromPool({
+          acquire: Effect.succeed(pool),
+          transformQueryNames: Str.camelToSnake,
+          transformResultNames: RESULT_NAMES,
+          transformJson: false
+        }),
+        Layer.succeed(PreparedStatements, preparedOn(pool))
+      )
+  ))
 
 export const MigratorLive = PgMigrator.layer({ loader: PgMigrator.fromRecord(migrations) }).pipe(
   Layer.provide(NodeContext.layer)
