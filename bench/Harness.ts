@@ -47,14 +47,17 @@ export class Allocations {
   private total = 0
   private readonly lastAfter = new Map<string, number>()
   private pending = ""
-  private static readonly LINE = /^\[(\d+):[^\]]*\]\s+\d+ ms: [A-Za-z -]+?(?: \([a-z ]+\))? ([\d.]+) \([\d.]+\) -> ([\d.]+) \([\d.]+\) MB/
+  // found in the whole text rather than line by line: the access log's lines, most of what the
+  // server writes, are skipped without a string each (the bench shares the server's two cores)
+  private static readonly LINE = /^\[(\d+):[^\]\n]*\][ \t]+\d+ ms: [A-Za-z -]+?(?: \([a-z ]+\))? ([\d.]+) \([\d.]+\) -> ([\d.]+) \([\d.]+\) MB/gm
 
   feed(chunk: string) {
-    const lines = (this.pending + chunk).split("\n")
-    this.pending = lines.pop() ?? ""
-    for (const line of lines) {
-      const match = Allocations.LINE.exec(line)
-      if (match === null) continue
+    const text = this.pending + chunk
+    const complete = text.lastIndexOf("\n") + 1
+    this.pending = text.slice(complete)
+    const lines = text.slice(0, complete)
+    Allocations.LINE.lastIndex = 0
+    for (let match = Allocations.LINE.exec(lines); match !== null; match = Allocations.LINE.exec(lines)) {
       const [, pid = "", before = "0", after = "0"] = match
       const previous = this.lastAfter.get(pid)
       if (previous !== undefined) this.total += Math.max(0, Number(before) - previous) * 1024 * 1024
