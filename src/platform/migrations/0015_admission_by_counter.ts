@@ -25,6 +25,22 @@ import { Effect } from "effect"
  * counter after it, or before it when refused), and when a charge was refused its 1-based
  * position in the request (`refused`, else 0) and the counter's `refused_used`.
  */
+/** The arguments of a batch as vda_admit_charge_in_order takes them (and 0017's vda_admit_charge first). */
+export const perRequestSignature = `
+      p_hash text,
+      p_environment text,
+      p_expected text,
+      p_windows timestamptz[],
+      p_request_window integer[],
+      p_counter_meter text[],
+      p_counter_period timestamptz[],
+      p_counter_limit integer[],
+      p_values text[],
+      p_charge_request integer[],
+      p_charge_counter integer[],
+      p_charge_amount integer[],
+      p_charge_value integer[]`
+
 export default Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   yield* sql`drop function vda_admit_consume(text, text, text, timestamptz[], jsonb)`
@@ -50,21 +66,6 @@ export default Effect.gen(function*() {
       ) y) z
     $fn$`)
 
-  const signature = `
-      p_hash text,
-      p_environment text,
-      p_expected text,
-      p_windows timestamptz[],
-      p_request_window integer[],
-      p_counter_meter text[],
-      p_counter_period timestamptz[],
-      p_counter_limit integer[],
-      p_values text[],
-      p_charge_request integer[],
-      p_charge_counter integer[],
-      p_charge_amount integer[],
-      p_charge_value integer[]`
-
   // the key's account, the number of requests, and each request's window and charge's value
   const batchVariables = `
       k record;
@@ -75,7 +76,7 @@ export default Effect.gen(function*() {
         select p_values[c.v] from unnest(p_charge_value) with ordinality as c(v, i) order by c.i);`
 
   yield* sql.unsafe(`
-    create function vda_admit_charge_in_order(${signature}) returns jsonb
+    create function vda_admit_charge_in_order(${perRequestSignature}) returns jsonb
     language plpgsql as $fn$
     declare
 ${batchVariables}
@@ -142,7 +143,7 @@ ${batchVariables}
     $fn$`)
 
   yield* sql.unsafe(`
-    create function vda_admit_charge(${signature}) returns jsonb
+    create function vda_admit_charge(${perRequestSignature}) returns jsonb
     language plpgsql as $fn$
     declare
 ${batchVariables}

@@ -1,5 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import { perRequestSignature } from "./0015_admission_by_counter.js"
 
 /**
  * A batch's admission decided from totals the caller adds up, in three statements.
@@ -58,24 +59,11 @@ export default Effect.gen(function*() {
       ) z
     $fn$`)
 
-  const perRequest = `p_hash, p_environment, p_expected, p_windows, p_request_window, p_counter_meter, p_counter_period,
-        p_counter_limit, p_values, p_charge_request, p_charge_counter, p_charge_amount, p_charge_value`
+  // the arguments vda_admit_charge_in_order takes, by name
+  const perRequest = perRequestSignature.trim().split(",").map((argument) => argument.trim().split(" ")[0]).join(", ")
 
   yield* sql.unsafe(`
-    create function vda_admit_charge(
-      p_hash text,
-      p_environment text,
-      p_expected text,
-      p_windows timestamptz[],
-      p_request_window integer[],
-      p_counter_meter text[],
-      p_counter_period timestamptz[],
-      p_counter_limit integer[],
-      p_values text[],
-      p_charge_request integer[],
-      p_charge_counter integer[],
-      p_charge_amount integer[],
-      p_charge_value integer[],
+    create function vda_admit_charge(${perRequestSignature},
       p_window_count integer[],
       p_counter_total integer[],
       p_distinct_counter integer[],
