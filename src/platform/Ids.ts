@@ -48,4 +48,5 @@ export const randomBase62 = (length: number): string => {
   return out
 }
 
-export const sha256Hex = (value: string): string => Crypto.createHash("sha256").update(value, "utf8").digest("hex")
+/** One-shot: cheaper than a Hash object for a short value (an API key on every request). */
+export const sha256Hex = (value: string): string => Crypto.hash("sha256", value, "hex")
