@@ -4,9 +4,9 @@
  *
  * Concurrent requests of one key are admitted in batches, in one round trip of a prepared
  * statement: the `vda_admit_charge` database function looks their key up and counts them (exact
- * across processes through the counters' row locks, see `vda_consume`). A request whose consumption is
- * already known (the lean lane's vehicle query) is charged in the same round trip and commit,
- * provided the account is still as the caller last saw it.
+ * across processes through the counters' row locks, see `vda_consume`). A request whose
+ * consumption is already known (the lean lane's vehicle query) is charged in the same round trip
+ * and commit, provided the account is still as the caller last saw it.
  */
 import { Clock, Effect, Either, type Exit, FiberSet } from "effect"
 import { InvalidKey, keyHashOf, principalOf } from "../accounts/Authentication.js"
@@ -211,8 +211,9 @@ export const batchOf = (requests: ReadonlyArray<AdmissionRequest>, expected: Kno
       }
       const value = values.indexOf(charge.distinctValue, charge.distinctValue)
       chargeValue.push(value)
-      if (distinct.has(`${counter}/${value}`)) continue
-      distinct.add(`${counter}/${value}`)
+      const once = `${counter}/${value}`
+      if (distinct.has(once)) continue
+      distinct.add(once)
       distinctCounter.push(counter)
       distinctValue.push(value)
       distinctAmount.push(charge.amount)
