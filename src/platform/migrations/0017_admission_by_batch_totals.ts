@@ -23,8 +23,8 @@ import { perRequestSignature } from "./0015_admission_by_counter.js"
  * to vda_admit_charge_in_order (0015), which answers per request. Both decide the same, which a
  * test holds over random batches.
  *
- * The account's fingerprint becomes an md5 of its rows as text, instead of an md5 of the JSON
- * built from them: the JSON is built only when the caller expected another fingerprint.
+ * The account's fingerprint becomes an md5 of its entitled row as text, instead of an md5 of the
+ * JSON built from it: the JSON is built only when the caller expected another fingerprint.
  */
 export default Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -36,25 +36,18 @@ export default Effect.gen(function*() {
     returns table (key_environment text, account_id text, requests_per_minute integer, fingerprint text, answer jsonb)
     language sql stable as $fn$
       -- the answer's head: the account itself only when it is not the one the caller expected
-      select z.key_environment, z.account_id, z.requests_per_minute, z.fingerprint,
+      select z.key_environment, (z.a).id, (z.a).requests_per_minute, z.fingerprint,
         jsonb_build_object('key_environment', z.key_environment, 'fingerprint', z.fingerprint,
-          'account', case when z.fingerprint is distinct from p_expected then (
-            select jsonb_build_object('keyId', k.id, 'keyEnvironment', k.environment, 'id', a.id, 'owner', a.owner,
-              'plan', a.plan, 'timezone', a.timezone, 'plateQueriesMonthly', a.plate_queries_monthly,
-              'moduleQueriesMonthly', a.module_queries_monthly, 'uniquePlatesDaily', a.unique_plates_daily,
-              'requestsPerMinute', a.requests_per_minute, 'enabledModules', a.enabled_modules,
-              'modulePriceArs', a.module_price_ars, 'includedModules', a.included_modules)
-            from api_keys k join entitled_accounts a on a.id = k.account_id
-            where k.key_hash = p_hash) end)
+          'account', case when z.fingerprint is distinct from p_expected then
+            jsonb_build_object('keyId', z.key_id, 'keyEnvironment', z.key_environment, 'id', (z.a).id, 'owner', (z.a).owner,
+              'plan', (z.a).plan, 'timezone', (z.a).timezone, 'plateQueriesMonthly', (z.a).plate_queries_monthly,
+              'moduleQueriesMonthly', (z.a).module_queries_monthly, 'uniquePlatesDaily', (z.a).unique_plates_daily,
+              'requestsPerMinute', (z.a).requests_per_minute, 'enabledModules', (z.a).enabled_modules,
+              'modulePriceArs', (z.a).module_price_ars, 'includedModules', (z.a).included_modules) end)
       from (
-        -- the rows entitled_accounts resolves an account from
-        select k.environment as key_environment, a.id as account_id,
-          case when a.plan = 'custom' then c.requests_per_minute else p.requests_per_minute end as requests_per_minute,
-          md5(row(a.*, p.*, c.*)::text) as fingerprint
+        select k.id as key_id, k.environment as key_environment, a, md5(a::text) as fingerprint
         from api_keys k
-        join accounts a on a.id = k.account_id
-        left join plans p on p.id = a.plan
-        left join custom_plans c on c.account_id = a.id
+        join entitled_accounts a on a.id = k.account_id
         where k.key_hash = p_hash and k.revoked_at is null
       ) z
     $fn$`)
