@@ -113,8 +113,9 @@ const watchPool = (pool: Pg.Pool) =>
 
 /** Result names as our SQL client gives them (snake_case columns to camelCase fields). */
 const RESULT_NAMES = Str.snakeToCamel
-// JSON columns hold API shapes (snake_case module names, sandbox_seed…): kept verbatim
-const rowsWithResultNames = Statement.defaultTransforms(RESULT_NAMES, false).array
+/** JSON columns hold API shapes (snake_case module names, sandbox_seed…): their names are kept verbatim. */
+const TRANSFORM_JSON = false
+const rowsWithResultNames = Statement.defaultTransforms(RESULT_NAMES, TRANSFORM_JSON).array
 
 /**
  * Named statements on the SQL client's own pool. The client sends every statement unnamed, so
@@ -176,7 +177,7 @@ export const pgClientLayer = (
           acquire: Effect.succeed(pool),
           transformQueryNames: Str.camelToSnake,
           transformResultNames: RESULT_NAMES,
-          transformJson: false
+          transformJson: TRANSFORM_JSON
         }),
         Layer.succeed(PreparedStatements, preparedOn(pool))
       )

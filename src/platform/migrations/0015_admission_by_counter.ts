@@ -1,6 +1,22 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 
+/** The arguments of a batch as vda_admit_charge_in_order takes them (and 0017's vda_admit_charge first). */
+export const perRequestSignature = `
+      p_hash text,
+      p_environment text,
+      p_expected text,
+      p_windows timestamptz[],
+      p_request_window integer[],
+      p_counter_meter text[],
+      p_counter_period timestamptz[],
+      p_counter_limit integer[],
+      p_values text[],
+      p_charge_request integer[],
+      p_charge_counter integer[],
+      p_charge_amount integer[],
+      p_charge_value integer[]`
+
 /**
  * Admission and charging of a batch of one key's requests, decided counter by counter when the
  * batch fits, in arrival order only when it does not.
@@ -25,22 +41,6 @@ import { Effect } from "effect"
  * counter after it, or before it when refused), and when a charge was refused its 1-based
  * position in the request (`refused`, else 0) and the counter's `refused_used`.
  */
-/** The arguments of a batch as vda_admit_charge_in_order takes them (and 0017's vda_admit_charge first). */
-export const perRequestSignature = `
-      p_hash text,
-      p_environment text,
-      p_expected text,
-      p_windows timestamptz[],
-      p_request_window integer[],
-      p_counter_meter text[],
-      p_counter_period timestamptz[],
-      p_counter_limit integer[],
-      p_values text[],
-      p_charge_request integer[],
-      p_charge_counter integer[],
-      p_charge_amount integer[],
-      p_charge_value integer[]`
-
 export default Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   yield* sql`drop function vda_admit_consume(text, text, text, timestamptz[], jsonb)`
