@@ -4,14 +4,15 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { retentionJob } from "../platform/Retention.js"
+import { cutoff, retentionJob } from "../platform/Retention.js"
 
 export const pruneConsole = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const links = yield* sql`delete from console_links where expires_at < now() - interval '1 day' returning 1`
+  const dayAgo = yield* cutoff("1 day")
+  const links = yield* sql`delete from console_links where expires_at < ${dayAgo} returning 1`
   const sessions = yield* sql`
     delete from console_sessions
-    where coalesce(ended_at, expires_at) < now() - interval '1 day' returning 1`
+    where coalesce(ended_at, expires_at) < ${dayAgo} returning 1`
   return links.length + sessions.length
 })
 

@@ -5,14 +5,14 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { retentionJob } from "../platform/Retention.js"
+import { cutoff, retentionJob } from "../platform/Retention.js"
 
 export const pruneMetering = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const windows = yield* sql`
-    delete from meter_counters where meter = 'requests' and period_start < now() - interval '1 day' returning 1`
+    delete from meter_counters where meter = 'requests' and period_start < ${yield* cutoff("1 day")} returning 1`
   const values = yield* sql`
-    delete from meter_distinct_values where period_start < now() - interval '2 days' returning 1`
+    delete from meter_distinct_values where period_start < ${yield* cutoff("2 days")} returning 1`
   return windows.length + values.length
 })
 

@@ -2,10 +2,17 @@
  * Periodic clean-ups of data past its use, run in one process at a time (a lease per job). Each
  * feature defines its own job; this only schedules them.
  */
-import { Duration, Effect, Layer, Schedule } from "effect"
+import { Clock, Duration, Effect, Layer, Schedule } from "effect"
 import { Leases } from "./Leases.js"
 
 export const RETENTION_EVERY = Duration.hours(1)
+
+/**
+ * The instant `age` ago by the application's clock, which stamped the rows a job prunes: the
+ * database's own `now()` may disagree with it (another host, or a test's manual clock).
+ */
+export const cutoff = (age: Duration.DurationInput): Effect.Effect<Date> =>
+  Effect.map(Clock.currentTimeMillis, (now) => new Date(now - Duration.toMillis(age)))
 
 /** Runs `prune` now and every `RETENTION_EVERY`, in whichever process holds the job's lease. */
 export const retentionJob = <R>(name: string, prune: Effect.Effect<number, unknown, R>) =>

@@ -3,16 +3,16 @@
  * (default 30), then removed; pending ones are never removed.
  */
 import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { Duration, Effect } from "effect"
 import { AppConfig } from "../platform/Config.js"
-import { retentionJob } from "../platform/Retention.js"
+import { cutoff, retentionJob } from "../platform/Retention.js"
 
 export const pruneDeliveries = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const days = (yield* AppConfig).webhookDeliveryRetentionDays
   const removed = yield* sql`
     delete from webhook_deliveries
-    where status <> 'pending' and updated_at < now() - ${days} * interval '1 day' returning 1`
+    where status <> 'pending' and updated_at < ${yield* cutoff(Duration.days(days))} returning 1`
   return removed.length
 })
 

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { pruneConsole } from "../../src/console/Retention.js"
 import { pruneMetering } from "../../src/metering/Retention.js"
 import { pruneDeliveries } from "../../src/webhooks/Retention.js"
+import { ManualClock } from "../support/ManualClock.js"
 import { makeTestApp, type TestApp, testConfig } from "../support/TestApp.js"
 
 let app: TestApp
@@ -86,5 +87,23 @@ describe("retention", () => {
     const sessions = (await db.query("select id_hash from console_sessions where account_id = $1 order by id_hash", [id])).rows.map((r) => r.id_hash)
     expect(sessions).toEqual([`just-ended-${id}`, `live-${id}`])
     expect(await count("select count(*) as n from console_audit where account_id = $1", [id])).toBe(1)
+  })
+
+  it("the cut-off is the application's clock, which stamped the rows, not the database's now()", async () => {
+    const { id } = await app.createAccount()
+    // rows that are old by the database's clock but recent by an application clock running 3 days behind it
+    await db.query("insert into meter_counters values ($1, 'production', 'requests', now() - interval '2 days', 1)", [id])
+    await db.query("insert into meter_distinct_values values ($1, 'production', 'unique_plates', now() - interval '3 days', 'AB125CD')", [id])
+    await db.query(
+      `insert into webhook_deliveries (id, account_id, environment, api_version, event_type, body, status, next_attempt_at, created_at, updated_at)
+       values (gen_random_uuid(), $1, 'production', 'v2', 'webhook.test', '{}', 'processed', now(), now() - interval '9 days', now() - interval '9 days')`,
+      [id]
+    )
+    await db.query(`insert into console_links values ($1, $2, 'production', 'x', now() - interval '3 days', now() - interval '2 days', null)`, [`behind-${id}`, id])
+    const behind = new ManualClock(Date.now() - 3 * 86_400_000)
+    const prune = Effect.all([pruneMetering, pruneDeliveries.pipe(Effect.provide(testConfig({ WEBHOOK_DELIVERY_RETENTION_DAYS: "7" }))), pruneConsole])
+    expect(await app.run(prune.pipe(Effect.withClock(behind)))).toEqual([0, 0, 0])
+    // the same rows by the live clock
+    expect(await app.run(prune)).toEqual([2, 1, 1])
   })
 })
