@@ -260,7 +260,9 @@ const RetentionLive = Layer.mergeAll(MeteringRetentionLive, DeliveriesRetentionL
 export const ServicesLive = Layer.mergeAll(
   RetentionLive,
   Admission.Default,
-  AccountStatus.Default.pipe(Layer.provideMerge(UsageReader.Default), Layer.provideMerge(AccountsRepo.Default)),
+  AccountStatus.Default,
+  UsageReader.Default,
+  AccountsRepo.Default,
   VehicleStore.Default,
   Catalog.Default,
   ModuleRegistry.Default,

@@ -1,54 +1,124 @@
 /**
  * The account's status as both API versions show it: owner, plan, the environment's usage and its
- * API keys (never their secrets).
+ * API keys (never their secrets), read in one statement (migration 0018's function).
  *
  * Concurrent status reads of one account and environment share one read, as polls do: each
- * request was admitted (and counted) before the read began, so the usage it sees includes it.
+ * request was admitted (and counted) before the read began, so the usage it sees includes it. The
+ * lean lane reads it along with the admission instead, which the function sees as well.
  */
-import { Effect, Either } from "effect"
-import { UsageReader } from "../metering/UsageReader.js"
+import { SqlClient } from "@effect/sql"
+import { Clock, Effect, Either } from "effect"
+import type { BillingRow, CounterRow } from "../metering/UsageReader.js"
+import { usageOf, type UsagePeriods, usagePeriodsOf } from "../metering/UsageReader.js"
 import * as Batcher from "../platform/Batcher.js"
+import { perObject } from "../platform/PerObject.js"
+import type { ReadAlong, ReadRow } from "../platform/ReadAlong.js"
 import type { Principal } from "./Domain.js"
-import { AccountsRepo } from "./Repo.js"
+
+/** A row of `vda_account_status`: a counter, the month's billing terms, or a key. */
+type StatusRow =
+  | ({ readonly kind: "counter" } & CounterRow)
+  | ({ readonly kind: "billing" } & BillingRow)
+  | {
+    readonly kind: "key"
+    readonly id: string
+    readonly name: string | null
+    readonly prefix: string
+    readonly last4: string
+    readonly createdAt: Date
+    readonly revokedAt: Date | null
+    readonly lastUsedAt: Date | null
+  }
+
+const PARAMETER_TYPES = ["text", "text", "text", "timestamptz", "timestamptz", "timestamptz"]
+
+/** Status reads by value (`statusValueOf`), any number in one statement: on their own, or along with their admission. */
+export const accountStatusReadAlong: ReadAlong = {
+  name: "account status",
+  from: (parameter) => `vda_account_status(${PARAMETER_TYPES.map((type, i) => `$${parameter + i}::${type}[]`).join(", ")})`,
+  // a value's parts hold no "/": ids, environments and ISO instants are plain
+  parameters: (values) => {
+    const parts = values.map((value) => value.split("/"))
+    return [values, ...[0, 1, 2, 3, 4].map((part) => parts.map((split) => split[part]))]
+  },
+  valueOf: (row) => (row.value == null ? undefined : String(row.value))
+}
+
+/** What a status read at `periods` reads: the account, its environment and the starts of the periods it counts. */
+const statusValueOf = (principal: Principal, { day, minute, month }: UsagePeriods) =>
+  [principal.accountId, principal.environment, month.start.toISOString(), day.start.toISOString(), minute.start.toISOString()].join("/")
+
+const statusOf = (principal: Principal, periods: UsagePeriods, rows: ReadonlyArray<ReadRow>) => {
+  const read = rows as unknown as ReadonlyArray<StatusRow>
+  const counters: Array<CounterRow> = []
+  let billing: BillingRow | undefined
+  const keys = []
+  for (const row of read) {
+    if (row.kind === "counter") counters.push(row)
+    else if (row.kind === "billing") billing = row
+    else {
+      keys.push({
+        id: row.id,
+        prefix: row.prefix,
+        last4: row.last4,
+        name: row.name,
+        status: row.revokedAt === null ? "active" as const : "revoked" as const,
+        lastUsedAt: row.lastUsedAt,
+        createdAt: row.createdAt
+      })
+    }
+  }
+  return { owner: principal.owner, plan: principal.entitlements.plan, usage: usageOf(principal, periods, counters, billing), keys }
+}
+
+export type Status = ReturnType<typeof statusOf>
 
 export class AccountStatus extends Effect.Service<AccountStatus>()("vda/AccountStatus", {
   scoped: Effect.gen(function*() {
-    const repo = yield* AccountsRepo
-    const usage = yield* UsageReader
+    const sql = yield* SqlClient.SqlClient
     const readNow = (principal: Principal) =>
       Effect.gen(function*() {
-        // one after the other: forking both would copy and diff the request's whole context, which
-        // cost more CPU under load than the second round trip's wait (bench:profile)
-        const [data, keys] = yield* Effect.all([
-          usage.read(principal),
-          repo.listKeys(principal.accountId, principal.environment)
-        ])
-        return {
-          owner: principal.owner,
-          plan: principal.entitlements.plan,
-          usage: data,
-          keys: keys.map((key) => ({
-            id: key.id,
-            prefix: key.prefix,
-            last4: key.last4,
-            name: key.name,
-            status: key.revokedAt === null ? "active" as const : "revoked" as const,
-            lastUsedAt: key.lastUsedAt,
-            createdAt: key.createdAt
-          }))
-        }
-      })
+        const periods = usagePeriodsOf(principal, yield* Clock.currentTimeMillis)
+        const rows = yield* sql.unsafe<ReadRow>(
+          `select * from ${accountStatusReadAlong.from(1)}`,
+          accountStatusReadAlong.parameters([statusValueOf(principal, periods)])
+        )
+        return statusOf(principal, periods, rows)
+      }).pipe(Effect.orDie)
     const reads = yield* Batcher.make({
       key: (principal: Principal) => `${principal.accountId}/${principal.environment}`,
       // the latest admission's view of the account: all of them came before the read
       process: (_key, principals) =>
         Effect.map(readNow(principals.at(-1)!), (status) => principals.map(() => Either.right(status)))
     })
+
+    // the requests that shared a read share its rows: one status (and one encoding) for all of them
+    const sharedBy = perObject((_rows: ReadonlyArray<ReadRow>) => new WeakMap<Principal, Status>())
+
     return {
       /** The status; the same object for the reads that shared it. */
       read: reads.submit,
       /** `read` for a caller outside any fiber: `done` gets the result, once. */
-      offerRead: reads.offer
+      offerRead: reads.offer,
+      /** The read to make along with the admission of a request of `principal` arriving at `at`. */
+      readAlong: (principal: Principal, at: number) => ({
+        read: accountStatusReadAlong,
+        value: statusValueOf(principal, usagePeriodsOf(principal, at))
+      }),
+      /**
+       * The status from the rows read along for `asked` (a `readAlong` value), or undefined when
+       * `principal` at `at` would have read another (the key's account changed in between). The
+       * requests that shared the rows get the same object.
+       */
+      fromRead: (principal: Principal, at: number, asked: string, rows: ReadonlyArray<ReadRow>): Status | undefined => {
+        const shared = sharedBy(rows)
+        let status = shared.get(principal)
+        if (status !== undefined) return status
+        const periods = usagePeriodsOf(principal, at)
+        if (statusValueOf(principal, periods) !== asked) return undefined
+        shared.set(principal, status = statusOf(principal, periods, rows))
+        return status
+      }
     }
   })
 }) {}

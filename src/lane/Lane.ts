@@ -38,7 +38,7 @@ import { AppConfig } from "../platform/Config.js"
 import { LIVE, Liveness } from "../platform/HealthApi.js"
 import { type NodeHandler, noteAccount, noteRequestId, withRequestSpan } from "../platform/HttpObservation.js"
 import { StatusResponse } from "../accounts/Api.js"
-import { AccountStatus } from "../accounts/Status.js"
+import { AccountStatus, type Status } from "../accounts/Status.js"
 import { V1BasicVehicle } from "../v1/Api.js"
 import { VehicleQueryParams, VehicleResponse } from "../vehicles/Api.js"
 import { VehicleQuery } from "../vehicles/VehicleQuery.js"
@@ -153,7 +153,7 @@ const vehicleBody = { v1: encodedOnce(encodeV1), v2: encodedOnce(encodeV2) }
 const operationBody = encodedOnce(encodeOperation)
 const modulesOperationBody = encodedOnce(encodeModulesOperation)
 const livenessBody = JSON.stringify(Schema.encodeSync(Liveness)(LIVE))
-const statusBody = encodedOnce((data: typeof StatusResponse.Type["data"]) => encodeStatus({ success: true, data }))
+const statusBody = encodedOnce((data: Status) => encodeStatus({ success: true, data }))
 
 /** `headers` (the request's own, which it returns) with a JSON body's. */
 const withJsonHeaders = (body: string, headers: Record<string, string>) => {
@@ -397,11 +397,21 @@ export class Lane extends Effect.Service<Lane>()("vda/Lane", {
             }, along)
           }
 
-          /** The account's status: admitted, then read. */
-          const serveStatus = (taken: Taken) =>
-            admitThen(taken, (admitted, headers) =>
-              status.offerRead(admitted.principal, answerRead(taken, admitted, (data) =>
-                answer(200, rateLimitHeaders(admitted, headers), statusBody(data)))))
+          /**
+           * The account's status: admitted, then read. For an account this process has seen, it is
+           * read in the admission's round trip; otherwise it is read after.
+           */
+          const serveStatus = (taken: Taken) => {
+            const expected = admission.knownAccount(taken.keyHash)?.principal
+            const along = expected?.environment === environment ? status.readAlong(expected, taken.at) : undefined
+            admitThen(taken, (admitted, headers, read) => {
+              const answerStatus = answerRead(taken, admitted, (data: Status) =>
+                answer(200, rateLimitHeaders(admitted, headers), statusBody(data)))
+              const readAlong = along === undefined ? undefined : status.fromRead(admitted.principal, taken.at, along.value, read)
+              if (readAlong !== undefined) return answerStatus(Exit.succeed(readAlong))
+              status.offerRead(admitted.principal, answerStatus)
+            }, along)
+          }
 
           const take = (request: IncomingMessage, response: ServerResponse, route: Route, keyHash: string, body?: string) => {
             const at = clock.unsafeCurrentTimeMillis()

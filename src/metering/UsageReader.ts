@@ -17,7 +17,8 @@ export interface CounterRow {
   readonly used: number
 }
 
-interface BillingRow {
+/** A custom plan's module billing terms. */
+export interface BillingRow {
   readonly unitPriceCents: number
   readonly included: number
 }
@@ -30,68 +31,89 @@ const meterUsage = (limit: number | null, used: number, period: Period): MeterUs
   endsAt: period.end
 })
 
+/** The periods a usage read counts at `at`: the account's month and day, and the minute. */
+export const usagePeriodsOf = (principal: Principal, at: number) => ({
+  month: monthOf(at, principal.timezone),
+  day: dayOf(at, principal.timezone),
+  minute: minuteOf(at)
+})
+
+export type UsagePeriods = ReturnType<typeof usagePeriodsOf>
+
+/**
+ * The Usage object, from the counters of `periods` (rows of other periods are ignored) and, for
+ * a custom plan, the module billing terms frozen when this month's period opened (the current
+ * terms when nothing has been consumed yet).
+ */
+export const usageOf = (
+  principal: Principal,
+  periods: UsagePeriods,
+  rows: ReadonlyArray<CounterRow>,
+  frozen: BillingRow | undefined
+): Usage => {
+  const { month, day, minute } = periods
+  const { environment, entitlements } = principal
+  const used = (meter: string, period: Period) =>
+    rows.find((r) => r.meter === meter && r.periodStart.getTime() === period.start.getTime())?.used ?? 0
+
+  const versionUsage = (version: ApiVersion) => ({
+    plateQueries: used(byVersion(version, "plate_queries"), month),
+    moduleQueries: used(byVersion(version, "module_queries"), month),
+    reports: used(byVersion(version, "reports"), month)
+  })
+  const v1 = versionUsage("v1")
+  const v1Used = v1.plateQueries + v1.moduleQueries + v1.reports > 0
+
+  const usage: Usage = {
+    environment,
+    apiVersion: "v2",
+    meteringPolicyVersion: METERING_POLICY_VERSION,
+    entitlements,
+    timezone: principal.timezone,
+    plateQueries: meterUsage(entitlements.plateQueriesMonthly, used("plate_queries", month), month),
+    moduleQueries: meterUsage(entitlements.moduleQueriesMonthly, used("module_queries", month), month),
+    uniquePlates: meterUsage(entitlements.uniquePlatesDaily, used("unique_plates", day), day),
+    requests: meterUsage(entitlements.requestsPerMinute, used("requests", minute), minute),
+    byVersion: v1Used ? { v1, v2: versionUsage("v2") } : { v2: versionUsage("v2") },
+    ...(rows.some((r) => r.meter === LEGACY_OPENING_PLATE_QUERIES && r.periodStart.getTime() === month.start.getTime())
+      ? { legacyOpeningBalance: { plateQueries: used(LEGACY_OPENING_PLATE_QUERIES, month), source: "owner_quotas.monthly_used" as const } }
+      : {})
+  }
+  if (principal.modulePricing === null) return usage
+
+  const terms = frozen ?? principal.modulePricing
+  const modules: Partial<Record<Module, ModuleUsage>> = {}
+  for (const module of entitlements.enabledModules) {
+    const moduleUsed = used(byModule(module), month)
+    modules[module] = {
+      used: moduleUsed,
+      included: terms.included,
+      overage: Math.max(0, moduleUsed - terms.included),
+      unitPriceCents: terms.unitPriceCents,
+      currency: "ARS"
+    }
+  }
+  return { ...usage, modules }
+}
+
 export class UsageReader extends Effect.Service<UsageReader>()("vda/UsageReader", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
     const read = (principal: Principal) =>
       Effect.gen(function*() {
-        const now = yield* Clock.currentTimeMillis
-        const month = monthOf(now, principal.timezone)
-        const day = dayOf(now, principal.timezone)
-        const minute = minuteOf(now)
-        const { accountId, environment, entitlements } = principal
-
+        const periods = usagePeriodsOf(principal, yield* Clock.currentTimeMillis)
+        const { month, day, minute } = periods
+        const { accountId, environment } = principal
         const rows = yield* sql<CounterRow>`
           select meter, period_start, used from meter_counters
           where account_id = ${accountId} and environment = ${environment}
             and period_start = any(${[month.start, day.start, minute.start]}::timestamptz[])`
-        const used = (meter: string, period: Period) =>
-          rows.find((r) => r.meter === meter && r.periodStart.getTime() === period.start.getTime())?.used ?? 0
-
-        const versionUsage = (version: ApiVersion) => ({
-          plateQueries: used(byVersion(version, "plate_queries"), month),
-          moduleQueries: used(byVersion(version, "module_queries"), month),
-          reports: used(byVersion(version, "reports"), month)
-        })
-        const v1 = versionUsage("v1")
-        const v1Used = v1.plateQueries + v1.moduleQueries + v1.reports > 0
-
-        const usage: Usage = {
-          environment,
-          apiVersion: "v2",
-          meteringPolicyVersion: METERING_POLICY_VERSION,
-          entitlements,
-          timezone: principal.timezone,
-          plateQueries: meterUsage(entitlements.plateQueriesMonthly, used("plate_queries", month), month),
-          moduleQueries: meterUsage(entitlements.moduleQueriesMonthly, used("module_queries", month), month),
-          uniquePlates: meterUsage(entitlements.uniquePlatesDaily, used("unique_plates", day), day),
-          requests: meterUsage(entitlements.requestsPerMinute, used("requests", minute), minute),
-          byVersion: v1Used ? { v1, v2: versionUsage("v2") } : { v2: versionUsage("v2") },
-          ...(rows.some((r) => r.meter === LEGACY_OPENING_PLATE_QUERIES && r.periodStart.getTime() === month.start.getTime())
-            ? { legacyOpeningBalance: { plateQueries: used(LEGACY_OPENING_PLATE_QUERIES, month), source: "owner_quotas.monthly_used" as const } }
-            : {})
-        }
-        if (principal.modulePricing === null) return usage
-
-        // Custom plan: per-module billing with the terms frozen when this month's period opened
-        // (or the current terms if nothing has been consumed yet).
+        if (principal.modulePricing === null) return usageOf(principal, periods, rows, undefined)
         const [frozen] = yield* sql<BillingRow>`
           select unit_price_cents, included from module_billing_periods
           where account_id = ${accountId} and environment = ${environment} and period_start = ${month.start}`
-        const terms = frozen ?? principal.modulePricing
-        const modules: Partial<Record<Module, ModuleUsage>> = {}
-        for (const module of entitlements.enabledModules) {
-          const moduleUsed = used(byModule(module), month)
-          modules[module] = {
-            used: moduleUsed,
-            included: terms.included,
-            overage: Math.max(0, moduleUsed - terms.included),
-            unitPriceCents: terms.unitPriceCents,
-            currency: "ARS"
-          }
-        }
-        return { ...usage, modules }
+        return usageOf(principal, periods, rows, frozen)
       }).pipe(Effect.orDie)
 
     /** The daily plate and module counts of the days starting at or after `from`. */

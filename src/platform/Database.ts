@@ -28,6 +28,7 @@ import migration0014 from "./migrations/0014_console.js"
 import migration0015 from "./migrations/0015_admission_by_counter.js"
 import migration0016 from "./migrations/0016_operation_reads.js"
 import migration0017 from "./migrations/0017_admission_by_batch_totals.js"
+import migration0018 from "./migrations/0018_account_status_read.js"
 
 export const migrations = {
   "0001_foundation": migration0001,
@@ -46,7 +47,8 @@ export const migrations = {
   "0014_console": migration0014,
   "0015_admission_by_counter": migration0015,
   "0016_operation_reads": migration0016,
-  "0017_admission_by_batch_totals": migration0017
+  "0017_admission_by_batch_totals": migration0017,
+  "0018_account_status_read": migration0018
 }
 
 /** Where the database is, and whether it is the embedded one this process manages. */

@@ -10,8 +10,9 @@ import { HttpApiBuilder } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
 import { Accounts } from "../../src/accounts/Accounts.js"
+import { AccountStatus } from "../../src/accounts/Status.js"
 import { Catalog } from "../../src/catalog/Catalog.js"
 import { forListener } from "../../src/Http.js"
 import { Lane } from "../../src/lane/Lane.js"
@@ -25,6 +26,7 @@ import { makeTestApp, type TestAccount, type TestApp } from "../support/TestApp.
 
 const clock = new ManualClock(Date.parse("2026-11-21T15:00:20Z"))
 let app: TestApp
+let statusService: AccountStatus
 const servers: Array<Server> = []
 const passedOn: Array<string> = []
 const urls = {} as Record<"lane" | "plain", Record<Environment, string>>
@@ -48,6 +50,7 @@ beforeAll(async () => {
       registryVehicle("DEF789", { make: "IKA", model: "TORINO 380 W", year: 1978, firstRegistered: null, totalOwners: 7 })
     ], new Date())
   }))
+  statusService = await app.run(AccountStatus)
   const httpApp = await app.run(HttpApiBuilder.httpApp)
   for (const environment of ["production", "sandbox"] as const) {
     const handler = await app.run(NodeHttpServer.makeHandler(httpApp).pipe(forListener(environment)))
@@ -373,17 +376,53 @@ describe("the lean lane answers as the HttpApi path does", () => {
         `"lastUsedAt":null`
       ]
       const mark = passedOn.length
+      const readsAfter = vi.spyOn(statusService, "offerRead")
       for (let i = 0; i < 2; i++) {
         const answer = await both(accounts, environment, "/v2/status", undefined, own)
         expect(answer.status).toBe(200)
         // (masked, the body is no longer JSON)
         expect(answer.body).toMatch(new RegExp(`^\\{"success":true,.*"usage":\\{"environment":"${environment}",.*"requests":\\{"limit":120,"used":${2 + i},`))
       }
+      // read in the admission's own round trip, which counted the request
+      expect(readsAfter).not.toHaveBeenCalled()
+      readsAfter.mockRestore()
       expect(passedSince(mark)).toEqual([])
       expect((await both(accounts, environment, "/v2/status?verbose=1", undefined, own)).status).toBe(200)
       expect(passedSince(mark)).toHaveLength(1)
     }
     await expectSameUsage(accounts, "production")
+  })
+
+  it("the account's status after its account changed: a new plan shows at once; a new timezone's periods are read after the admission", async () => {
+    const accounts = await twins()
+    const own = (side: "lane" | "plain") => [
+      accounts[side].id,
+      accounts[side].production.id,
+      `"prefix":"${accounts[side].production.prefix}"`,
+      `"last4":"${accounts[side].production.last4}"`,
+      `"lastUsedAt":"${new Date(clock.unsafeCurrentTimeMillis()).toISOString()}"`
+    ]
+    await both(accounts, "production", "/v2/vehicles/AB123CD")
+    // when a key was last used is noted in the background: both noted, the bodies are the same length
+    await waitFor(async () => {
+      const [row] = await app.run(Effect.flatMap(SqlClient.SqlClient, (sql) =>
+        sql<{ n: number }>`select count(*)::int as n from api_keys where id in (${accounts.lane.production.id}, ${accounts.plain.production.id}) and last_used_at is not null`))
+      return row?.n === 2 ? true : undefined
+    }, "the keys' last use to be noted", 5_000)
+    for (const account of [accounts.lane, accounts.plain]) await setCustom(account, { requestsPerMinute: 50 })
+    const readsAfter = vi.spyOn(statusService, "offerRead")
+    expect((await both(accounts, "production", "/v2/status", undefined, own)).body).toContain(`"requests":{"limit":50,"used":2,`)
+    expect((await both(accounts, "production", "/v2/status", undefined, own)).body).toContain(`"requests":{"limit":50,"used":3,`)
+    expect(readsAfter).not.toHaveBeenCalled()
+
+    // the key's account as this process knew it read the periods of its old timezone: read again after
+    await app.run(Effect.flatMap(SqlClient.SqlClient, (sql) =>
+      sql`update accounts set timezone = 'Asia/Kathmandu' where id in (${accounts.lane.id}, ${accounts.plain.id})`))
+    const moved = await both(accounts, "production", "/v2/status", undefined, own)
+    expect(moved.body).toContain(`"timezone":"Asia/Kathmandu"`)
+    expect(moved.body).toContain(`"requests":{"limit":50,"used":4,`)
+    expect(readsAfter).toHaveBeenCalledTimes(1)
+    readsAfter.mockRestore()
   })
 
   it("module queries: a reuse of the active operation answered by the lane; creations and refusals passed on", async () => {
