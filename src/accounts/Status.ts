@@ -9,6 +9,7 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Either } from "effect"
 import type { BillingRow, CounterRow } from "../metering/UsageReader.js"
+import { minuteOf, type Period } from "../metering/Periods.js"
 import { usageOf, type UsagePeriods, usagePeriodsOf } from "../metering/UsageReader.js"
 import * as Batcher from "../platform/Batcher.js"
 import { perObject } from "../platform/PerObject.js"
@@ -94,6 +95,10 @@ export class AccountStatus extends Effect.Service<AccountStatus>()("vda/AccountS
 
     // the requests that shared a read share its rows: one status (and one encoding) for all of them
     const sharedBy = perObject((_rows: ReadonlyArray<ReadRow>) => new WeakMap<Principal, Status>())
+    // the value is the same all minute long (a day or month starts on a minute in every timezone)
+    const valueIn = perObject((principal: Principal) =>
+      perObject((minute: Period) => statusValueOf(principal, usagePeriodsOf(principal, minute.start.getTime())))
+    )
 
     return {
       /** The status; the same object for the reads that shared it. */
@@ -101,10 +106,7 @@ export class AccountStatus extends Effect.Service<AccountStatus>()("vda/AccountS
       /** `read` for a caller outside any fiber: `done` gets the result, once. */
       offerRead: reads.offer,
       /** The read to make along with the admission of a request of `principal` arriving at `at`. */
-      readAlong: (principal: Principal, at: number) => ({
-        read: accountStatusReadAlong,
-        value: statusValueOf(principal, usagePeriodsOf(principal, at))
-      }),
+      readAlong: (principal: Principal, at: number) => ({ read: accountStatusReadAlong, value: valueIn(principal)(minuteOf(at)) }),
       /**
        * The status from the rows read along for `asked` (a `readAlong` value), or undefined when
        * `principal` at `at` would have read another (the key's account changed in between). The
@@ -114,9 +116,8 @@ export class AccountStatus extends Effect.Service<AccountStatus>()("vda/AccountS
         const shared = sharedBy(rows)
         let status = shared.get(principal)
         if (status !== undefined) return status
-        const periods = usagePeriodsOf(principal, at)
-        if (statusValueOf(principal, periods) !== asked) return undefined
-        shared.set(principal, status = statusOf(principal, periods, rows))
+        if (valueIn(principal)(minuteOf(at)) !== asked) return undefined
+        shared.set(principal, status = statusOf(principal, usagePeriodsOf(principal, at), rows))
         return status
       }
     }

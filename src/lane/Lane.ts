@@ -30,7 +30,7 @@ import type { LimitReached, PlainConsumption } from "../metering/Metering.js"
 import type { ApiVersion } from "../metering/Meters.js"
 import * as Errors from "../platform/Errors.js"
 import { ulidAt } from "../platform/Ids.js"
-import { perObject } from "../platform/PerObject.js"
+import { perObject, perText } from "../platform/PerObject.js"
 import { type Environment, RequestId, saneRequestId } from "../platform/RequestContext.js"
 import { handOverBody, readSmallBody } from "../platform/RequestBody.js"
 import { type BodyLimits, hasBody, isJsonMediaType, parseJsonText } from "../platform/RequestInput.js"
@@ -87,13 +87,14 @@ const decodeModulesRequest = Schema.decodeUnknownEither(ModulesRequest)
 const encodeStatus = Schema.encodeSync(StatusResponse)
 
 /** The modules a module query's body asks for, when it is the plainest valid one (else HttpApi judges it). */
-const requestedModules = (body: string, limits: BodyLimits): ReadonlyArray<string> | undefined => {
-  if (Buffer.byteLength(body) > limits.maxBytes) return undefined
-  const parsed = parseJsonText(body, limits)
-  if ("refusal" in parsed) return undefined
-  const decoded = decodeModulesRequest(parsed.value)
-  return Either.isRight(decoded) ? decoded.right.modules : undefined
-}
+const requestedModules = (limits: BodyLimits) =>
+  perText((body): ReadonlyArray<string> | null => {
+    if (Buffer.byteLength(body) > limits.maxBytes) return null
+    const parsed = parseJsonText(body, limits)
+    if ("refusal" in parsed) return null
+    const decoded = decodeModulesRequest(parsed.value)
+    return Either.isRight(decoded) ? decoded.right.modules : null
+  })
 
 /** A module query with a small JSON body of known length, its plate plain. */
 const modulesRouteOf = (request: IncomingMessage, url: string): Route | undefined => {
@@ -115,6 +116,14 @@ const paramsOf = (search: string): Record<string, string> | undefined => {
   return params
 }
 
+/** A v2 vehicle query's flags, decoded (null: not the plainest form, or not valid). */
+const v2ParamsOf = perText((search): VehicleQueryParams | null => {
+  const params = paramsOf(search)
+  if (params === undefined) return null
+  const decoded = decodeV2Params(params)
+  return Either.isRight(decoded) ? decoded.right : null
+})
+
 /** Which of the lane's routes this request is (vehicle query, poll, module query, status), in the plainest form only. */
 export const routeOf = (request: IncomingMessage): Route | undefined => {
   const url = request.url ?? ""
@@ -129,15 +138,13 @@ export const routeOf = (request: IncomingMessage): Route | undefined => {
   }
   const search = mark === -1 ? "" : url.slice(mark + 1)
   if (!PLAIN_QUERY.test(search)) return undefined
-  const params = paramsOf(search)
-  if (params === undefined) return undefined
   if (path.startsWith(V2_VEHICLES)) {
     const plate = path.slice(V2_VEHICLES.length)
-    if (!PLAIN_SEGMENT.test(plate)) return undefined
-    const decoded = decodeV2Params(params)
-    return Either.isRight(decoded) ? { _tag: "Vehicle", version: "v2", plate, params: decoded.right } : undefined
+    const params = v2ParamsOf(search)
+    return PLAIN_SEGMENT.test(plate) && params !== null ? { _tag: "Vehicle", version: "v2", plate, params } : undefined
   }
-  if (path === V1_BASIC && params.plate !== undefined && PLAIN_SEGMENT.test(params.plate)) {
+  const params = paramsOf(search)
+  if (path === V1_BASIC && params?.plate !== undefined && PLAIN_SEGMENT.test(params.plate)) {
     return { _tag: "Vehicle", version: "v1", plate: params.plate, params: {} }
   }
   return undefined
@@ -214,7 +221,7 @@ export class Lane extends Effect.Service<Lane>()("vda/Lane", {
     const operations = yield* Operations
     const status = yield* AccountStatus
     // the input layer's limits, as HttpApi applies them
-    const { requestBody } = yield* AppConfig
+    const modulesOf = requestedModules((yield* AppConfig).requestBody)
 
     // the request id reaches errors through the context; the answers that succeed do without it
     const tooMany = (details: Errors.ErrorDetails, requestId: string) =>
@@ -427,8 +434,8 @@ export class Lane extends Effect.Service<Lane>()("vda/Lane", {
                 case "Operation":
                   return serveOperation(taken, route.id)
                 case "Modules": {
-                  const modules = requestedModules(body ?? "", requestBody)
-                  return modules === undefined ? finish(taken, PASS_ON) : serveModules(taken, route.plate, modules)
+                  const modules = modulesOf(body ?? "")
+                  return modules === null ? finish(taken, PASS_ON) : serveModules(taken, route.plate, modules)
                 }
                 case "Status":
                   return serveStatus(taken)

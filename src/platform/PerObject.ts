@@ -11,3 +11,19 @@ export const perObject = <K extends object, V>(compute: (key: K) => V) => {
     return value
   }
 }
+
+/**
+ * `compute`, once per text, for the few texts a hot path sees again and again (a query string, a
+ * small request body). At most `max` are kept: a client sending ever new texts only empties it.
+ */
+export const perText = <V>(compute: (text: string) => V, max = 256) => {
+  const computed = new Map<string, V>()
+  return (text: string): V => {
+    let value = computed.get(text)
+    if (value === undefined) {
+      if (computed.size >= max) computed.clear()
+      computed.set(text, value = compute(text))
+    }
+    return value
+  }
+}
