@@ -15,21 +15,13 @@ import * as Batcher from "../platform/Batcher.js"
 import { perObject } from "../platform/PerObject.js"
 import type { ReadAlong, ReadRow } from "../platform/ReadAlong.js"
 import type { Principal } from "./Domain.js"
+import type { KeyRow } from "./Repo.js"
 
 /** A row of `vda_account_status`: a counter, the month's billing terms, or a key. */
 type StatusRow =
   | ({ readonly kind: "counter" } & CounterRow)
   | ({ readonly kind: "billing" } & BillingRow)
-  | {
-    readonly kind: "key"
-    readonly id: string
-    readonly name: string | null
-    readonly prefix: string
-    readonly last4: string
-    readonly createdAt: Date
-    readonly revokedAt: Date | null
-    readonly lastUsedAt: Date | null
-  }
+  | ({ readonly kind: "key" } & Omit<KeyRow, "accountId" | "environment">)
 
 const PARAMETER_TYPES = ["text", "text", "text", "timestamptz", "timestamptz", "timestamptz"]
 
