@@ -3,7 +3,7 @@
  * the backlog (how many are pending, and how long the oldest has waited), read from the
  * database at each scrape.
  */
-import { Effect, Layer, Metric, Runtime } from "effect"
+import { Clock, Effect, Layer, Metric, Runtime } from "effect"
 import { labelSets, onScrape } from "../platform/Telemetry.js"
 import { WebhooksRepo } from "./Repo.js"
 
@@ -27,9 +27,10 @@ export const DeliveryBacklogLive = Layer.scopedDiscard(Effect.gen(function*() {
   yield* Effect.acquireRelease(
     Effect.sync(() =>
       onScrape(() =>
-        run(Effect.map(repo.pendingSummary, (summary) => {
+        // its age by the application's clock, which stamped the delivery
+        run(Effect.map(Effect.zip(repo.pendingSummary, Clock.currentTimeMillis), ([summary, now]) => {
           pending.unsafeUpdate(summary.pending, [])
-          oldestAge.unsafeUpdate(summary.oldest === null ? 0 : Math.max(0, Date.now() - summary.oldest.getTime()) / 1000, [])
+          oldestAge.unsafeUpdate(summary.oldest === null ? 0 : Math.max(0, now - summary.oldest.getTime()) / 1000, [])
         }))
       )
     ),
