@@ -13,7 +13,7 @@ import { minuteOf, type Period } from "../metering/Periods.js"
 import { usageOf, type UsagePeriods, usagePeriodsOf } from "../metering/UsageReader.js"
 import * as Batcher from "../platform/Batcher.js"
 import { perObject } from "../platform/PerObject.js"
-import type { ReadAlong, ReadRow } from "../platform/ReadAlong.js"
+import { arrayArguments, partsOf, type ReadAlong, type ReadRow } from "../platform/ReadAlong.js"
 import type { Principal } from "./Domain.js"
 import type { KeyRow } from "./Repo.js"
 
@@ -23,19 +23,17 @@ type StatusRow =
   | ({ readonly kind: "billing" } & BillingRow)
   | ({ readonly kind: "key" } & Omit<KeyRow, "accountId" | "environment">)
 
-const PARAMETER_TYPES = ["text", "text", "text", "timestamptz", "timestamptz", "timestamptz"]
-
 /** Status reads by value (`statusValueOf`), any number in one statement: on their own, or along with their admission. */
 export const accountStatusReadAlong: ReadAlong = {
   name: "account status",
-  from: (parameter) => `vda_account_status(${PARAMETER_TYPES.map((type, i) => `$${parameter + i}::${type}[]`).join(", ")})`,
+  // the values themselves, then their parts: account, environment, and the month's, day's and minute's starts
+  from: arrayArguments("vda_account_status", ["text", "text", "text", "timestamptz", "timestamptz", "timestamptz"]),
   // a value's parts hold no "/": ids, environments and ISO instants are plain
-  parameters: (values) => {
-    const parts = values.map((value) => value.split("/"))
-    return [values, ...[0, 1, 2, 3, 4].map((part) => parts.map((split) => split[part]))]
-  },
+  parameters: (values) => [values, ...partsOf(values, 5)],
   valueOf: (row) => (row.value == null ? undefined : String(row.value))
 }
+
+const READ_ON_ITS_OWN = `select * from ${accountStatusReadAlong.from(1)}`
 
 /** What a status read at `periods` reads: the account, its environment and the starts of the periods it counts. */
 const statusValueOf = (principal: Principal, { day, minute, month }: UsagePeriods) =>
@@ -72,10 +70,7 @@ export class AccountStatus extends Effect.Service<AccountStatus>()("vda/AccountS
     const readNow = (principal: Principal) =>
       Effect.gen(function*() {
         const periods = usagePeriodsOf(principal, yield* Clock.currentTimeMillis)
-        const rows = yield* sql.unsafe<ReadRow>(
-          `select * from ${accountStatusReadAlong.from(1)}`,
-          accountStatusReadAlong.parameters([statusValueOf(principal, periods)])
-        )
+        const rows = yield* sql.unsafe<ReadRow>(READ_ON_ITS_OWN, accountStatusReadAlong.parameters([statusValueOf(principal, periods)]))
         return statusOf(principal, periods, rows)
       }).pipe(Effect.orDie)
     const reads = yield* Batcher.make({

@@ -13,7 +13,7 @@ import {
 } from "../../workflows/shared.js"
 import { PRESENCE_PREFIX } from "../platform/Presence.js"
 import type { Environment } from "../platform/RequestContext.js"
-import type { DecodedReadAlong, ReadAlong, ReadRow } from "../platform/ReadAlong.js"
+import { arrayArguments, type DecodedReadAlong, partsOf, type ReadAlong, type ReadRow } from "../platform/ReadAlong.js"
 import type { ApiVersion } from "../metering/Meters.js"
 import { countFinished } from "./Metrics.js"
 
@@ -99,7 +99,7 @@ const operationsRead = (name: string, from: ReadAlong["from"], parameters: ReadA
 /** Operations by id: a batch of polls, here or read along with their admission. */
 export const operationsReadAlong = operationsRead(
   "operations",
-  (parameter) => `vda_operations_by_id($${parameter}::text[])`,
+  arrayArguments("vda_operations_by_id", ["text"]),
   (ids) => [ids],
   (row) => row.id
 )
@@ -107,9 +107,9 @@ export const operationsReadAlong = operationsRead(
 /** The active modules operations of reuse keys (`reuseKeyText`): a batch of reuse checks, here or read along with their admission. */
 export const activeModulesReadAlong = operationsRead(
   "active modules operations",
-  (parameter) => `vda_active_modules_operations(${[0, 1, 2, 3, 4].map((i) => `$${parameter + i}::text[]`).join(", ")})`,
+  arrayArguments("vda_active_modules_operations", ["text", "text", "text", "text", "text"]),
   // a key's parts hold no "/": ids, environments, versions, normalized plates and module names are plain
-  (keys) => [0, 1, 2, 3, 4].map((part) => keys.map((key) => key.split("/")[part])),
+  (keys) => partsOf(keys, 5),
   reuseKeyText
 )
 

@@ -22,3 +22,16 @@ export interface ReadAlong {
 export interface DecodedReadAlong<A> extends ReadAlong {
   readonly decode: (row: ReadRow) => A
 }
+
+/**
+ * For a read whose value is made of plain parts joined by "/" (no part holds one): a call of
+ * `fn` with one array parameter per part, `types` its parts' SQL types, from `$parameter` on.
+ */
+export const arrayArguments = (fn: string, types: ReadonlyArray<string>) => (parameter: number) =>
+  `${fn}(${types.map((type, i) => `$${parameter + i}::${type}[]`).join(", ")})`
+
+/** `values` split into their `count` "/"-joined parts: one array per part, in order. */
+export const partsOf = (values: ReadonlyArray<string>, count: number): ReadonlyArray<ReadonlyArray<string | undefined>> => {
+  const split = values.map((value) => value.split("/"))
+  return Array.from({ length: count }, (_, part) => split.map((parts) => parts[part]))
+}
