@@ -26,14 +26,19 @@ export interface Run {
   readonly bytesPerRequest: number | null
   /** The share of the machine's CPU time left idle during the run (null where /proc/stat is not). */
   readonly idle: number | null
+  /**
+   * The share of the machine's CPU time the hypervisor gave to other guests during the run
+   * (`steal` in /proc/stat; null where it is not read): time none of the bench's processes could run.
+   */
+  readonly steal: number | null
 }
 
-/** The machine's idle and total CPU time so far, in clock ticks (Linux). */
+/** The machine's idle, stolen and total CPU time so far, in clock ticks (Linux). */
 const cpuTimes = async () => {
   try {
     // cpu  user nice system idle iowait irq softirq steal ...
     const fields = (await Fs.readFile("/proc/stat", "utf8")).split("\n", 1)[0]!.trim().split(/\s+/).slice(1).map(Number)
-    return { idle: fields[3]! + fields[4]!, total: fields.reduce((a, b) => a + b, 0) }
+    return { idle: fields[3]! + fields[4]!, steal: fields[7] ?? 0, total: fields.reduce((a, b) => a + b, 0) }
   } catch {
     return null
   }
@@ -116,7 +121,8 @@ export const autocannon = async (
     other: report.non2xx + report.errors + report.timeouts,
     total,
     bytesPerRequest: allocations === undefined || total === 0 ? null : (allocations.bytes - before) / total,
-    idle: cpuBefore === null || cpuAfter === null ? null : (cpuAfter.idle - cpuBefore.idle) / (cpuAfter.total - cpuBefore.total)
+    idle: cpuBefore === null || cpuAfter === null ? null : (cpuAfter.idle - cpuBefore.idle) / (cpuAfter.total - cpuBefore.total),
+    steal: cpuBefore === null || cpuAfter === null ? null : (cpuAfter.steal - cpuBefore.steal) / (cpuAfter.total - cpuBefore.total)
   }
 }
 

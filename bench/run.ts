@@ -15,8 +15,10 @@
  * Afterwards it checks that metering is exact: every 200 vehicle answer charged one plate query,
  * reuses and polls charged nothing. Then the account console's first page, as a person meets it
  * (sign-in, overview, its assets), over fresh sessions. Prints one table (req/s, p50, p99, ratio to the bare Node row,
- * the issue's goal, the bytes the server allocated per request, the share of the machine's CPU left idle)
- * and writes bench/results/latest.json.
+ * the issue's goal, the bytes the server allocated per request, the share of the machine's CPU left idle,
+ * and the share the hypervisor took from it: steal) and writes bench/results/latest.json. A run the
+ * hypervisor took more than 3% of the CPU from is run again; a goal whose row or reference kept
+ * such a run anyway is marked undecided (?), not met or missed.
  * Not a test: it never runs in CI.
  */
 import * as Fs from "node:fs/promises"
@@ -68,8 +70,34 @@ const mean = (runs: ReadonlyArray<Run>): Run => ({
   bytesPerRequest: runs.some((r) => r.bytesPerRequest === null)
     ? null
     : sum(runs, (r) => r.bytesPerRequest! * r.total) / sum(runs, (r) => r.total),
-  idle: runs.some((r) => r.idle === null) ? null : sum(runs, (r) => r.idle!) / runs.length
+  idle: runs.some((r) => r.idle === null) ? null : sum(runs, (r) => r.idle!) / runs.length,
+  steal: runs.some((r) => r.steal === null) ? null : Math.max(...runs.map((r) => r.steal!))
 })
+
+/**
+ * A run during which the hypervisor gave more than this share of the machine's CPU to other guests
+ * measures them, not this code: the bench runs it again (BENCH_STEAL_ATTEMPTS in all, default 4)
+ * and keeps the first run under it, or else the least disturbed one, marked in the table.
+ */
+const MAX_STEAL = Number(process.env.BENCH_MAX_STEAL ?? 0.03)
+const STEAL_ATTEMPTS = Number(process.env.BENCH_STEAL_ATTEMPTS ?? 4)
+
+/** The runs done again for steal, and the rows whose kept run is still over MAX_STEAL. */
+const disturbance = { repeated: [] as Array<number>, kept: new Set<string>() }
+
+const undisturbed = async (row: Row, duration: number): Promise<Run> => {
+  let least: Run | undefined
+  for (let attempt = 1; ; attempt++) {
+    const run = await row.run(duration)
+    if (run.steal === null || run.steal <= MAX_STEAL) return run
+    if (least === undefined || run.steal < least.steal!) least = run
+    if (attempt === STEAL_ATTEMPTS) {
+      disturbance.kept.add(row.name)
+      return least
+    }
+    disturbance.repeated.push(run.steal)
+  }
+}
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2)
 /** The servers' access log (ACCESS_LOG): on by default, as deployed, one line per request. */
@@ -153,7 +181,7 @@ const main = async () => {
     for (const row of rows) await row.run(2) // warm-up: JIT, pools
     const runs = rows.map(() => [] as Array<Run>)
     for (let round = 0; round < ROUNDS; round++) {
-      for (const [i, row] of rows.entries()) runs[i]!.push(await row.run(DURATION_S))
+      for (const [i, row] of rows.entries()) runs[i]!.push(await undisturbed(row, DURATION_S))
     }
     const results = rows.map((row, i) => ({ name: row.name, goal: row.goal ?? null, comparison: row.comparison ?? false, ...mean(runs[i]!) }))
     const consoleTimes = await consoleFirstPage(env, accountId, server.url, CONSOLE_SAMPLES)
@@ -175,21 +203,28 @@ const main = async () => {
     await Fs.writeFile(Path.join(ROOT, "bench", "results", "latest.json"), JSON.stringify({
       date: new Date().toISOString(),
       machine: { cpus: Os.cpus().length, model: Os.cpus()[0]?.model ?? "unknown", node: process.version },
-      settings: { durationSeconds: DURATION_S, connections: CONNECTIONS, rounds: ROUNDS, plate: PLATE, apiProcesses: API_PROCESSES },
+      settings: { durationSeconds: DURATION_S, connections: CONNECTIONS, rounds: ROUNDS, plate: PLATE, apiProcesses: API_PROCESSES, maxSteal: MAX_STEAL },
+      stealRepeats: disturbance.repeated.map((steal) => Number(steal.toFixed(3))),
       rows: results.map((r) => ({ ...r, ratio: Number((r.requestsPerSecond / reference).toFixed(3)) })),
       metering,
       console: { firstPageMs: consoleTimes.map((t) => Number(t.toFixed(1))), goalMs: CONSOLE_FIRST_PAGE_GOAL_MS }
     }, null, 2) + "\n")
 
     console.log(`\n${Os.cpus().length} CPUs, ${CONNECTIONS} connections, ${ROUNDS} interleaved rounds of ${DURATION_S} s, API_PROCESSES=${API_PROCESSES}, ${process.version}\n`)
-    console.log("| row                                  | req/s    | p50 ms | p99 ms | × bare | goal   | KB/req | errors | idle % |")
-    console.log("|--------------------------------------|----------|--------|--------|--------|--------|--------|--------|--------|")
+    console.log("| row                                  | req/s    | p50 ms | p99 ms | × bare | goal   | KB/req | errors | idle % | steal % |")
+    console.log("|--------------------------------------|----------|--------|--------|--------|--------|--------|--------|--------|---------|")
+    const bareName = results[0]!.name
+    /** A goal's mark: undecided (?) where the row's or the reference's kept run was disturbed. */
+    const verdict = (r: { readonly name: string }, met: boolean) =>
+      disturbance.kept.has(r.name) || disturbance.kept.has(bareName) ? "?" : met ? "✓" : "✗"
     for (const r of results) {
       const ratio = r.requestsPerSecond / reference
-      const goal = r.goal === null ? "" : `${ratio >= r.goal ? "✓" : "✗"} ${r.goal}`
+      const goal = r.goal === null ? "" : `${verdict(r, ratio >= r.goal)} ${r.goal}`
       const kb = r.bytesPerRequest === null ? "" : (r.bytesPerRequest / 1024).toFixed(1)
-      console.log(`| ${r.name.padEnd(36)} | ${r.requestsPerSecond.toFixed(0).padStart(8)} | ${String(r.p50).padStart(6)} | ${String(r.p99).padStart(6)} | ${ratio.toFixed(3).padStart(6)} | ${goal.padStart(6)} | ${kb.padStart(6)} | ${String(r.other).padStart(6)} | ${(r.idle === null ? "" : (r.idle * 100).toFixed(0)).padStart(6)} |`)
+      console.log(`| ${r.name.padEnd(36)} | ${r.requestsPerSecond.toFixed(0).padStart(8)} | ${String(r.p50).padStart(6)} | ${String(r.p99).padStart(6)} | ${ratio.toFixed(3).padStart(6)} | ${goal.padStart(6)} | ${kb.padStart(6)} | ${String(r.other).padStart(6)} | ${(r.idle === null ? "" : (r.idle * 100).toFixed(0)).padStart(6)} | ${((r.steal === null ? "" : (r.steal * 100).toFixed(0)) + (disturbance.kept.has(r.name) ? "*" : "")).padStart(7)} |`)
     }
+    const repeats = disturbance.repeated.map((steal) => `${(steal * 100).toFixed(0)}%`)
+    console.log(`\nsteal: ${repeats.length} run(s) done again, the hypervisor having taken more than ${(MAX_STEAL * 100).toFixed(0)}% of the machine's CPU during them${repeats.length === 0 ? "" : ` (${repeats.join(", ")})`}; the steal column is the most of a row's kept runs${disturbance.kept.size === 0 ? "" : `, * where none of ${STEAL_ATTEMPTS} runs was under it`}`)
     const named = (name: string) => results.find((r) => r.name === name)!
     const vehicle = named(`GET /v2/vehicles/${PLATE} (metered)`)
     const tracing = results.at(-1)!
@@ -197,8 +232,14 @@ const main = async () => {
     const allocationMet = vehicle.bytesPerRequest !== null && vehicle.bytesPerRequest <= VEHICLE_ALLOCATION_GOAL
     console.log(`\nmetering: plateQueries.used = ${metering.plateQueriesUsed}, 200 vehicle answers = ${vehicleAnswers}; moduleQueries.used = ${metering.moduleQueriesUsed} (expected 2: reuses and polls charge nothing): ${metering.exact ? "exact" : "MISMATCH"}`)
     console.log(`\nplain Node + pg (bench/reference-server.ts): group commit per key, the same admission statements, nothing else; the metered vehicle query does ${(vehicle.requestsPerSecond / named(PLAIN_VEHICLE).requestsPerSecond).toFixed(2)}× its vehicle row's rate, polling ${(named(POLLING).requestsPerSecond / named(PLAIN_POLL).requestsPerSecond).toFixed(2)}× its poll row's`)
-    const slow = results.slice(1).filter((r) => !r.comparison && r.p99 > P99_GOAL_MS).map((r) => `${r.name} (${r.p99} ms)`)
-    console.log(`p99 ≤ ${P99_GOAL_MS} ms: ${slow.length === 0 ? "✓ every row" : `✗ ${slow.join(", ")}`}`)
+    const slow = results.slice(1).filter((r) => !r.comparison && r.p99 > P99_GOAL_MS)
+    const undecided = slow.filter((r) => disturbance.kept.has(r.name))
+    const missed = slow.filter((r) => !disturbance.kept.has(r.name))
+    const listed = (rows: ReadonlyArray<typeof results[number]>) => rows.map((r) => `${r.name} (${r.p99} ms)`).join(", ")
+    console.log(`p99 ≤ ${P99_GOAL_MS} ms: ${slow.length === 0 ? "✓ every row" : [
+      ...(missed.length === 0 ? [] : [`✗ ${listed(missed)}`]),
+      ...(undecided.length === 0 ? [] : [`? ${listed(undecided)} (disturbed)`])
+    ].join("; ")}`)
     console.log(`allocation: ${((vehicle.bytesPerRequest ?? 0) / 1024).toFixed(1)} KB per vehicle query (goal ≤ ${VEHICLE_ALLOCATION_GOAL / 1024} KB): ${allocationMet ? "✓" : "✗"}; the server's heap growth between collections (--trace-gc), over every request sent`)
     const slowest = consoleTimes.at(-1)!
     console.log(`console: first page (sign-in submitted, overview, its CSS and scripts) over ${consoleTimes.length} fresh sessions: median ${consoleTimes[Math.floor(consoleTimes.length / 2)]!.toFixed(1)} ms, slowest ${slowest.toFixed(1)} ms (goal < ${CONSOLE_FIRST_PAGE_GOAL_MS} ms): ${slowest < CONSOLE_FIRST_PAGE_GOAL_MS ? "✓" : "✗"}`)
