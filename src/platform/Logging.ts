@@ -65,12 +65,14 @@ const makeLogger = (format: LogFormat, write: (line: string) => void) =>
 export type LineSink = (line: string) => void
 
 /**
- * Lines to standard output gathered into a buffer and written once per turn of the event loop: a
- * busy listener's access log costs one write for many lines, and no string is built to join them.
- * Every line of the process goes through it, so lines keep their order. At exit, what is still
- * gathered is written synchronously (retried while the pipe is full, for a bounded time).
+ * Lines to standard output gathered into a buffer and written at most GATHER_MS after the first of
+ * them: a busy listener's access log costs one write for hundreds of lines (each write to a pipe
+ * also wakes its reader), and no string is built to join them. Every line of the process goes
+ * through it, so lines keep their order. At exit, what is still gathered is written synchronously
+ * (retried while the pipe is full, for a bounded time).
  */
 const GATHER_BYTES = 64 * 1024
+const GATHER_MS = 20
 const EXIT_WRITE_MS = 2_000
 
 const writeAllSync = (bytes: Buffer) => {
@@ -104,7 +106,7 @@ const makeGatheredStdout = (): LineSink => {
       flush()
       if (bytes > GATHER_BYTES) return void process.stdout.write(line + "\n")
     }
-    if (used === 0) setImmediate(flush)
+    if (used === 0) setTimeout(flush, GATHER_MS).unref()
     used += buffer.write(line, used)
     buffer[used++] = 10
   }
