@@ -3,8 +3,10 @@
  *
  * Starts a bare Node `http` hello world (the machine's reference) and the real server on a
  * temporary embedded database, creates one busy account (custom plan, no limits), and drives
- * each row with autocannon in a separate process, round after round (BENCH_ROUNDS, default 2):
- *   bare Node hello world · GET /healthz (on the lean lane), and the same probe through HttpApi, for
+ * each row with autocannon in a separate process, round after round (BENCH_ROUNDS, default 2),
+ * each row's run just after a 5 s run of the bare Node hello world, its reference for the ratio
+ * (the machine's speed drifts over minutes):
+ *   GET /healthz (on the lean lane), and the same probe through HttpApi, for
  *   comparison (what every route off the lane pays) · metered GET /v2/vehicles/{plate} (registry hits, one
  *   account) · the same query against the plain-Node group-commit design, for comparison
  *   (bench/reference-server.ts, on the same database and account) · polling GET /v2/operations/{id},
@@ -14,11 +16,11 @@
  *   tracing costs and, against the row with tracing off, that off costs nothing more
  * Afterwards it checks that metering is exact: every 200 vehicle answer charged one plate query,
  * reuses and polls charged nothing. Then the account console's first page, as a person meets it
- * (sign-in, overview, its assets), over fresh sessions. Prints one table (req/s, p50, p99, ratio to the bare Node row,
+ * (sign-in, overview, its assets), over fresh sessions. Prints one table (req/s, p50, p99, ratio to its bare Node runs,
  * the issue's goal, the bytes the server allocated per request, the share of the machine's CPU left idle,
- * and the share the hypervisor took from it: steal) and writes bench/results/latest.json. A run the
- * hypervisor took more than 3% of the CPU from is run again; a goal whose row or reference kept
- * such a run anyway is marked undecided (?), not met or missed.
+ * and the share the hypervisor took from it: steal) and writes bench/results/latest.json. A pair the
+ * hypervisor took more than 3% of the CPU from is run again; a goal whose row kept such a pair
+ * anyway is marked undecided (?), not met or missed.
  * Not a test: it never runs in CI.
  */
 import * as Fs from "node:fs/promises"
@@ -76,26 +78,39 @@ const mean = (runs: ReadonlyArray<Run>): Run => ({
 
 /**
  * A run during which the hypervisor gave more than this share of the machine's CPU to other guests
- * measures them, not this code: the bench runs it again (BENCH_STEAL_ATTEMPTS in all, default 4)
- * and keeps the first run under it, or else the least disturbed one, marked in the table.
+ * measures them, not this code: the bench runs the pair again (BENCH_STEAL_ATTEMPTS in all,
+ * default 4) and keeps the first pair under it, or else the least disturbed one, marked in the table.
  */
 const MAX_STEAL = Number(process.env.BENCH_MAX_STEAL ?? 0.03)
 const STEAL_ATTEMPTS = Number(process.env.BENCH_STEAL_ATTEMPTS ?? 4)
+/** The bare Node run just before each row's run, that row's reference in that round. */
+const REFERENCE_S = Number(process.env.BENCH_REFERENCE_S ?? 5)
 
 /** The runs done again for steal, and the rows whose kept run is still over MAX_STEAL. */
 const disturbance = { repeated: [] as Array<number>, kept: new Set<string>() }
 
-const undisturbed = async (row: Row, duration: number): Promise<Run> => {
-  let least: Run | undefined
+interface Pair {
+  readonly reference: Run
+  readonly run: Run
+}
+
+const stealOf = ({ reference, run }: Pair) => Math.max(reference.steal ?? 0, run.steal ?? 0)
+
+/**
+ * A row's run with a bare Node run just before it: the machine's speed drifts over minutes on a
+ * shared host, so each run is set against the reference of its own moment.
+ */
+const pairedRun = async (row: Row, reference: Row, duration: number): Promise<Pair> => {
+  let least: Pair | undefined
   for (let attempt = 1; ; attempt++) {
-    const run = await row.run(duration)
-    if (run.steal === null || run.steal <= MAX_STEAL) return run
-    if (least === undefined || run.steal < least.steal!) least = run
+    const pair = { reference: await reference.run(REFERENCE_S), run: await row.run(duration) }
+    if (stealOf(pair) <= MAX_STEAL) return pair
+    if (least === undefined || stealOf(pair) < stealOf(least)) least = pair
     if (attempt === STEAL_ATTEMPTS) {
       disturbance.kept.add(row.name)
       return least
     }
-    disturbance.repeated.push(run.steal)
+    disturbance.repeated.push(stealOf(pair))
   }
 }
 
@@ -174,18 +189,33 @@ const main = async () => {
       { name: "GET /v2/status", run: (d) => autocannon(allocations, `${server.url}/v2/status`, { "x-api-key": key }, { duration: d }) },
       {
         name: `GET /v2/vehicles/${PLATE} (tracing on)`,
+        // another configuration (every span exported), to show what tracing costs: not a row of the goals
+        comparison: true,
         run: (d) => countedVehicleRun(tracedAllocations, `${traced.url}/v2/vehicles/${PLATE}`, d)
       }
     ]
 
     for (const row of rows) await row.run(2) // warm-up: JIT, pools
-    const runs = rows.map(() => [] as Array<Run>)
+    const [bareRow, ...measured] = rows
+    const pairs = measured.map(() => [] as Array<Pair>)
     for (let round = 0; round < ROUNDS; round++) {
-      for (const [i, row] of rows.entries()) runs[i]!.push(await undisturbed(row, DURATION_S))
+      for (const [i, row] of measured.entries()) pairs[i]!.push(await pairedRun(row, bareRow!, DURATION_S))
     }
-    const results = rows.map((row, i) => ({ name: row.name, goal: row.goal ?? null, comparison: row.comparison ?? false, ...mean(runs[i]!) }))
+    // each row's ratio: its runs' rates over their own references' rates, summed over the rounds
+    const ratioOf = (rowPairs: ReadonlyArray<Pair>) =>
+      sum(rowPairs.map(({ run }) => run), (run) => run.requestsPerSecond) / sum(rowPairs.map(({ reference }) => reference), (run) => run.requestsPerSecond)
+    const results = [
+      { name: bareRow!.name, goal: null, comparison: false, ...mean(pairs.flat().map(({ reference }) => reference)), ratio: 1 },
+      ...measured.map((row, i) => ({
+        name: row.name,
+        goal: row.goal ?? null,
+        comparison: row.comparison ?? false,
+        ...mean(pairs[i]!.map(({ run }) => run)),
+        steal: Math.max(...pairs[i]!.map(stealOf)),
+        ratio: ratioOf(pairs[i]!)
+      }))
+    ]
     const consoleTimes = await consoleFirstPage(env, accountId, server.url, CONSOLE_SAMPLES)
-    const reference = results[0]!.requestsPerSecond
 
     const usageOf = async (url: string, k: string) =>
       ((await (await fetch(`${url}/v2/usage`, { headers: { "x-api-key": k } })).json()) as { data: { plateQueries: { used: number }; moduleQueries: { used: number } } }).data
@@ -205,7 +235,7 @@ const main = async () => {
       machine: { cpus: Os.cpus().length, model: Os.cpus()[0]?.model ?? "unknown", node: process.version },
       settings: { durationSeconds: DURATION_S, connections: CONNECTIONS, rounds: ROUNDS, plate: PLATE, apiProcesses: API_PROCESSES, maxSteal: MAX_STEAL },
       stealRepeats: disturbance.repeated.map((steal) => Number(steal.toFixed(3))),
-      rows: results.map((r) => ({ ...r, ratio: Number((r.requestsPerSecond / reference).toFixed(3)) })),
+      rows: results.map((r) => ({ ...r, ratio: Number(r.ratio.toFixed(3)) })),
       metering,
       console: { firstPageMs: consoleTimes.map((t) => Number(t.toFixed(1))), goalMs: CONSOLE_FIRST_PAGE_GOAL_MS }
     }, null, 2) + "\n")
@@ -213,12 +243,10 @@ const main = async () => {
     console.log(`\n${Os.cpus().length} CPUs, ${CONNECTIONS} connections, ${ROUNDS} interleaved rounds of ${DURATION_S} s, API_PROCESSES=${API_PROCESSES}, ${process.version}\n`)
     console.log("| row                                  | req/s    | p50 ms | p99 ms | × bare | goal   | KB/req | errors | idle % | steal % |")
     console.log("|--------------------------------------|----------|--------|--------|--------|--------|--------|--------|--------|---------|")
-    const bareName = results[0]!.name
-    /** A goal's mark: undecided (?) where the row's or the reference's kept run was disturbed. */
-    const verdict = (r: { readonly name: string }, met: boolean) =>
-      disturbance.kept.has(r.name) || disturbance.kept.has(bareName) ? "?" : met ? "✓" : "✗"
+    /** A goal's mark: undecided (?) where a pair the row kept was disturbed. */
+    const verdict = (r: { readonly name: string }, met: boolean) => disturbance.kept.has(r.name) ? "?" : met ? "✓" : "✗"
     for (const r of results) {
-      const ratio = r.requestsPerSecond / reference
+      const { ratio } = r
       const goal = r.goal === null ? "" : `${verdict(r, ratio >= r.goal)} ${r.goal}`
       const kb = r.bytesPerRequest === null ? "" : (r.bytesPerRequest / 1024).toFixed(1)
       console.log(`| ${r.name.padEnd(36)} | ${r.requestsPerSecond.toFixed(0).padStart(8)} | ${String(r.p50).padStart(6)} | ${String(r.p99).padStart(6)} | ${ratio.toFixed(3).padStart(6)} | ${goal.padStart(6)} | ${kb.padStart(6)} | ${String(r.other).padStart(6)} | ${(r.idle === null ? "" : (r.idle * 100).toFixed(0)).padStart(6)} | ${((r.steal === null ? "" : (r.steal * 100).toFixed(0)) + (disturbance.kept.has(r.name) ? "*" : "")).padStart(7)} |`)
