@@ -86,16 +86,8 @@ const STEAL_ATTEMPTS = Number(process.env.BENCH_STEAL_ATTEMPTS ?? 4)
 /** The bare Node run just before each row's run, that row's reference in that round. */
 const REFERENCE_S = Number(process.env.BENCH_REFERENCE_S ?? 5)
 
-/**
- * The pairs done again for steal, and the rows that kept a pair still over MAX_STEAL: which of its
- * runs was disturbed decides which verdicts stay open. Stolen CPU slows the run it is stolen from:
- * in the row's run it can only lower the row's rate and raise its p99 (a goal met still holds);
- * in the reference it can only raise the ratio (a goal missed still fails).
- */
-const disturbance = {
-  repeated: [] as Array<number>,
-  kept: new Map<string, { reference: boolean; run: boolean }>()
-}
+/** The steal of every pair done again. */
+const repeated: Array<number> = []
 
 interface Pair {
   readonly reference: Run
@@ -103,6 +95,19 @@ interface Pair {
 }
 
 const stealOf = ({ reference, run }: Pair) => Math.max(reference.steal ?? 0, run.steal ?? 0)
+
+const disturbed = (run: Run) => (run.steal ?? 0) > MAX_STEAL
+
+/**
+ * Which runs of a row's kept pairs were disturbed, which decides which verdicts stay open. Stolen
+ * CPU slows the run it is stolen from: in the row's run it can only lower the row's rate and raise
+ * its p99 (a goal met still holds); in the reference it can only raise the ratio (a goal missed
+ * still fails).
+ */
+const disturbanceOf = (rowPairs: ReadonlyArray<Pair>) => ({
+  reference: rowPairs.some(({ reference }) => disturbed(reference)),
+  run: rowPairs.some(({ run }) => disturbed(run))
+})
 
 /**
  * A row's run with a bare Node run just before it: the machine's speed drifts over minutes on a
@@ -114,14 +119,8 @@ const pairedRun = async (row: Row, reference: Row, duration: number): Promise<Pa
     const pair = { reference: await reference.run(REFERENCE_S), run: await row.run(duration) }
     if (stealOf(pair) <= MAX_STEAL) return pair
     if (least === undefined || stealOf(pair) < stealOf(least)) least = pair
-    if (attempt === STEAL_ATTEMPTS) {
-      disturbance.kept.set(row.name, {
-        reference: (disturbance.kept.get(row.name)?.reference ?? false) || (least.reference.steal ?? 0) > MAX_STEAL,
-        run: (disturbance.kept.get(row.name)?.run ?? false) || (least.run.steal ?? 0) > MAX_STEAL
-      })
-      return least
-    }
-    disturbance.repeated.push(stealOf(pair))
+    if (attempt === STEAL_ATTEMPTS) return least
+    repeated.push(stealOf(pair))
   }
 }
 
@@ -216,14 +215,22 @@ const main = async () => {
     const ratioOf = (rowPairs: ReadonlyArray<Pair>) =>
       sum(rowPairs.map(({ run }) => run), (run) => run.requestsPerSecond) / sum(rowPairs.map(({ reference }) => reference), (run) => run.requestsPerSecond)
     const results = [
-      { name: bareRow!.name, goal: null, comparison: false, ...mean(pairs.flat().map(({ reference }) => reference)), ratio: 1 },
+      {
+        name: bareRow!.name,
+        goal: null,
+        comparison: false,
+        ...mean(pairs.flat().map(({ reference }) => reference)),
+        ratio: 1,
+        disturbed: { reference: false, run: false }
+      },
       ...measured.map((row, i) => ({
         name: row.name,
         goal: row.goal ?? null,
         comparison: row.comparison ?? false,
         ...mean(pairs[i]!.map(({ run }) => run)),
         steal: Math.max(...pairs[i]!.map(stealOf)),
-        ratio: ratioOf(pairs[i]!)
+        ratio: ratioOf(pairs[i]!),
+        disturbed: disturbanceOf(pairs[i]!)
       }))
     ]
     const consoleTimes = await consoleFirstPage(env, accountId, server.url, CONSOLE_SAMPLES)
@@ -245,8 +252,8 @@ const main = async () => {
       date: new Date().toISOString(),
       machine: { cpus: Os.cpus().length, model: Os.cpus()[0]?.model ?? "unknown", node: process.version },
       settings: { durationSeconds: DURATION_S, connections: CONNECTIONS, rounds: ROUNDS, plate: PLATE, apiProcesses: API_PROCESSES, maxSteal: MAX_STEAL },
-      stealRepeats: disturbance.repeated.map((steal) => Number(steal.toFixed(3))),
-      rows: results.map((r) => ({ ...r, ratio: Number(r.ratio.toFixed(3)), disturbed: disturbance.kept.get(r.name) ?? null })),
+      stealRepeats: repeated.map((steal) => Number(steal.toFixed(3))),
+      rows: results.map((r) => ({ ...r, ratio: Number(r.ratio.toFixed(3)) })),
       metering,
       console: { firstPageMs: consoleTimes.map((t) => Number(t.toFixed(1))), goalMs: CONSOLE_FIRST_PAGE_GOAL_MS }
     }, null, 2) + "\n")
@@ -255,18 +262,17 @@ const main = async () => {
     console.log("| row                                  | req/s    | p50 ms | p99 ms | × bare | goal   | KB/req | errors | idle % | steal % |")
     console.log("|--------------------------------------|----------|--------|--------|--------|--------|--------|--------|--------|---------|")
     /** A ratio goal's mark: undecided (?) where the steal the row kept could have made the verdict. */
-    const verdict = (r: { readonly name: string }, met: boolean) => {
-      const kept = disturbance.kept.get(r.name)
-      return (met ? kept?.reference : kept?.run) ? "?" : met ? "✓" : "✗"
-    }
+    const verdict = (r: typeof results[number], met: boolean) =>
+      (met ? r.disturbed.reference : r.disturbed.run) ? "?" : met ? "✓" : "✗"
+    const anyDisturbed = (r: typeof results[number]) => r.disturbed.reference || r.disturbed.run
     for (const r of results) {
       const { ratio } = r
       const goal = r.goal === null ? "" : `${verdict(r, ratio >= r.goal)} ${r.goal}`
       const kb = r.bytesPerRequest === null ? "" : (r.bytesPerRequest / 1024).toFixed(1)
-      console.log(`| ${r.name.padEnd(36)} | ${r.requestsPerSecond.toFixed(0).padStart(8)} | ${String(r.p50).padStart(6)} | ${String(r.p99).padStart(6)} | ${ratio.toFixed(3).padStart(6)} | ${goal.padStart(6)} | ${kb.padStart(6)} | ${String(r.other).padStart(6)} | ${(r.idle === null ? "" : (r.idle * 100).toFixed(0)).padStart(6)} | ${((r.steal === null ? "" : (r.steal * 100).toFixed(0)) + (disturbance.kept.has(r.name) ? "*" : "")).padStart(7)} |`)
+      console.log(`| ${r.name.padEnd(36)} | ${r.requestsPerSecond.toFixed(0).padStart(8)} | ${String(r.p50).padStart(6)} | ${String(r.p99).padStart(6)} | ${ratio.toFixed(3).padStart(6)} | ${goal.padStart(6)} | ${kb.padStart(6)} | ${String(r.other).padStart(6)} | ${(r.idle === null ? "" : (r.idle * 100).toFixed(0)).padStart(6)} | ${((r.steal === null ? "" : (r.steal * 100).toFixed(0)) + (anyDisturbed(r) ? "*" : "")).padStart(7)} |`)
     }
-    const repeats = disturbance.repeated.map((steal) => `${(steal * 100).toFixed(0)}%`)
-    console.log(`\nsteal: ${repeats.length} run(s) done again, the hypervisor having taken more than ${(MAX_STEAL * 100).toFixed(0)}% of the machine's CPU during them${repeats.length === 0 ? "" : ` (${repeats.join(", ")})`}; the steal column is the most of a row's kept runs${disturbance.kept.size === 0 ? "" : `, * where none of ${STEAL_ATTEMPTS} runs was under it`}`)
+    const repeats = repeated.map((steal) => `${(steal * 100).toFixed(0)}%`)
+    console.log(`\nsteal: ${repeats.length} run(s) done again, the hypervisor having taken more than ${(MAX_STEAL * 100).toFixed(0)}% of the machine's CPU during them${repeats.length === 0 ? "" : ` (${repeats.join(", ")})`}; the steal column is the most of a row's kept runs${!results.some(anyDisturbed) ? "" : `, * where none of ${STEAL_ATTEMPTS} runs was under it`}`)
     const named = (name: string) => results.find((r) => r.name === name)!
     const vehicle = named(`GET /v2/vehicles/${PLATE} (metered)`)
     const tracing = results.at(-1)!
@@ -275,8 +281,8 @@ const main = async () => {
     console.log(`\nmetering: plateQueries.used = ${metering.plateQueriesUsed}, 200 vehicle answers = ${vehicleAnswers}; moduleQueries.used = ${metering.moduleQueriesUsed} (expected 2: reuses and polls charge nothing): ${metering.exact ? "exact" : "MISMATCH"}`)
     console.log(`\nplain Node + pg (bench/reference-server.ts): group commit per key, the same admission statements, nothing else; the metered vehicle query does ${(vehicle.requestsPerSecond / named(PLAIN_VEHICLE).requestsPerSecond).toFixed(2)}× its vehicle row's rate, polling ${(named(POLLING).requestsPerSecond / named(PLAIN_POLL).requestsPerSecond).toFixed(2)}× its poll row's`)
     const slow = results.slice(1).filter((r) => !r.comparison && r.p99 > P99_GOAL_MS)
-    const undecided = slow.filter((r) => disturbance.kept.get(r.name)?.run)
-    const missed = slow.filter((r) => !disturbance.kept.get(r.name)?.run)
+    const undecided = slow.filter((r) => r.disturbed.run)
+    const missed = slow.filter((r) => !r.disturbed.run)
     const listed = (rows: ReadonlyArray<typeof results[number]>) => rows.map((r) => `${r.name} (${r.p99} ms)`).join(", ")
     console.log(`p99 ≤ ${P99_GOAL_MS} ms: ${slow.length === 0 ? "✓ every row" : [
       ...(missed.length === 0 ? [] : [`✗ ${listed(missed)}`]),
