@@ -4,6 +4,7 @@
  * `--trace-gc` lines.
  */
 import { type ChildProcess, spawn } from "node:child_process"
+import { readFileSync } from "node:fs"
 import * as Fs from "node:fs/promises"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
@@ -31,17 +32,54 @@ export interface Run {
    * (`steal` in /proc/stat; null where it is not read): time none of the bench's processes could run.
    */
   readonly steal: number | null
+  /**
+   * The most the hypervisor took in any one second of the run (null where /proc/stat is not read).
+   * It comes in spells of a few seconds: a spell of a second can set a run's p99 while the run's
+   * share (`steal`) stays small.
+   */
+  readonly stealPeak: number | null
 }
 
+type CpuTimes = { readonly idle: number; readonly steal: number; readonly total: number }
+
 /** The machine's idle, stolen and total CPU time so far, in clock ticks (Linux). */
-const cpuTimes = async () => {
+const cpuTimes = (): CpuTimes | null => {
   try {
     // cpu  user nice system idle iowait irq softirq steal ...
-    const fields = (await Fs.readFile("/proc/stat", "utf8")).split("\n", 1)[0]!.trim().split(/\s+/).slice(1).map(Number)
+    const fields = readFileSync("/proc/stat", "utf8").split("\n", 1)[0]!.trim().split(/\s+/).slice(1).map(Number)
     return { idle: fields[3]! + fields[4]!, steal: fields[7] ?? 0, total: fields.reduce((a, b) => a + b, 0) }
   } catch {
     return null
   }
+}
+
+const STEAL_SAMPLE_MS = 250
+const SAMPLES_PER_SECOND = 1000 / STEAL_SAMPLE_MS
+
+const stolenBetween = (from: CpuTimes, to: CpuTimes) => (to.steal - from.steal) / Math.max(1, to.total - from.total)
+
+/** Samples the machine's CPU times every STEAL_SAMPLE_MS until stopped; answers the samples, first and last included. */
+const sampleCpuTimes = () => {
+  const samples: Array<CpuTimes> = []
+  const take = () => {
+    const times = cpuTimes()
+    if (times !== null) samples.push(times)
+  }
+  take()
+  const timer = setInterval(take, STEAL_SAMPLE_MS)
+  return () => {
+    clearInterval(timer)
+    take()
+    return samples
+  }
+}
+
+/** The largest share stolen over any one second of `samples` (the whole span, if shorter). */
+const peakSteal = (samples: ReadonlyArray<CpuTimes>) => {
+  const span = Math.min(SAMPLES_PER_SECOND, samples.length - 1)
+  let peak = 0
+  for (let i = span; i < samples.length; i++) peak = Math.max(peak, stolenBetween(samples[i - span]!, samples[i]!))
+  return peak
 }
 
 /**
@@ -106,9 +144,11 @@ export const autocannon = async (
 ): Promise<Run> => {
   const options = { url, connections: CONNECTIONS, headers, ...request, ...size }
   const before = allocations?.bytes ?? 0
-  const cpuBefore = await cpuTimes()
+  const stopSampling = sampleCpuTimes()
   const result = await run(process.execPath, [Path.join(ROOT, "bench", "load.mjs"), JSON.stringify(options)], {})
-  const cpuAfter = await cpuTimes()
+  const samples = stopSampling()
+  const cpuBefore = samples.length < 2 ? null : samples[0]!
+  const cpuAfter = samples.at(-1)!
   if (result.code !== 0) throw new Error(`autocannon failed: ${result.stderr}`)
   const report = JSON.parse(result.stdout)
   const total = report.requests.sent as number
@@ -121,8 +161,9 @@ export const autocannon = async (
     other: report.non2xx + report.errors + report.timeouts,
     total,
     bytesPerRequest: allocations === undefined || total === 0 ? null : (allocations.bytes - before) / total,
-    idle: cpuBefore === null || cpuAfter === null ? null : (cpuAfter.idle - cpuBefore.idle) / (cpuAfter.total - cpuBefore.total),
-    steal: cpuBefore === null || cpuAfter === null ? null : (cpuAfter.steal - cpuBefore.steal) / (cpuAfter.total - cpuBefore.total)
+    idle: cpuBefore === null ? null : (cpuAfter.idle - cpuBefore.idle) / Math.max(1, cpuAfter.total - cpuBefore.total),
+    steal: cpuBefore === null ? null : stolenBetween(cpuBefore, cpuAfter),
+    stealPeak: cpuBefore === null ? null : peakSteal(samples)
   }
 }
 
