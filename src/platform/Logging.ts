@@ -17,14 +17,38 @@ export type LogFormat = "json" | "pretty"
 
 export type LogFields = Readonly<Record<string, string | number | boolean | undefined>>
 
+// the access log writes a line per request: its timestamp is made once per millisecond, and its
+// JSON is written out directly (a JSON.stringify of a fresh object costs twice as much)
+let stampedAt = Number.NaN
+let stamp = ""
+const timestampOf = (date: Date) => {
+  const at = date.getTime()
+  if (at !== stampedAt) {
+    stamp = date.toISOString()
+    stampedAt = at
+  }
+  return stamp
+}
+
+/** Printable ASCII without `"` or `\`: what JSON writes as it is between quotes. */
+const PLAIN_JSON_TEXT = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/
+const jsonText = (text: string) => PLAIN_JSON_TEXT.test(text) ? `"${text}"` : JSON.stringify(text)
+const jsonValue = (value: string | number | boolean) =>
+  typeof value === "string" ? jsonText(value) : typeof value === "number" && !Number.isFinite(value) ? "null" : String(value)
+
+const OWN_FIELDS = new Set(["timestamp", "level", "message"])
+
 /** Formats one line; the level is Effect's label (`INFO`, `WARN`…). */
 export const formatLine = (format: LogFormat, date: Date, level: string, message: string, fields: LogFields): string => {
   if (format === "json") {
-    const line: Record<string, unknown> = { timestamp: date.toISOString(), level: level.toLowerCase(), message }
-    for (const name in fields) if (fields[name] !== undefined && !(name in line)) line[name] = fields[name]
-    return JSON.stringify(line)
+    let line = `{"timestamp":"${timestampOf(date)}","level":${jsonText(level.toLowerCase())},"message":${jsonText(message)}`
+    for (const name in fields) {
+      const value = fields[name]
+      if (value !== undefined && !OWN_FIELDS.has(name)) line += `,${jsonText(name)}:${jsonValue(value)}`
+    }
+    return `${line}}`
   }
-  let text = `${date.toISOString()} ${level.padEnd(5)} ${message}`
+  let text = `${timestampOf(date)} ${level.padEnd(5)} ${message}`
   for (const name in fields) {
     const value = fields[name]
     if (value === undefined) continue
