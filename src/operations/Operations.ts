@@ -34,9 +34,17 @@ import {
   type ReuseKey,
   reuseKeyText
 } from "./Repo.js"
-import { perObject } from "../platform/PerObject.js"
+import { perObject, perText } from "../platform/PerObject.js"
 import type { ReadRow } from "../platform/ReadAlong.js"
 import { WorkflowEngine } from "./WorkflowEngine.js"
+
+/** A modules request as checked for a principal: its plate, its modules in canonical order, its reuse key (and as text). */
+interface ModulesRequestChecked {
+  readonly plate: string
+  readonly modules: ReadonlyArray<ModuleName>
+  readonly key: ReuseKey
+  readonly keyText: string
+}
 
 export class InvalidModulesPlate extends Data.TaggedError("InvalidModulesPlate")<{ readonly raw: string }> {}
 export class UnsupportedModule extends Data.TaggedError("UnsupportedModule")<{ readonly modules: ReadonlyArray<string> }> {}
@@ -149,25 +157,42 @@ export class Operations extends Effect.Service<Operations>()("vda/Operations", {
         if (!(yield* repo.insert(operation))) return yield* new LostRace()
       })
 
-    /** A modules request checked for `principal`: its plate, its modules in canonical order, its reuse key. */
-    const modulesRequestOf = (
+    const checkModulesRequest = (
       principal: Principal,
       rawPlate: string,
       requested: ReadonlyArray<string>,
       apiVersion: ApiVersion
-    ): Either.Either<{ plate: string; modules: ReadonlyArray<ModuleName>; key: ReuseKey }, ModulesRefusal> => {
+    ): Either.Either<ModulesRequestChecked, ModulesRefusal> => {
       const plate = normalizePlate(rawPlate)
       if (plate === undefined) return Either.left(new InvalidModulesPlate({ raw: rawPlate }))
       return Either.map(validateModules(principal, requested), (modules) => {
         const key: ReuseKey = { accountId: principal.accountId, environment: principal.environment, apiVersion, plate, modulesKey: modulesKey(modules) }
-        return { plate, modules, key }
+        return { plate, modules, key, keyText: reuseKeyText(key) }
       })
+    }
+
+    // a hot reuse (a client polling by POSTing) checks the same request of the same account again
+    // and again, twice per request on the lean lane (before its admission, and after): the check
+    // is kept per principal object (the one its key last showed) and request text
+    const checkedFor = perObject((principal: Principal) =>
+      perText((text) => {
+        const [apiVersion, rawPlate, requested] = JSON.parse(text) as [ApiVersion, string, ReadonlyArray<string>]
+        return checkModulesRequest(principal, rawPlate, requested, apiVersion)
+      }))
+
+    /** A modules request checked for `principal`: its plate, its modules in canonical order, its reuse key. */
+    const modulesRequestOf = (principal: Principal, rawPlate: string, requested: ReadonlyArray<string>, apiVersion: ApiVersion) => {
+      const checked = checkedFor(principal)(JSON.stringify([apiVersion, rawPlate, requested]))
+      // a refusal is made anew: each request fails with an error of its own
+      return Either.isLeft(checked) ? checkModulesRequest(principal, rawPlate, requested, apiVersion) : checked
     }
 
     /** An operation as the spec shapes it, once per batched read (each batch reads new objects). */
     const shapedOf = perObject(operationOf)
     /** An operation a read along found, decoded once per batch. */
     const rowOperation = perObject(operationsReadAlong.decode)
+    /** The rows a batch read along for a reuse key, by key (every request of that key has the same rows). */
+    const rowsByKeyText = perObject((rows: ReadonlyArray<ReadRow>) => new Map(rows.map((row) => [activeModulesReadAlong.valueOf(row), row])))
 
     // Reads of the active operation an identical request reuses (the common case when clients
     // retry or poll by POSTing) are batched per account, as polls are: one read for many requests.
@@ -214,7 +239,7 @@ export class Operations extends Effect.Service<Operations>()("vda/Operations", {
      */
     const reuseAlong = (expected: Principal, rawPlate: string, requested: ReadonlyArray<string>, apiVersion: ApiVersion = "v2") => {
       const request = modulesRequestOf(expected, rawPlate, requested, apiVersion)
-      return Either.isLeft(request) ? undefined : { read: activeModulesReadAlong, value: reuseKeyText(request.right.key) }
+      return Either.isLeft(request) ? undefined : { read: activeModulesReadAlong, value: request.right.keyText }
     }
 
     /**
@@ -230,8 +255,7 @@ export class Operations extends Effect.Service<Operations>()("vda/Operations", {
     ): Exit.Exit<Option.Option<ModulesOperation>, ModulesRefusal> => {
       const request = modulesRequestOf(principal, rawPlate, requested, apiVersion)
       if (Either.isLeft(request)) return Exit.fail(request.left)
-      const keyText = reuseKeyText(request.right.key)
-      const row = rows.find((read) => activeModulesReadAlong.valueOf(read) === keyText)
+      const row = rowsByKeyText(rows).get(request.right.keyText)
       const running = Option.map(Option.fromNullable(row), (found) => shapedOf(rowOperation(found)) as ModulesOperation)
       return Exit.succeed(countedReuse(request.right.key)(running))
     }
