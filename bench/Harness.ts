@@ -15,10 +15,19 @@ import { fileURLToPath } from "node:url"
 export const ROOT = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "..")
 export const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50)
 
+/**
+ * A run's first second is its ramp-up (`bench/load.mjs`): rates and latencies are of the responses
+ * after it. BENCH_SETTLE_S sets it.
+ */
+export const SETTLE_S = Number(process.env.BENCH_SETTLE_S ?? 1)
+
 export interface Run {
+  /** After the ramp-up, like p50 and p99. */
   readonly requestsPerSecond: number
   readonly p50: number
   readonly p99: number
+  /** The p99 of the whole run, ramp-up included, as autocannon gives it. */
+  readonly p99WithRampUp: number
   readonly ok: number
   readonly other: number
   /** Every request sent, answered or not. */
@@ -131,18 +140,19 @@ export const vda = async (env: Record<string, string>, ...args: Array<string>) =
 }
 
 /**
- * A run of `duration` seconds, or of exactly `amount` requests: a timed run stops with requests in
- * flight (charged by the server, never seen by the client), so runs that are counted use amounts,
- * and their rate is taken to their last response (`bench/load.mjs`).
+ * A run of `duration` seconds after its ramp-up, or of exactly `amount` requests: a timed run stops
+ * with requests in flight (charged by the server, never seen by the client), so runs that are
+ * counted use amounts, and their rate is taken to their last response (`bench/load.mjs`).
  */
 export const autocannon = async (
   allocations: Allocations | undefined,
   url: string,
   headers: Record<string, string>,
   size: { duration: number } | { amount: number },
-  request: { readonly method?: string; readonly body?: string } = {}
+  request: { readonly method?: string; readonly body?: string } = {},
+  settleSeconds = SETTLE_S
 ): Promise<Run> => {
-  const options = { url, connections: CONNECTIONS, headers, ...request, ...size }
+  const options = { url, connections: CONNECTIONS, headers, ...request, ...size, settleSeconds }
   const before = allocations?.bytes ?? 0
   const stopSampling = sampleCpuTimes()
   const result = await run(process.execPath, [Path.join(ROOT, "bench", "load.mjs"), JSON.stringify(options)], {})
@@ -153,10 +163,11 @@ export const autocannon = async (
   const report = JSON.parse(result.stdout)
   const total = report.requests.sent as number
   return {
-    // answered requests over the run's own duration (autocannon's average is over whole seconds)
-    requestsPerSecond: report.requests.total / ("amount" in size ? report.secondsToLastResponse : report.duration),
-    p50: report.latency.p50,
-    p99: report.latency.p99,
+    // answered requests after the ramp-up, to the last response (autocannon's average is over whole seconds)
+    requestsPerSecond: report.settled.requestsPerSecond,
+    p50: report.settled.p50,
+    p99: report.settled.p99,
+    p99WithRampUp: report.latency.p99,
     ok: report["2xx"],
     other: report.non2xx + report.errors + report.timeouts,
     total,
