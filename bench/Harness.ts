@@ -157,8 +157,8 @@ export const autocannon = async (
   const stopSampling = sampleCpuTimes()
   const result = await run(process.execPath, [Path.join(ROOT, "bench", "load.mjs"), JSON.stringify(options)], {})
   const samples = stopSampling()
-  const cpuBefore = samples.length < 2 ? null : samples[0]!
-  const cpuAfter = samples.at(-1)!
+  // the run's first and last readings of /proc/stat (none where it is not read)
+  const [cpuBefore, cpuAfter] = samples.length < 2 ? [null, null] : [samples[0]!, samples.at(-1)!]
   if (result.code !== 0) throw new Error(`autocannon failed: ${result.stderr}`)
   const report = JSON.parse(result.stdout)
   const total = report.requests.sent as number
@@ -172,8 +172,8 @@ export const autocannon = async (
     other: report.non2xx + report.errors + report.timeouts,
     total,
     bytesPerRequest: allocations === undefined || total === 0 ? null : (allocations.bytes - before) / total,
-    idle: cpuBefore === null ? null : (cpuAfter.idle - cpuBefore.idle) / Math.max(1, cpuAfter.total - cpuBefore.total),
-    steal: cpuBefore === null ? null : stolenBetween(cpuBefore, cpuAfter),
+    idle: cpuBefore === null || cpuAfter === null ? null : (cpuAfter.idle - cpuBefore.idle) / Math.max(1, cpuAfter.total - cpuBefore.total),
+    steal: cpuBefore === null || cpuAfter === null ? null : stolenBetween(cpuBefore, cpuAfter),
     stealPeak: cpuBefore === null ? null : peakSteal(samples)
   }
 }

@@ -30,7 +30,6 @@ const instance = autocannon(options, (error, result) => {
   const secondsToLastResponse = (lastResponse - result.start.getTime()) / 1000
   const latencies = Float64Array.from(settledLatencies).sort()
   const settled = {
-    requests: latencies.length,
     requestsPerSecond: latencies.length / Math.max(0.001, secondsToLastResponse - settleSeconds),
     // whole milliseconds, as autocannon reports its own
     p50: Math.round(percentile(latencies, 0.5)),

@@ -105,8 +105,10 @@ interface Pair {
   readonly run: Run
 }
 
-const stealOf = ({ reference, run }: Pair) => Math.max(reference.steal ?? 0, run.steal ?? 0)
-const stealPeakOf = ({ reference, run }: Pair) => Math.max(reference.stealPeak ?? 0, run.stealPeak ?? 0)
+/** The more of a pair's two runs' `of`. */
+const worstOf = (of: (run: Run) => number | null) => ({ reference, run }: Pair) => Math.max(of(reference) ?? 0, of(run) ?? 0)
+const stealOf = worstOf((run) => run.steal)
+const stealPeakOf = worstOf((run) => run.stealPeak)
 
 /** How far over its thresholds a run's steal went: over 1, the run was disturbed. */
 const disturbance = (run: Run) => Math.max((run.steal ?? 0) / MAX_STEAL, (run.stealPeak ?? 0) / MAX_STEAL_PEAK)
