@@ -10,7 +10,7 @@ import { ModuleSources } from "../modules/Sources.js"
 import type { VehicleQueryParams } from "../vehicles/Api.js"
 import { VehicleQuery } from "../vehicles/VehicleQuery.js"
 import { WebhookDeliveries } from "../webhooks/Deliveries.js"
-import { type ModuleRow, OperationsRepo } from "./Repo.js"
+import { type Finalized, type ModuleRow, OperationsRepo } from "./Repo.js"
 
 
 const storedOutcome = (row: ModuleRow): ModuleOutcome =>
@@ -29,6 +29,43 @@ const activity = (name: string, attributes: Record<string, string | number>) => 
   )
 
 const ofOperation = (operationId: string, extra: Record<string, string> = {}) => ({ "vda.operation_id": operationId, ...extra })
+
+/**
+ * A module's outcome, as its operation's log tells it: "module fines completed", "module vtv
+ * failed: module_unavailable". Only the error's code: no data, no message, no plate.
+ */
+const logModuleOutcome = (module: ModuleName, outcome: ModuleOutcome, accountId: string | undefined) =>
+  Effect.logInfo(
+    outcome.status === "failed"
+      ? `module ${module} failed: ${outcome.error.code}`
+      : `module ${module} ${outcome.status === "partial" ? "partially completed" : "completed"}`
+  ).pipe(Effect.annotateLogs({
+    module,
+    moduleStatus: outcome.status,
+    ...(accountId === undefined ? {} : { accountId }),
+    ...(outcome.status === "failed" ? { errorCode: outcome.error.code, retryable: outcome.error.retryable } : {}),
+    ...(outcome.warnings.length > 0 ? { warnings: outcome.warnings.map((w) => w.code).join(",") } : {})
+  }))
+
+/**
+ * An operation's end, as its log tells it: "operation completed in 1234 ms", with its status and
+ * its duration from its creation (both on the app's clock). Logged only by the call that
+ * finalised it: a repeated finalize changes nothing and logs nothing.
+ */
+const logFinalized = (finalized: Finalized, extra: Record<string, string | boolean> = {}) => {
+  const durationMs = Math.max(0, finalized.at.getTime() - finalized.createdAt.getTime())
+  const ended = finalized.status === "partial" ? "partially completed" : finalized.status
+  return Effect.logInfo(`operation ${ended} in ${durationMs} ms`).pipe(
+    Effect.annotateLogs({ kind: finalized.kind, accountId: finalized.accountId, status: finalized.status, durationMs, ...extra })
+  )
+}
+
+/** Logs the operation's end when this call finalised it; true then. */
+const loggedEnd = (extra?: Record<string, string | boolean>) => (finalized: Option.Option<Finalized>) =>
+  Option.match(finalized, {
+    onNone: () => Effect.succeed(false),
+    onSome: (done) => Effect.as(logFinalized(done, extra), true)
+  })
 
 export class OperationActivities extends Effect.Service<OperationActivities>()("vda/OperationActivities", {
   effect: Effect.gen(function*() {
@@ -61,11 +98,14 @@ export class OperationActivities extends Effect.Service<OperationActivities>()("
 
       recordModule: ({ module, operationId, outcome }: { readonly operationId: string; readonly module: ModuleName; readonly outcome: ModuleOutcome }) =>
         Effect.flatMap(now, (at) => repo.recordModule(operationId, module, outcome, at)).pipe(
+          // logged by the call that recorded it: a repeated activity finds it recorded
+          Effect.flatMap(({ accountId, recorded }) => recorded ? logModuleOutcome(module, outcome, accountId) : Effect.void),
           activity("recordModule", ofOperation(operationId, { "vda.module": module, "vda.module_status": outcome.status }))
         ),
 
       finalizeOperation: ({ operationId, status }: { readonly operationId: string; readonly status: FinalStatus }) =>
         Effect.flatMap(now, (at) => repo.finalize(operationId, status, at)).pipe(
+          Effect.flatMap(loggedEnd()),
           Effect.asVoid,
           activity("finalizeOperation", ofOperation(operationId, { "vda.status": status }))
         ),
@@ -81,12 +121,14 @@ export class OperationActivities extends Effect.Service<OperationActivities>()("
 
       finalizeVehicleSearch: ({ operationId, result }: { readonly operationId: string; readonly result: VehicleSearchResult }) =>
         Effect.flatMap(now, (at) => repo.finalize(operationId, result.ok ? "completed" : "failed", at, result)).pipe(
+          Effect.flatMap(loggedEnd(result.ok ? {} : { errorCode: result.error.code })),
           Effect.asVoid,
           activity("finalizeVehicleSearch", ofOperation(operationId))
         ),
 
       finalizeReport: (input: { readonly operationId: string; readonly status: FinalStatus; readonly vehicle: VehicleSearchResult }) =>
         Effect.flatMap(now, (at) => repo.finalize(input.operationId, input.status, at, input.vehicle)).pipe(
+          Effect.flatMap(loggedEnd()),
           Effect.asVoid,
           activity("finalizeReport", ofOperation(input.operationId, { "vda.status": input.status }))
         ),
@@ -124,7 +166,11 @@ export class OperationActivities extends Effect.Service<OperationActivities>()("
           const op = yield* operation(operationId)
           if (isFinal(op.status)) return false
           const at = yield* now
-          if (op.input.kind === "vehicle") return yield* repo.finalize(operationId, "failed", at, failedVehicleSearch({ retryable: true }))
+          // the end says why: the workflow was lost, not the sources' answers
+          const ended = loggedEnd({ lost: true })
+          if (op.input.kind === "vehicle") {
+            return yield* Effect.flatMap(repo.finalize(operationId, "failed", at, failedVehicleSearch({ retryable: true })), ended)
+          }
           const lostVehicle = failedVehicleSearch({ retryable: true })
           const outcomes: Array<ModuleOutcome> = []
           for (const row of yield* repo.modules(operationId)) {
@@ -133,13 +179,14 @@ export class OperationActivities extends Effect.Service<OperationActivities>()("
               continue
             }
             const outcome = failedModule(row.module, { retryable: true })
-            yield* repo.recordModule(operationId, row.module, outcome, at)
+            const { recorded } = yield* repo.recordModule(operationId, row.module, outcome, at)
+            if (recorded) yield* logModuleOutcome(row.module, outcome, op.accountId)
             outcomes.push(outcome)
           }
           return op.input.kind === "report"
-            ? yield* repo.finalize(operationId, reportStatus(op.result ?? lostVehicle, outcomes), at, op.result ?? lostVehicle)
-            : yield* repo.finalize(operationId, finalStatus(outcomes), at)
-        })
+            ? yield* Effect.flatMap(repo.finalize(operationId, reportStatus(op.result ?? lostVehicle, outcomes), at, op.result ?? lostVehicle), ended)
+            : yield* Effect.flatMap(repo.finalize(operationId, finalStatus(outcomes), at), ended)
+        }).pipe(Effect.annotateLogs({ operationId }))
     }
   }),
   dependencies: [OperationsRepo.Default, ModuleSources.Default, WebhookDeliveries.Default]

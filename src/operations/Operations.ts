@@ -119,6 +119,20 @@ const justCommitted = (row: NewOperation): { row: OperationRow; modules: Array<M
 
 const POLL_LANES = 4
 
+/**
+ * The first line of an operation's log, once it is committed (never for a reuse): its kind, id,
+ * account and modules. No plate: the operation id is what ties its lines together.
+ */
+const logCreated = (row: NewOperation) =>
+  Effect.logInfo("operation created").pipe(Effect.annotateLogs({
+    operationId: row.id,
+    accountId: row.accountId,
+    environment: row.environment,
+    kind: row.kind,
+    apiVersion: row.apiVersion,
+    ...(row.input.kind === "vehicle" ? {} : { modules: row.input.modules.join(",") })
+  }))
+
 /** Why a modules request is refused before anything is read or charged. */
 type ModulesRefusal = InvalidModulesPlate | UnsupportedModule | DuplicateModule | ModuleNotEnabled
 
@@ -285,6 +299,7 @@ export class Operations extends Effect.Service<Operations>()("vda/Operations", {
           countReused(key.environment)
           return { operation: (yield* requireOperation(reused)) as ModulesOperation, created: false }
         }
+        yield* logCreated(row)
         yield* engine.start({ kind: "modules", operationId: id, accountId: key.accountId, environment: key.environment, plate, modules })
         const committed = justCommitted(row)
         return { operation: toOperation(committed.row, committed.modules) as ModulesOperation, created: true } satisfies Created<ModulesOperation>
@@ -323,6 +338,7 @@ export class Operations extends Effect.Service<Operations>()("vda/Operations", {
           countReused(key.environment)
           return { row: reused, modules: yield* repo.modules(reused.id), created: false }
         }
+        yield* logCreated(row)
         yield* engine.start({ kind: "report", operationId: id, accountId: key.accountId, environment: key.environment, plate, modules })
         return { ...justCommitted(row), created: true }
       })
@@ -355,6 +371,7 @@ export class Operations extends Effect.Service<Operations>()("vda/Operations", {
           ),
           () => true
         )
+        yield* logCreated(search)
         yield* engine.start({ kind: "vehicle", operationId: id, accountId: principal.accountId, environment: principal.environment, plate })
         return toOperation(justCommitted(search).row, []) as VehicleOperation
       })

@@ -128,6 +128,24 @@ export interface OperationSummaryRow {
   readonly updatedAt: Date
 }
 
+/** What recording a module's outcome did. */
+export interface ModuleRecorded {
+  /** False when the module already had its outcome: nothing changed. */
+  readonly recorded: boolean
+  /** The operation's account, when the operation is still active. */
+  readonly accountId: string | undefined
+}
+
+/** An operation just moved to its final state. */
+export interface Finalized {
+  readonly kind: OperationRow["kind"]
+  readonly accountId: string
+  readonly status: FinalStatus
+  readonly createdAt: Date
+  /** When it was finalised. */
+  readonly at: Date
+}
+
 export type NewOperation = Omit<OperationRow, "result" | "startedAt" | "updatedAt" | "status">
 
 /** Identical requests (same account, environment, API version, plate and module set) share one active operation. */
@@ -237,28 +255,37 @@ export class OperationsRepo extends Effect.Service<OperationsRepo>()("vda/Operat
                      where operation_id = ${id} and status = 'queued'`
         }).pipe(sql.withTransaction, Effect.orDie),
 
+      /**
+       * Records a module's outcome once: `recorded` is false when the module already had one (a
+       * repeated activity changes nothing). `accountId` is the operation's, while it is active.
+       */
       recordModule: (id: string, module: ModuleName, outcome: ModuleOutcome, at: Date) =>
         Effect.gen(function*() {
-          yield* sql`
+          const recorded = yield* sql`
             update operation_modules set status = ${outcome.status},
               data = ${outcome.data === null ? null : JSON.stringify(outcome.data)},
               error = ${outcome.error === null ? null : JSON.stringify(outcome.error)},
               warnings = ${JSON.stringify(outcome.warnings)}, updated_at = ${at}
-            where operation_id = ${id} and module = ${module} and status in ${sql.in(ACTIVE)}`
-          yield* sql`update operations set updated_at = ${at} where id = ${id} and status in ${sql.in(ACTIVE)}`
+            where operation_id = ${id} and module = ${module} and status in ${sql.in(ACTIVE)}
+            returning module`
+          const operation = yield* sql<{ readonly accountId: string }>`
+            update operations set updated_at = ${at} where id = ${id} and status in ${sql.in(ACTIVE)}
+            returning account_id`
+          return { recorded: recorded.length > 0, accountId: operation[0]?.accountId } satisfies ModuleRecorded
         }).pipe(sql.withTransaction, Effect.orDie),
 
-      /** Moves an operation to its final state once; false when it already was final. */
+      /** Moves an operation to its final state once; None when it already was final. */
       finalize: (id: string, status: FinalStatus, at: Date, result?: VehicleSearchResult) =>
         sql`
           update operations set status = ${status}, updated_at = ${at},
             result = coalesce(${result === undefined ? null : JSON.stringify(result)}::jsonb, result)
           where id = ${id} and status not in ${sql.in(FINAL_STATUSES)}
-          returning kind, created_at`.pipe(
+          returning kind, account_id, created_at`.pipe(
           Effect.map((rows) => {
-            const row = rows[0] as { readonly kind: string; readonly createdAt: Date } | undefined
-            if (row !== undefined) countFinished(row.kind, status, row.createdAt, at)
-            return row !== undefined
+            const row = rows[0] as Omit<Finalized, "status" | "at"> | undefined
+            if (row === undefined) return Option.none<Finalized>()
+            countFinished(row.kind, status, row.createdAt, at)
+            return Option.some<Finalized>({ kind: row.kind, accountId: row.accountId, createdAt: row.createdAt, status, at })
           }),
           Effect.orDie
         ),

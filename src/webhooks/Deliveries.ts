@@ -76,6 +76,38 @@ interface AttemptInput {
   readonly policy: RetryPolicy
 }
 
+/**
+ * One attempt, as the delivery's log tells it: "delivery attempt 2 failed: HTTP 503". The reason
+ * of an attempt without an answer is the sender's (a connection error, a timeout), never the URL.
+ */
+const logAttempt = (attempt: number, responseStatus: number | null, failure: string | null) => {
+  const outcome = failure === null ? "succeeded" : "failed"
+  return Effect.logInfo(`delivery attempt ${attempt} ${outcome}: ${responseStatus === null ? failure : `HTTP ${responseStatus}`}`).pipe(
+    Effect.annotateLogs({
+      attempt,
+      outcome,
+      ...(responseStatus === null ? {} : { responseStatus }),
+      ...(failure === null || responseStatus !== null ? {} : { error: failure })
+    })
+  )
+}
+
+/** A delivery's end, as its log tells it: "delivery processed", "delivery failed after 5 attempts: HTTP 503". */
+const logSettled = (status: DeliveryStatus, attempts: number, why?: string) =>
+  Effect.logInfo(
+    status === "processed"
+      ? "delivery processed"
+      : `delivery failed after ${attempts} attempt${attempts === 1 ? "" : "s"}${why === undefined ? "" : `: ${why}`}`
+  ).pipe(Effect.annotateLogs({ status, attempts }))
+
+/** What a delivery's log lines carry: the delivery, its operation (a test event has none), its account, its event. */
+const deliveryAnnotations = (delivery: DeliveryRow) => ({
+  deliveryId: delivery.id,
+  accountId: delivery.accountId,
+  eventType: delivery.eventType,
+  ...(delivery.operationId === null ? {} : { operationId: delivery.operationId })
+})
+
 /** The span that caused a delivery (its operation's workflow), as a link of each attempt's span. */
 const causeLinkOf = (delivery: DeliveryRow): Array<Tracer.SpanLink> => {
   if (delivery.traceParent === null) return []
@@ -172,20 +204,23 @@ export class WebhookDeliveries extends Effect.Service<WebhookDeliveries>()("vda/
         // a straggler of a series the delivery was resent after: that series is over
         if (delivery.series !== (input.series ?? FIRST_SERIES)) return Effect.succeed<DeliveryStatus>("failed")
         if (delivery.status !== "pending") return Effect.succeed(delivery.status) // an attempt already settled it
-        return attemptPending(input, delivery).pipe(
+        // the engine counts from 1 again when it starts the series over (a workflow its server
+        // lost): the attempts already made count, so the limit holds across restarts
+        const number = Math.max(input.attempt, delivery.attempts + 1)
+        return attemptPending({ ...input, attempt: number }, delivery).pipe(
           Effect.tapBoth({ onFailure: () => Effect.sync(() => countAttempt("failed")), onSuccess: () => Effect.sync(() => countAttempt("delivered")) }),
           Effect.withSpan("webhook.delivery.attempt", {
             kind: "client",
             attributes: {
               "vda.delivery_id": delivery.id,
-              "vda.attempt": input.attempt,
+              "vda.attempt": number,
               "vda.delivery_series": delivery.series,
               "vda.event_type": delivery.eventType,
               ...(delivery.operationId === null ? {} : { "vda.operation_id": delivery.operationId })
             },
             links: causeLinkOf(delivery)
           }),
-          Effect.annotateLogs({ deliveryId: delivery.id, ...(delivery.operationId === null ? {} : { operationId: delivery.operationId }) })
+          Effect.annotateLogs(deliveryAnnotations(delivery))
         )
       })
 
@@ -194,18 +229,22 @@ export class WebhookDeliveries extends Effect.Service<WebhookDeliveries>()("vda/
         const at = yield* now
         const last = input.policy.maximumAttempts > 0 && input.attempt >= input.policy.maximumAttempts
         const fail = (message: string, responseStatus: number | null, retryable: boolean) =>
-          Effect.zipRight(
-            repo.recordAttempt(input.deliveryId, {
+          Effect.gen(function*() {
+            const final = last || !retryable
+            const recorded = yield* repo.recordAttempt(input.deliveryId, {
               series: delivery.series,
               attempts: input.attempt,
-              status: last || !retryable ? "failed" : "pending",
+              status: final ? "failed" : "pending",
               responseStatus,
               lastError: message,
-              nextAttemptAt: last || !retryable ? at : new Date(at.getTime() + retryDelayMs(input.policy, input.attempt)),
+              nextAttemptAt: final ? at : new Date(at.getTime() + retryDelayMs(input.policy, input.attempt)),
               at
-            }),
-            Effect.fail(new DeliveryFailed({ message, retryable: retryable && !last }))
-          )
+            })
+            // the attempt was made either way; its end is told only by the attempt that ended it
+            yield* logAttempt(input.attempt, responseStatus, message)
+            if (recorded && final) yield* logSettled("failed", input.attempt, responseStatus === null ? message : `HTTP ${responseStatus}`)
+            return yield* new DeliveryFailed({ message, retryable: retryable && !last })
+          })
 
         const webhook = Option.getOrUndefined(yield* repo.findConfig(delivery.accountId, delivery.environment))
         if (webhook === undefined || webhook.url === null || (!webhook.enabled && !delivery.sendsWhenDisabled)) {
@@ -228,7 +267,7 @@ export class WebhookDeliveries extends Effect.Service<WebhookDeliveries>()("vda/
         yield* Effect.annotateCurrentSpan("http.response.status_code", answer._tag === "NoAnswer" ? 0 : answer.status)
         if (answer._tag === "NoAnswer") return yield* fail(answer.reason, null, true)
         if (answer.status < 200 || answer.status >= 300) return yield* fail(`the endpoint answered ${answer.status}`, answer.status, true)
-        yield* repo.recordAttempt(input.deliveryId, {
+        const recorded = yield* repo.recordAttempt(input.deliveryId, {
           series: delivery.series,
           attempts: input.attempt,
           status: "processed",
@@ -237,6 +276,8 @@ export class WebhookDeliveries extends Effect.Service<WebhookDeliveries>()("vda/
           nextAttemptAt: at,
           at
         })
+        yield* logAttempt(input.attempt, answer.status, null)
+        if (recorded) yield* logSettled("processed", input.attempt)
         return "processed" as DeliveryStatus
       })
 
@@ -245,7 +286,16 @@ export class WebhookDeliveries extends Effect.Service<WebhookDeliveries>()("vda/
      * attempts ran out); a delivery resent since is left to its new series.
      */
     const settle = (deliveryId: string, series: number | undefined, reason: string) =>
-      Effect.flatMap(now, (at) => repo.settle(deliveryId, series ?? FIRST_SERIES, reason, at))
+      Effect.gen(function*() {
+        const settled = yield* repo.settle(deliveryId, series ?? FIRST_SERIES, reason, yield* now)
+        if (!settled) return false
+        // rare (the attempts failed inside the activity, or its workflow is gone): read back for its log line
+        const delivery = Option.getOrUndefined(yield* repo.findDelivery(deliveryId))
+        yield* logSettled("failed", delivery?.attempts ?? 0, reason).pipe(
+          Effect.annotateLogs(delivery === undefined ? { deliveryId } : deliveryAnnotations(delivery))
+        )
+        return true
+      })
 
     return { emitForOperation, recordTest, recordV1Test, attempt, settle }
   }),

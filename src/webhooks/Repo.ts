@@ -162,13 +162,17 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("vda/WebhooksRe
             Effect.orDie
           ),
 
-      /** Records an attempt; an attempt already recorded (a retried activity) does not count twice. */
+      /**
+       * Records an attempt; an attempt already recorded (a retried activity) does not count twice.
+       * False when nothing was recorded: the delivery was no longer pending in that series.
+       */
       recordAttempt: (id: string, attempt: AttemptRecord) =>
         sql`
           update webhook_deliveries set attempts = greatest(attempts, ${attempt.attempts}), status = ${attempt.status},
             response_status = ${attempt.responseStatus}, last_error = ${attempt.lastError},
             next_attempt_at = ${attempt.nextAttemptAt}, started_at = coalesce(started_at, ${attempt.at}), updated_at = ${attempt.at}
-          where id = ${id}::uuid and status = 'pending' and series = ${attempt.series}`.pipe(Effect.asVoid, Effect.orDie),
+          where id = ${id}::uuid and status = 'pending' and series = ${attempt.series}
+          returning id`.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie),
 
       markStarted: (id: string, at: Date) =>
         sql`update webhook_deliveries set started_at = coalesce(started_at, ${at}) where id = ${id}::uuid`.pipe(

@@ -145,6 +145,23 @@ describe("delivery attempts", () => {
     expect((await deliveries(account))[0]).toMatchObject({ status: "failed", attempts: 4 })
   })
 
+  it("a series its engine starts over (a workflow the server lost) counts on from the attempts made: the limit holds", async () => {
+    const account = await app.createAccount()
+    await configure(account, { url: "https://127.0.0.1:1/events", enabled: true })
+    const test = await json(await sandboxCall(account, "/v2/webhooks/test", { method: "POST" }))
+    // the engine's first attempt (the endpoint is a closed port)
+    await waitFor(async () => ((await deliveries(account))[0].attempts === 1 || undefined), "the first attempt")
+    // a restarted workflow numbers its attempts from 1 again
+    for (const expected of [2, 3, 4]) {
+      const outcome = await activities((a) => Effect.either(a.attemptDelivery({ deliveryId: test.id, attempt: 1, policy: DELIVERY_RETRY })))
+      expect(Either.isLeft(outcome) && outcome.left).toMatchObject({ _tag: "DeliveryFailed", retryable: true })
+      expect((await deliveries(account))[0]).toMatchObject({ status: "pending", attempts: expected })
+    }
+    const last = await activities((a) => Effect.either(a.attemptDelivery({ deliveryId: test.id, attempt: 1, policy: DELIVERY_RETRY })))
+    expect(Either.isLeft(last) && last.left).toMatchObject({ _tag: "DeliveryFailed", retryable: false })
+    expect((await deliveries(account))[0]).toMatchObject({ status: "failed", attempts: 5 })
+  })
+
   it("the last attempt allowed by the policy ends the delivery failed", async () => {
     const account = await app.createAccount()
     await configure(account, { url: "https://127.0.0.1:1/events", enabled: true })
