@@ -4,6 +4,11 @@
  * its rows), and meanwhile another account's requests are admitted at their usual speed. With
  * one shared admission queue, or a connection held per waiting request, the second account would
  * wait behind the first.
+ *
+ * The second account's latency is judged against its own, measured alone just before in the same
+ * test on the same machine, not against a fixed number: how fast a request is on a shared 2-core
+ * runner is not this test's business (the bench measures that), only that the busy account does
+ * not slow the other one down.
  */
 import Pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -41,7 +46,7 @@ const percentile = (values: ReadonlyArray<number>, p: number) => {
 }
 
 describe("admission under one account's saturation", () => {
-  it("another account's p99 stays low while forty of the busy account's requests wait", async () => {
+  it("another account's p99 stays near its own baseline while forty of the busy account's requests wait", async () => {
     const other: Array<number> = []
     const measure = async (count: number) => {
       for (let i = 0; i < count; i++) {
@@ -54,7 +59,8 @@ describe("admission under one account's saturation", () => {
     }
     await measure(20) // warm: connections, caches
     other.splice(0)
-    await measure(100)
+    // the baseline: the quiet account alone, as many requests as under saturation (the same p99 rank)
+    await measure(200)
     const baseline = percentile(other.splice(0), 99)
 
     // hold the busy account's request counters: this minute's and the next two
@@ -74,7 +80,17 @@ describe("admission under one account's saturation", () => {
     await blocker.query("rollback")
     expect(await Promise.all(busy)).toEqual(Array(40).fill(200))
 
-    console.log(`other account: p99 ${p99.toFixed(1)} ms under saturation (baseline ${baseline.toFixed(1)} ms)`)
-    expect(p99).toBeLessThan(250)
+    // The bound: within 4x its baseline, or baseline + 200 ms when 4x is less. A p99 of 200
+    // requests is their third slowest: on a shared 2-core machine (other test files start
+    // processes beside this one) a spell of a few hundred ms without CPU during the loaded half,
+    // and none during the baseline, sets it, and 4x of a baseline of a few tens of ms alone
+    // would fail on that.
+    // What the bound is there to catch is an order of magnitude beyond it: a request queued
+    // behind the busy account's, or waiting for a connection their forty waiting requests hold,
+    // waits until their counters are released, which is after the measurement (seconds, or the
+    // test's timeout).
+    const bound = Math.max(4 * baseline, baseline + 200)
+    console.log(`other account: p99 ${p99.toFixed(1)} ms under saturation, baseline ${baseline.toFixed(1)} ms alone (bound ${bound.toFixed(1)} ms)`)
+    expect(p99).toBeLessThanOrEqual(bound)
   }, 90_000)
 })
