@@ -4,7 +4,7 @@
  * closes the listeners, the pool and the embedded PostgreSQL. With API_PROCESSES=N this process
  * keeps the database and runs N API processes on it (platform/ApiProcesses).
  */
-import { NodeContext, NodeRuntime } from "@effect/platform-node"
+import { NodeContext } from "@effect/platform-node"
 import { Console, Effect, Layer, Redacted } from "effect"
 import { Accounts } from "./accounts/Accounts.js"
 import { createDemoAccount, type DemoAccount, describeDemoAccount } from "./accounts/DemoAccount.js"
@@ -14,6 +14,8 @@ import { apiProcessIndex, isApiWorker, reportListening, startApiProcesses } from
 import { serveAdmin } from "./platform/AdminServer.js"
 import { describeConfig } from "./platform/ConfigBanner.js"
 import { LoggingLive } from "./platform/Logging.js"
+import { listenError, runMain } from "./platform/Startup.js"
+import { announceTemporalSecrets, resolveTemporalSecrets, TemporalSecrets } from "./platform/TemporalSecrets.js"
 import { TelemetryLive } from "./platform/Telemetry.js"
 import { serveListener } from "./Listeners.js"
 import { VehicleStore } from "./vehicles/Store.js"
@@ -26,7 +28,8 @@ import type { Environment } from "./platform/RequestContext.js"
 
 /**
  * First run on an empty embedded database: demo data, then the demo account (which marks the
- * first run as done). Before any listener opens, so no request ever sees a half-set-up service.
+ * first run as done). Once the listeners are bound, so a port in use stops the start before the
+ * demo keys are made (they are shown once); no key exists yet that a request could use.
  */
 const firstRun = Effect.gen(function*() {
   const location = yield* DatabaseLocation
@@ -42,20 +45,20 @@ const showDemo = (demo: DemoAccount | undefined, urls: ReadonlyArray<string>) =>
 
 const ListenersLive = Layer.scopedDiscard(Effect.gen(function*() {
   const config = yield* AppConfig
-  const demo = yield* firstRun
-
-  const listeners: ReadonlyArray<readonly [Environment, number]> = [
-    ["production", config.port],
-    ["sandbox", config.sandboxPort]
+  // every listener is bound before any is announced: a port in use stops the start first
+  const listeners: ReadonlyArray<readonly [Environment, string, number]> = [
+    ["production", "PORT", config.port],
+    ["sandbox", "SANDBOX_PORT", config.sandboxPort]
   ]
-  const urls: Array<string> = []
-  for (const [environment, port] of listeners) {
-    const url = yield* serveListener(environment, port)
-    urls.push(url)
-    yield* Effect.logInfo(`${environment} API listening on ${url}`)
-  }
+  const urls = yield* Effect.forEach(listeners, ([environment, setting, port]) =>
+    serveListener(environment, port).pipe(Effect.mapError((error) => listenError(setting, config.host, port, error.cause))))
   const { adminHost, adminPort } = config.telemetry
-  const admin = yield* serveAdmin(adminHost, adminPort === 0 ? 0 : adminPort + apiProcessIndex())
+  const wantedAdminPort = adminPort === 0 ? 0 : adminPort + apiProcessIndex()
+  const admin = yield* serveAdmin(adminHost, wantedAdminPort).pipe(
+    Effect.mapError((error) => listenError("ADMIN_PORT", adminHost, wantedAdminPort, error))
+  )
+  const demo = yield* firstRun
+  for (const [index, [environment]] of listeners.entries()) yield* Effect.logInfo(`${environment} API listening on ${urls[index]}`)
   yield* Effect.logInfo(`metrics on http://${admin.host}:${admin.port}/metrics`)
   yield* showDemo(demo, urls)
   yield* reportListening(urls)
@@ -88,9 +91,18 @@ const PrimaryLive = Layer.scopedDiscard(Effect.gen(function*() {
   Layer.provide(AppConfig.Default)
 )
 
-/** The effective configuration, secrets masked, once per start (not again by each API process). */
-const BannerLive = Layer.effectDiscard(Effect.flatMap(AppConfig, (config) =>
-  isApiWorker ? Effect.void : Effect.annotateLogs(Effect.logInfo("configuration"), describeConfig(config))))
+/**
+ * The effective configuration, secrets masked, once per start (not again by each API process);
+ * with the Temporal engine, its secrets too, so a missing one stops the start before anything else.
+ */
+const BannerLive = Layer.effectDiscard(Effect.gen(function*() {
+  const config = yield* AppConfig
+  if (isApiWorker) return
+  yield* Effect.annotateLogs(Effect.logInfo("configuration"), describeConfig(config))
+  if (config.workflowEngine === "temporal") {
+    yield* announceTemporalSecrets.pipe(Effect.provideServiceEffect(TemporalSecrets, resolveTemporalSecrets("api")))
+  }
+}))
 
 const MainLive = Layer.unwrapEffect(Effect.map(AppConfig, (config) =>
   config.apiProcesses > 1 && !isApiWorker ? PrimaryLive : ApiLive
@@ -98,5 +110,5 @@ const MainLive = Layer.unwrapEffect(Effect.map(AppConfig, (config) =>
 
 Layer.launch(MainLive).pipe(
   Effect.provide(LoggingLive.pipe(Layer.provide(AppConfig.Default))),
-  NodeRuntime.runMain({ disablePrettyLogger: true })
+  runMain
 )

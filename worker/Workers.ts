@@ -9,10 +9,12 @@ import type { OperationActivities } from "../src/operations/Activities.js"
 import type { AppConfig } from "../src/platform/Config.js"
 import { projectRoot } from "../src/platform/Paths.js"
 import { workflowSources as sourcesOf } from "../src/platform/workflowSources.js"
+import { describeCause, startupError } from "../src/platform/Startup.js"
 import { RequestTracer, SpanPipeline } from "../src/platform/Telemetry.js"
 import { connectionOptionsOf, dataConverterOf } from "../src/platform/Temporal.js"
+import type { TemporalSecretsShape } from "../src/platform/TemporalSecrets.js"
 import { createActivities } from "./Activities.js"
-import { registerSearchAttributes } from "./SearchAttributes.js"
+import { registerSearchAttributes } from "../src/operations/SearchAttributes.js"
 import { activityInterceptors, workflowSpanSinks } from "./Tracing.js"
 
 export interface Workers {
@@ -50,6 +52,7 @@ export const sdkRuntimeOptions = (worker: {
 
 export const createWorkers = async (options: {
   readonly config: AppConfig
+  readonly secrets: TemporalSecretsShape
   readonly runtime: ManagedRuntime.ManagedRuntime<OperationActivities, any>
   readonly workflowBundle: { readonly codePath: string } | { readonly code: string }
 }): Promise<Workers> => {
@@ -58,7 +61,7 @@ export const createWorkers = async (options: {
   const [tracer, pipeline] = await runtime.runPromise(Effect.all([RequestTracer, SpanPipeline]))
   const temporal = config.temporal
   const connection = await NativeConnection.connect(connectionOptionsOf(temporal)).catch((error: Error) => {
-    throw new Error(`could not connect to Temporal at ${temporal.address}: ${error.message}`)
+    throw startupError("TEMPORAL_ADDRESS", temporal.address, `cannot connect to Temporal (${describeCause(error)})`, "check that Temporal runs there, and the TEMPORAL_TLS settings")
   })
   try {
     const unregistered = temporal.worker.registerSearchAttributes ? await registerSearchAttributes(connection, temporal.namespace) : []
@@ -70,7 +73,7 @@ export const createWorkers = async (options: {
       // even without tracing: the bundled workflows always call it (an unregistered sink is an error)
       sinks: workflowSpanSinks(pipeline),
       ...Option.match(tracer, { onNone: () => ({}), onSome: (t) => ({ interceptors: activityInterceptors(t) }) }),
-      dataConverter: dataConverterOf(temporal),
+      dataConverter: dataConverterOf(options.secrets),
       maxConcurrentActivityTaskExecutions: temporal.worker.maxConcurrentActivities,
       maxConcurrentWorkflowTaskExecutions: temporal.worker.maxConcurrentWorkflowTasks,
       shutdownGraceTime: temporal.worker.shutdownGraceMs

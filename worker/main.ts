@@ -11,34 +11,62 @@
 import { makeTelemetryFilterString, Runtime } from "@temporalio/worker"
 import { Effect, Layer, ManagedRuntime, Option, Redacted } from "effect"
 import { ActivitiesLive } from "../src/Http.js"
-import { AppConfig, DEVELOPMENT_PLATE_HASH_SALT } from "../src/platform/Config.js"
+import { AppConfig } from "../src/platform/Config.js"
 import { startCodecServer } from "../src/platform/CodecServer.js"
 import { describeConfig } from "../src/platform/ConfigBanner.js"
 import { makeDatabaseLive } from "../src/platform/Database.js"
 import { LoggingLive } from "../src/platform/Logging.js"
-import { payloadCodecOf } from "../src/platform/Temporal.js"
+import { causeOfRejection, listening, reportFailure } from "../src/platform/Startup.js"
 import { MetricsReader, RequestTracer, TelemetryLive } from "../src/platform/Telemetry.js"
+import { announceTemporalSecrets, TemporalSecrets, temporalSecretsLayer } from "../src/platform/TemporalSecrets.js"
 import { startWorkerAdmin } from "./Admin.js"
 import { sdkLogger } from "./SdkLogger.js"
-import { createWorkers, sdkRuntimeOptions, workflowCode } from "./Workers.js"
+import { createWorkers, sdkRuntimeOptions, type Workers, workflowCode } from "./Workers.js"
 
 const WorkerServicesLive = ActivitiesLive.pipe(
   Layer.provide(makeDatabaseLive("cli")),
   Layer.provideMerge(Layer.mergeAll(TelemetryLive({ serviceName: "vehicle-data-worker" }), LoggingLive)),
+  // before the database: a missing secret stops the worker before anything else starts
+  Layer.provideMerge(temporalSecretsLayer("worker")),
   Layer.provideMerge(AppConfig.Default)
 )
 
-const listening = (host: string, port: Option.Option<number>) =>
+const shown = (host: string, port: Option.Option<number>) =>
   Option.match(port, { onNone: () => "off", onSome: (p) => `${host}:${p}` })
 
 const main = async () => {
   const runtime = ManagedRuntime.make(WorkerServicesLive)
-  const log = (effect: Effect.Effect<void>) => runtime.runPromise(effect)
+  const log = (effect: Effect.Effect<void, never, TemporalSecrets>) => runtime.runPromise(effect)
   const closers: Array<() => Promise<void>> = []
   try {
     const config = await runtime.runPromise(AppConfig)
+    const secrets = await runtime.runPromise(TemporalSecrets)
     const temporal = config.temporal
     await log(Effect.annotateLogs(Effect.logInfo("configuration"), describeConfig(config)))
+    await log(announceTemporalSecrets)
+    // every listener is bound before the worker says it runs, and before the Temporal runtime (which
+    // keeps the process alive) is made: a port in use stops it first
+    let workers: Workers | undefined
+    let adminPort = Option.none<number>()
+    const wantedAdminPort = temporal.worker.adminPort
+    if (Option.isSome(wantedAdminPort)) {
+      const { adminHost } = temporal.worker
+      const reader = await runtime.runPromise(MetricsReader)
+      const admin = await listening("WORKER_ADMIN_PORT", adminHost, wantedAdminPort.value, () =>
+        startWorkerAdmin({ host: adminHost, port: wantedAdminPort.value, states: () => workers?.states() ?? {}, reader }))
+      closers.push(admin.close)
+      adminPort = Option.some(admin.port)
+    }
+    let codecPort = Option.none<number>()
+    const { codec, codecServerToken } = secrets
+    if (Option.isSome(codec) && Option.isSome(codecServerToken)) {
+      const { corsOrigins, host, port } = temporal.codecServer
+      const server = await listening("CODEC_SERVER_PORT", host, port, () =>
+        startCodecServer({ codec: codec.value, host, port, corsOrigins, token: Redacted.value(codecServerToken.value) }))
+      closers.push(server.close)
+      codecPort = Option.some(server.port)
+    }
+
     // before any connection: the runtime is made with the first one
     const sdk = sdkRuntimeOptions(temporal.worker)
     Runtime.install({
@@ -48,46 +76,25 @@ const main = async () => {
       telemetryOptions: { ...sdk.telemetryOptions, logging: { forward: {}, filter: makeTelemetryFilterString({ core: "WARN" }) } }
     })
     const tracer = await runtime.runPromise(RequestTracer)
-    const workers = await createWorkers({
+
+    workers = await createWorkers({
       config,
+      secrets,
       runtime,
       workflowBundle: await workflowCode(process.env.VDA_WORKFLOW_BUNDLE)
     })
     if (workers.unregistered.length > 0) {
       await log(Effect.logWarning(`search attributes not registered (register them as an operator): ${workers.unregistered.join("; ")}`))
     }
-    if (Option.isSome(temporal.worker.adminPort)) {
-      const admin = await startWorkerAdmin({
-        host: temporal.worker.adminHost,
-        port: temporal.worker.adminPort.value,
-        states: workers.states,
-        reader: await runtime.runPromise(MetricsReader)
-      })
-      closers.push(admin.close)
-    }
-    const codec = payloadCodecOf(temporal)
-    if (Option.isSome(temporal.codecServer.port) && Option.isSome(codec)) {
-      const server = await startCodecServer({
-        codec: codec.value,
-        host: temporal.codecServer.host,
-        port: temporal.codecServer.port.value,
-        corsOrigins: temporal.codecServer.corsOrigins,
-        token: Option.getOrUndefined(Option.map(temporal.codecServer.token, Redacted.value))
-      })
-      closers.push(server.close)
-    }
     await log(Effect.logInfo([
       `worker polling ${temporal.taskQueues.operations} and ${temporal.taskQueues.deliveries} on ${temporal.address} (namespace ${temporal.namespace})`,
-      `payload encryption ${Option.isSome(codec) ? "on" : "off"}`,
+      `payloads ${secrets.payloads}`,
       `TLS ${temporal.connection.tls || Option.isSome(temporal.connection.apiKey) ? "on" : "off"}`,
-      `health and metrics ${listening(temporal.worker.adminHost, temporal.worker.adminPort)}`,
-      `SDK metrics ${listening(temporal.worker.adminHost, temporal.worker.sdkMetricsPort)}`,
+      `health and metrics ${shown(temporal.worker.adminHost, adminPort)}`,
+      `SDK metrics ${shown(temporal.worker.adminHost, temporal.worker.sdkMetricsPort)}`,
       `tracing ${Option.isSome(tracer) ? "on" : "off"}`,
-      `codec endpoint ${Option.isSome(codec) ? listening(temporal.codecServer.host, temporal.codecServer.port) : "off"}`
+      `codec endpoint ${Option.match(codecPort, { onNone: () => "off", onSome: (port) => `http://${temporal.codecServer.host}:${port} (token required)` })}`
     ].join(", ")))
-    if (Redacted.value(config.plateHashSalt) === DEVELOPMENT_PLATE_HASH_SALT) {
-      await log(Effect.logWarning("PLATE_HASH_SALT is not set: plate hashes use the development salt"))
-    }
     await workers.run()
   } finally {
     for (const close of closers) await close()
@@ -95,7 +102,8 @@ const main = async () => {
   }
 }
 
+// the Temporal runtime's native threads may keep the process alive: exit explicitly (the log is flushed on exit)
 main().catch((error) => {
-  console.error(error)
-  process.exitCode = 1
+  reportFailure(causeOfRejection(error))
+  process.exit(1)
 })

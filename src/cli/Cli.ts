@@ -3,7 +3,7 @@
  * server on the same embedded database. `--json` prints exactly one JSON object on stdout.
  */
 import { Args, Command, HelpDoc, Options, ValidationError } from "@effect/cli"
-import { Console, Data, Effect, Layer, Option } from "effect"
+import { Console, Data, Effect, Layer, Option, Redacted } from "effect"
 import { Accounts } from "../accounts/Accounts.js"
 import { PlanId } from "../accounts/Domain.js"
 import { Catalog } from "../catalog/Catalog.js"
@@ -17,6 +17,7 @@ import { OpeningBalance } from "../metering/OpeningBalance.js"
 import { AppConfig } from "../platform/Config.js"
 import { makeDatabaseLive } from "../platform/Database.js"
 import { plateHash } from "../platform/PlateHash.js"
+import { generateSecrets, resolveTemporalSecrets, SECRET_SETTINGS, TemporalSecrets, temporalSecretsLayer } from "../platform/TemporalSecrets.js"
 import { ALL_MODULES, type Module } from "../platform/Schemas.js"
 import { normalizePlate } from "../vehicles/Plates.js"
 
@@ -263,7 +264,8 @@ const platesHash = Command.make("hash", { plate: Args.text({ name: "PLATE" }), j
   Effect.gen(function*() {
     const normalized = normalizePlate(plate)
     if (normalized === undefined) return yield* new UsageError({ message: `"${plate}" is not a plate (AAA999 or AA999AA)` })
-    const hash = plateHash((yield* AppConfig).plateHashSalt, normalized)
+    const { plateHashSalt } = yield* resolveTemporalSecrets("hashes")
+    const hash = plateHash(plateHashSalt, normalized)
     yield* print(json, { plateHash: hash }, hash)
   })).pipe(Command.withDescription("The plate's hash (PLATE_HASH_SALT), as Temporal workflow ids and the VdaPlateHash search attribute show it"))
 
@@ -272,7 +274,35 @@ const plates = Command.make("plates").pipe(
   Command.withSubcommands([platesHash])
 )
 
-/** Services the commands use, on the configured database. Built only when a command runs. */
+// temporal -------------------------------------------------------------------------------------
+
+const temporalSecrets = Command.make("secrets", {}, () =>
+  Effect.gen(function*() {
+    const values = generateSecrets(new Date())
+    yield* Console.log(SECRET_SETTINGS.map((name) => `${name}=${values[name]}`).join("\n"))
+  })).pipe(Command.withDescription(
+    `New Temporal secrets as environment lines (${SECRET_SETTINGS.join(", ")}), for an .env file or a secret store; the API and the worker need the same values, kept stable once used`
+  ))
+
+const codecEndpoint = Command.make("codec-endpoint", {}, () =>
+  Effect.gen(function*() {
+    const { host, port } = (yield* AppConfig).temporal.codecServer
+    const token = Option.map((yield* TemporalSecrets).codecServerToken, Redacted.value)
+    if (Option.isNone(token)) return yield* new UsageError({ message: "TEMPORAL_PAYLOADS=clear: there is no codec endpoint" })
+    yield* Console.log(`http://${host === "0.0.0.0" ? "localhost" : host}:${port}/${token.value}`)
+  })).pipe(
+    Command.withDescription(
+      "The worker's codec endpoint with its token, as the Temporal UI calls it (TEMPORAL_CODEC_ENDPOINT, or `temporal server start-dev --ui-codec-endpoint`)"
+    ),
+    Command.provide(temporalSecretsLayer("worker"))
+  )
+
+const temporal = Command.make("temporal").pipe(
+  Command.withDescription("What the Temporal engine needs"),
+  Command.withSubcommands([temporalSecrets, codecEndpoint])
+)
+
+/** Services the commands use, on the configured database. Built only when such a command runs. */
 export const CliServicesLive = Layer.mergeAll(Accounts.Default, ConsoleSessions.Default, OpeningBalance.Default, Catalog.Default, VehicleStore.Default, ModuleRegistry.Default).pipe(
   Layer.provideMerge(makeDatabaseLive("cli")),
   Layer.provideMerge(AppConfig.Default)
@@ -280,8 +310,16 @@ export const CliServicesLive = Layer.mergeAll(Accounts.Default, ConsoleSessions.
 
 export const vda = Command.make("vda").pipe(
   Command.withDescription("Vehicle Data API administration"),
-  Command.withSubcommands([accounts, keys, consoleCommand, catalog, registry, plates]),
-  Command.provide(CliServicesLive)
+  Command.withSubcommands([
+    accounts.pipe(Command.provide(CliServicesLive)),
+    keys.pipe(Command.provide(CliServicesLive)),
+    consoleCommand.pipe(Command.provide(CliServicesLive)),
+    catalog.pipe(Command.provide(CliServicesLive)),
+    registry.pipe(Command.provide(CliServicesLive)),
+    plates,
+    temporal
+  ]),
+  Command.provide(AppConfig.Default)
 )
 
 export const runCli = Command.run(vda, { name: "vda", version: "0.1.0" })

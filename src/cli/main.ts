@@ -41,6 +41,8 @@ const exitCodeOf = (exit: Exit.Exit<unknown, unknown>): { readonly code: number;
         return { code: 1, message: `unknown key ${tagged.id}` }
       case "FileUnreadable":
         return { code: 1, message: tagged.message ?? "cannot read the file" }
+      case "StartupError":
+        return { code: 1, message: tagged.message ?? "cannot start" }
     }
   }
   return { code: 1, message: Cause.pretty(exit.cause) }

@@ -27,19 +27,22 @@ import {
 import { type DataConverter, defaultPayloadConverter, type Headers, type SearchAttributePair } from "@temporalio/common"
 import { TRACE_HEADER, WORKFLOW_ID_ATTR_KEY } from "@temporalio/interceptors-opentelemetry/lib/instrumentation.js"
 import { SPAN_DELIMITER, SpanName } from "@temporalio/interceptors-opentelemetry/lib/workflow/definitions.js"
-import { Clock, Duration, Effect, Layer, Option, Redacted, Schedule, type Tracer } from "effect"
+import { Clock, Duration, Effect, Layer, Option, Schedule, type Tracer } from "effect"
 import { searchAttributesOf, workflowMetadataOf } from "../../workflows/searchAttributes.js"
 import { modulesKey, type WorkflowLabels, workflowIds } from "../../workflows/shared.js"
-import { AppConfig, DEVELOPMENT_PLATE_HASH_SALT } from "../platform/Config.js"
+import { AppConfig } from "../platform/Config.js"
 import { Leases } from "../platform/Leases.js"
 import { plateHash } from "../platform/PlateHash.js"
 import { RequestTracer } from "../platform/Telemetry.js"
+import { describeCause, StartupError } from "../platform/Startup.js"
 import { connectionOptionsOf, dataConverterOf } from "../platform/Temporal.js"
+import { TemporalSecrets, temporalSecretsLayer } from "../platform/TemporalSecrets.js"
 import { WebhookDeliveries } from "../webhooks/Deliveries.js"
 import { countFinding } from "./Metrics.js"
 import { WebhooksRepo } from "../webhooks/Repo.js"
 import { OperationActivities } from "./Activities.js"
 import { OperationsRepo } from "./Repo.js"
+import { registerSearchAttributes } from "./SearchAttributes.js"
 import {
   type DeliveryStartRequest,
   deliveryStartRequestOf,
@@ -73,6 +76,8 @@ export interface TemporalGateway {
    */
   readonly start: (start: WorkflowStart, signal: AbortSignal, headers?: Headers) => Promise<unknown>
   readonly describe: (workflowId: string, signal: AbortSignal) => Promise<WorkflowState>
+  /** Registers the search attributes the starts carry; answers the ones it could not, with why. */
+  readonly registerSearchAttributes: (signal: AbortSignal) => Promise<ReadonlyArray<string>>
 }
 
 export interface EngineSettings {
@@ -188,11 +193,12 @@ export const makeTemporalEngine = (gateway: TemporalGateway) =>
     const webhooks = yield* WebhooksRepo
     const activities = yield* OperationActivities
     const deliveries = yield* WebhookDeliveries
+    const { plateHashSalt } = yield* TemporalSecrets
     const settings: EngineSettings = {
       taskQueues: config.temporal.taskQueues,
       retry: config.sourceRetry,
       deliveryRetry: config.webhookRetry,
-      plateHash: (plate) => plateHash(config.plateHashSalt, plate)
+      plateHash: (plate) => plateHash(plateHashSalt, plate)
     }
     const deadline = Duration.millis(config.temporal.startTimeoutMs)
 
@@ -212,7 +218,7 @@ export const makeTemporalEngine = (gateway: TemporalGateway) =>
         Effect.zipRight(Effect.flatMap(Clock.currentTimeMillis, (now) => markStarted(new Date(now)))),
         Effect.as(true),
         Effect.catchAll((error) =>
-          Effect.as(Effect.logWarning(`workflow ${start.workflowId} not started yet; the reconciler will start it`, error), false)
+          Effect.as(Effect.logWarning(`workflow ${start.workflowId} not started yet (${describeCause(error)}); the reconciler will start it`), false)
         )
       )
     }
@@ -235,19 +241,40 @@ export const makeTemporalEngine = (gateway: TemporalGateway) =>
         return true
       })
 
+    /**
+     * Before a pass (re)starts anything: a server that lost its state lost the search attributes
+     * too, and refuses starts that carry them. Once per pass, and only when there is something to start.
+     */
+    const registerAttributes = call("search attributes", (signal) => gateway.registerSearchAttributes(signal)).pipe(
+      Effect.flatMap((failures) =>
+        failures.length === 0
+          ? Effect.void
+          : Effect.logWarning(`search attributes not registered (register them as an operator): ${failures.join("; ")}`)
+      ),
+      Effect.catchAll((error) => Effect.logWarning(`search attributes not registered (${describeCause(error)})`))
+    )
+
     const reconcile: Effect.Effect<Reconciled> = Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
       const found = { started: 0, restarted: 0, finalized: 0, reachable: true }
       const count = (key: keyof typeof found) => (done: boolean) => Effect.sync(() => done && found[key]++)
+      let registered = !config.temporal.worker.registerSearchAttributes
+      const beforeStarting = Effect.suspend(() => {
+        if (registered) return Effect.void
+        registered = true
+        return registerAttributes
+      })
 
       // committed but never started (the request's start failed or timed out, or the process died)
       const unstartedBefore = new Date(now - config.temporal.startTimeoutMs - 1_000)
       // (a failed start means Temporal is unreachable: the rest waits for the next pass)
       for (const row of yield* repo.unfinished({ unstartedBefore })) {
+        yield* beforeStarting
         if (!(yield* start(startRequestOf(row)))) return { ...found, reachable: false }
         found.started++
       }
       for (const row of yield* webhooks.pending({ unstartedBefore })) {
+        yield* beforeStarting
         if (!(yield* startDelivery(deliveryStartRequestOf(row)))) return { ...found, reachable: false }
         found.started++
       }
@@ -257,13 +284,13 @@ export const makeTemporalEngine = (gateway: TemporalGateway) =>
       for (const row of yield* repo.stale(staleBefore, RECONCILE_BATCH)) {
         const request = startRequestOf(row)
         const state = yield* describe(workflowStart(request, settings).workflowId)
-        if (state === "missing") yield* Effect.flatMap(start(request), count("restarted"))
+        if (state === "missing") yield* Effect.flatMap(Effect.zipRight(beforeStarting, start(request)), count("restarted"))
         if (state === "closed") yield* Effect.flatMap(finalizeLost(row.id), count("finalized"))
       }
       for (const row of yield* webhooks.overdue(staleBefore, RECONCILE_BATCH)) {
         const request = deliveryStartRequestOf(row)
         const state = yield* describe(deliveryStart(request, settings).workflowId)
-        if (state === "missing") yield* Effect.flatMap(startDelivery(request), count("restarted"))
+        if (state === "missing") yield* Effect.flatMap(Effect.zipRight(beforeStarting, startDelivery(request)), count("restarted"))
         if (state === "closed") {
           yield* Effect.flatMap(deliveries.settle(row.id, row.series, "the delivery's workflow ended without settling it"), count("finalized"))
         }
@@ -337,7 +364,9 @@ export const clientGateway = (
           if (error instanceof WorkflowNotFoundError) return "missing"
           throw error
         }
-      )
+      ),
+    registerSearchAttributes: (signal) =>
+      connection.withAbortSignal(signal, () => registerSearchAttributes(connection, options.namespace))
   }
 }
 
@@ -346,13 +375,15 @@ export const TemporalEngineLive = Layer.scoped(
   Effect.gen(function*() {
     const config = yield* AppConfig
     const leases = yield* Leases
-    if (Redacted.value(config.plateHashSalt) === DEVELOPMENT_PLATE_HASH_SALT) {
-      yield* Effect.logWarning("PLATE_HASH_SALT is not set: plate hashes in Temporal use the development salt")
-    }
-    // connects on first use, so the API starts even while Temporal is down
-    const connection = Connection.lazy(connectionOptionsOf(config.temporal))
+    const secrets = yield* TemporalSecrets
+    // connects on first use, so the API starts even while Temporal is down; its files are read now
+    const options = yield* Effect.try({
+      try: () => connectionOptionsOf(config.temporal),
+      catch: (error) => (error instanceof StartupError ? error : new StartupError({ message: `TEMPORAL_ADDRESS=${config.temporal.address}: ${String(error)}` }))
+    })
+    const connection = Connection.lazy(options)
     yield* Effect.addFinalizer(() => Effect.promise(() => connection.close()).pipe(Effect.ignore))
-    const gateway = clientGateway(connection, { namespace: config.temporal.namespace, dataConverter: dataConverterOf(config.temporal) })
+    const gateway = clientGateway(connection, { namespace: config.temporal.namespace, dataConverter: dataConverterOf(secrets) })
     const engine = yield* makeTemporalEngine(gateway)
 
     const interval = config.temporal.reconcileIntervalMs
@@ -378,4 +409,4 @@ export const TemporalEngineLive = Layer.scoped(
 
     return WorkflowEngine.of({ start: engine.start, startDelivery: engine.startDelivery, readiness })
   })
-)
+).pipe(Layer.provide(temporalSecretsLayer("api")))

@@ -6,6 +6,7 @@
  */
 import Cluster, { type Worker } from "node:cluster"
 import { Deferred, Effect, Runtime } from "effect"
+import { startupError } from "./Startup.js"
 
 /** What a worker tells the primary once its listeners are open. */
 interface Listening {
@@ -90,6 +91,8 @@ export const startApiProcesses = (count: number, env: Record<string, string>, gr
         fork(index, listening)
         return listening
       }))
-    const urls = yield* Effect.orDie(Effect.forEach(started, Deferred.await))
+    const urls = yield* Effect.forEach(started, Deferred.await).pipe(
+      Effect.mapError((error) => startupError("API_PROCESSES", count, error.message, "the process's own line above says why"))
+    )
     return urls[0] ?? []
   })

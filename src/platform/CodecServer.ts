@@ -1,8 +1,10 @@
 /**
  * The codec endpoint of Temporal's remote-codec protocol (`POST /encode`, `POST /decode`, JSON
  * `{payloads:[{metadata:{k: base64}, data: base64}]}`), so the Temporal UI and CLI can show
- * encrypted payloads to operators. Only the configured browser origins may call it, and with a
- * token set only callers that present it.
+ * encrypted payloads to operators. Only the configured browser origins may call it, and only
+ * callers that present its token: `Authorization: Bearer <token>` (the CLI's `--codec-auth`), or
+ * the token as the endpoint's first path segment, `/<token>/decode` (the UI, which cannot send a
+ * header of its own, is given `http://host:port/<token>` as its endpoint).
  */
 import { timingSafeEqual } from "node:crypto"
 import * as Http from "node:http"
@@ -39,16 +41,25 @@ export interface CodecServerOptions {
   readonly host: string
   readonly port: number
   readonly corsOrigins: ReadonlyArray<string>
-  readonly token?: string | undefined
+  readonly token: string
+}
+
+const sameSecret = (given: string, expected: string) => {
+  const a = Buffer.from(given)
+  const b = Buffer.from(expected)
+  return a.length === b.length && timingSafeEqual(a, b)
 }
 
 export const startCodecServer = async (options: CodecServerOptions) => {
-  const authorized = (header: string | undefined) => {
-    if (options.token === undefined) return true
-    const expected = Buffer.from(`Bearer ${options.token}`)
-    const given = Buffer.from(header ?? "")
-    return given.length === expected.length && timingSafeEqual(given, expected)
+  /** The operation asked for, and whether the path carried the token. */
+  const route = (url: string) => {
+    const segments = (url.split("?")[0] ?? "/").split("/").filter((segment) => segment.length > 0)
+    const operation = segments.at(-1)
+    if ((operation !== "encode" && operation !== "decode") || segments.length > 2) return undefined
+    return { operation, pathToken: segments.length === 2 ? segments[0]! : undefined }
   }
+  const authorized = (pathToken: string | undefined, header: string | undefined) =>
+    pathToken !== undefined ? sameSecret(pathToken, options.token) : sameSecret(header ?? "", `Bearer ${options.token}`)
 
   const server = Http.createServer((request, response) => {
     const origin = request.headers.origin
@@ -61,8 +72,8 @@ export const startCodecServer = async (options: CodecServerOptions) => {
       response.writeHead(status, { "content-type": "application/json" })
       response.end(JSON.stringify(body))
     }
-    const path = (request.url ?? "/").split("?")[0]
-    if (path !== "/encode" && path !== "/decode") return reply(404, { error: { message: "not found" } })
+    const found = route(request.url ?? "/")
+    if (found === undefined) return reply(404, { error: { message: "not found" } })
     if (request.method === "OPTIONS") {
       if (origin !== undefined && options.corsOrigins.includes(origin)) {
         response.setHeader("access-control-allow-methods", "POST, OPTIONS")
@@ -72,7 +83,9 @@ export const startCodecServer = async (options: CodecServerOptions) => {
       return
     }
     if (request.method !== "POST") return reply(405, { error: { message: "method not allowed" } })
-    if (!authorized(request.headers.authorization)) return reply(401, { error: { message: "a valid bearer token is required" } })
+    if (!authorized(found.pathToken, request.headers.authorization)) {
+      return reply(401, { error: { message: "a valid token is required (Authorization: Bearer, or the endpoint's first path segment)" } })
+    }
     const chunks: Array<Buffer> = []
     let size = 0
     let refused = false
@@ -94,10 +107,10 @@ export const startCodecServer = async (options: CodecServerOptions) => {
       }
       if (!isPayloadList(body)) return reply(400, { error: { message: "expected {\"payloads\": [{\"metadata\": {…}, \"data\": \"…\"}]}" } })
       const payloads = body.payloads.map(fromJson)
-      const run = path === "/encode" ? options.codec.encode(payloads) : options.codec.decode(payloads)
+      const run = found.operation === "encode" ? options.codec.encode(payloads) : options.codec.decode(payloads)
       run.then(
         (result) => reply(200, { payloads: result.map(toJson) }),
-        () => reply(400, { error: { message: `the payloads could not be ${path === "/encode" ? "encoded" : "decoded"}` } })
+        () => reply(400, { error: { message: `the payloads could not be ${found.operation}d` } })
       )
     })
   })

@@ -46,9 +46,6 @@ const optionalString = (name: string) =>
 const optionalSecret = (name: string) =>
   Config.option(Config.redacted(name)).pipe(Config.map(Option.filter((value) => Redacted.value(value).length > 0)))
 
-/** Used when PLATE_HASH_SALT is not set: fine for development, announced at start-up. */
-export const DEVELOPMENT_PLATE_HASH_SALT = "vda-development-plate-hash-salt"
-
 const temporal = Effect.gen(function*() {
   const taskQueue = yield* Config.string("TEMPORAL_TASK_QUEUE").pipe(Config.withDefault(DEFAULT_TASK_QUEUE))
   const derived = taskQueuesOf(taskQueue)
@@ -72,7 +69,9 @@ const temporal = Effect.gen(function*() {
       keyFile: yield* optionalString("TEMPORAL_TLS_KEY_FILE"),
       apiKey: yield* optionalSecret("TEMPORAL_API_KEY")
     },
-    /** `keyId:base64key,…`: payloads are encrypted with the first key; every key decrypts. */
+    /** `encrypted` (always, unless set to `clear` on purpose). */
+    payloads: yield* Config.literal("encrypted", "clear")("TEMPORAL_PAYLOADS").pipe(Config.withDefault("encrypted" as const)),
+    /** `keyId:base64key,…`: payloads are encrypted with the first key; every key decrypts (resolved in TemporalSecrets). */
     codecKeys: yield* optionalSecret("TEMPORAL_CODEC_KEYS"),
     worker: {
       maxConcurrentActivities: yield* positiveInt("TEMPORAL_WORKER_MAX_CONCURRENT_ACTIVITIES", 100),
@@ -86,7 +85,7 @@ const temporal = Effect.gen(function*() {
     },
     codecServer: {
       host: yield* Config.string("CODEC_SERVER_HOST").pipe(Config.withDefault("127.0.0.1")),
-      port: yield* optionalPort("CODEC_SERVER_PORT"),
+      port: yield* port("CODEC_SERVER_PORT", 8888),
       corsOrigins: yield* Config.string("CODEC_SERVER_CORS_ORIGINS").pipe(
         Config.withDefault("http://localhost:8233"),
         Config.map((list) => list.split(",").map((o) => o.trim()).filter((o) => o.length > 0))
@@ -197,8 +196,8 @@ export class AppConfig extends Effect.Service<AppConfig>()("vda/AppConfig", {
       /** Inline engine: how long a process's claim on its running work outlives its last renewal. */
       inlineClaimTtlMs: yield* positiveInt("INLINE_CLAIM_TTL_MS", 30_000),
       temporal: yield* temporal,
-      /** Keys the plate's hash in workflow ids and search attributes (the plate never leaves in clear). */
-      plateHashSalt: yield* Config.redacted("PLATE_HASH_SALT").pipe(Config.withDefault(Redacted.make(DEVELOPMENT_PLATE_HASH_SALT))),
+      /** Keys the plate's hash in workflow ids and search attributes (resolved in TemporalSecrets). */
+      plateHashSalt: yield* optionalSecret("PLATE_HASH_SALT"),
       /** Module and vehicle-source lookups: 3 attempts, backing off from this first delay. */
       sourceRetry: {
         ...SOURCE_RETRY,

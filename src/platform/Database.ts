@@ -9,7 +9,9 @@ import { PgClient, PgMigrator } from "@effect/sql-pg"
 import { Context, Effect, Layer, Metric, Option, Redacted, Runtime, String as Str } from "effect"
 import Pg from "pg"
 import { AppConfig } from "./Config.js"
+import { maskUrl } from "./ConfigBanner.js"
 import { otherSessions, startCluster, stopCluster } from "./EmbeddedPostgres.js"
+import { describeCause, type StartupError, startupError } from "./Startup.js"
 import { labelSets, onScrape } from "./Telemetry.js"
 import migration0001 from "./migrations/0001_foundation.js"
 import migration0002 from "./migrations/0002_vehicles_catalog.js"
@@ -57,6 +59,29 @@ export class DatabaseLocation extends Context.Tag("vda/DatabaseLocation")<Databa
   readonly embedded: boolean
 }>() {}
 
+const URL_FORM = "use postgres://USER:PASSWORD@HOST:5432/DATABASE"
+
+/** DATABASE_URL as the operator can read it: its password masked. */
+const shownUrl = (url: Redacted.Redacted<string>) => maskUrl(Redacted.value(url))
+
+const checkedUrl = (url: Redacted.Redacted<string>) => {
+  let parsed: URL | undefined
+  try {
+    parsed = new URL(Redacted.value(url))
+  } catch {
+    return Effect.fail(startupError("DATABASE_URL", "<not a URL>", "not a PostgreSQL URL", URL_FORM))
+  }
+  return parsed.protocol === "postgres:" || parsed.protocol === "postgresql:"
+    ? Effect.succeed(url)
+    : Effect.fail(startupError("DATABASE_URL", shownUrl(url), `${parsed.protocol} is not a PostgreSQL URL`, URL_FORM))
+}
+
+/** pg's codes for a server that refuses this user or has no such database. */
+const isRefusedLogin = (error: SqlError) => {
+  const code = (error.cause as { code?: unknown } | undefined)?.code
+  return typeof code === "string" && (code.startsWith("28") || code === "3D000")
+}
+
 /**
  * `server`: the API owns the embedded PostgreSQL and stops it on shutdown, even one it adopted from
  * a killed predecessor. `cli`: a command stops only a server it started itself, and only when
@@ -69,7 +94,7 @@ export const makeDatabaseLocation = (role: EmbeddedRole) =>
     DatabaseLocation,
     Effect.gen(function*() {
       const config = yield* AppConfig
-      if (Option.isSome(config.databaseUrl)) return { url: config.databaseUrl.value, embedded: false }
+      if (Option.isSome(config.databaseUrl)) return { url: yield* checkedUrl(config.databaseUrl.value), embedded: false }
       const runtime = yield* Effect.runtime<never>()
       const log = (message: string) => Runtime.runSync(runtime)(Effect.logInfo(message))
       const cluster = yield* Effect.acquireRelease(
@@ -197,9 +222,32 @@ const PgLive = Layer.unwrapEffect(
   })
 )
 
+/**
+ * The first connection fails at the migrations: a database that cannot be reached or refuses us
+ * stops the process with the one line of its setting.
+ */
+const asStartupError = <E>(error: E) =>
+  Effect.gen(function*() {
+    if (!(error instanceof SqlError) || !(isUnavailable(error) || isRefusedLogin(error))) return error as E | StartupError
+    const location = yield* DatabaseLocation
+    const remedy = location.embedded
+      ? "the embedded PostgreSQL did not answer; see its server.log under DATA_DIR"
+      : "check that PostgreSQL runs there and takes this user, password and database"
+    return startupError(
+      location.embedded ? "DATA_DIR" : "DATABASE_URL",
+      location.embedded ? (yield* AppConfig).dataDir : shownUrl(location.url),
+      `cannot connect to the database (${describeCause(error)})`,
+      remedy
+    )
+  })
+
+const MigratedLive = MigratorLive.pipe(
+  Layer.catchAll((error) => Layer.unwrapEffect(Effect.map(asStartupError(error), Layer.fail)))
+)
+
 /** SqlClient on a migrated database; also exposes where it is. */
 export const makeDatabaseLive = (role: EmbeddedRole) =>
-  MigratorLive.pipe(
+  MigratedLive.pipe(
     Layer.provideMerge(PgLive),
     Layer.provideMerge(makeDatabaseLocation(role))
   )

@@ -137,8 +137,8 @@ const makeGatheredStdout = (): LineSink => {
 }
 
 let gathered: LineSink | undefined
-/** The process's one gathered standard output (made on first use). */
-const gatheredStdout: LineSink = (line) => (gathered ??= makeGatheredStdout())(line)
+/** The process's one gathered standard output (made on first use): every line of the log, in order. */
+export const gatheredStdout: LineSink = (line) => (gathered ??= makeGatheredStdout())(line)
 
 /** An access-log writer: the same format and sink as the logger, without a fiber. */
 export interface AccessLog {

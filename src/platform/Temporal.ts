@@ -1,11 +1,11 @@
 /**
  * What the API's Temporal client and the worker share: how to connect (TLS, mTLS, API key) and
- * the data converter (payloads encrypted when TEMPORAL_CODEC_KEYS is set).
+ * the data converter (payloads encrypted, see TemporalSecrets).
  */
 import type { DataConverter } from "@temporalio/common"
 import { Option, Redacted } from "effect"
 import type { AppConfig } from "./Config.js"
-import { makeAesGcmCodec, parseKeyRing } from "./TemporalCodec.js"
+import type { TemporalSecretsShape } from "./TemporalSecrets.js"
 import { temporalConnectionOptions } from "./TemporalConnection.js"
 
 type TemporalConfig = AppConfig["temporal"]
@@ -21,9 +21,5 @@ export const connectionOptionsOf = (temporal: TemporalConfig) =>
     apiKey: Option.getOrUndefined(Option.map(temporal.connection.apiKey, Redacted.value))
   })
 
-/** The payload codec of TEMPORAL_CODEC_KEYS, if set. */
-export const payloadCodecOf = (temporal: TemporalConfig) =>
-  Option.map(temporal.codecKeys, (keys) => makeAesGcmCodec(parseKeyRing(Redacted.value(keys))))
-
-export const dataConverterOf = (temporal: TemporalConfig): DataConverter =>
-  Option.match(payloadCodecOf(temporal), { onNone: () => ({}), onSome: (codec) => ({ payloadCodecs: [codec] }) })
+export const dataConverterOf = (secrets: TemporalSecretsShape): DataConverter =>
+  Option.match(secrets.codec, { onNone: () => ({}), onSome: (codec) => ({ payloadCodecs: [codec] }) })

@@ -167,3 +167,37 @@ describe("vda plates hash", () => {
     expect(result.stderr).toContain("is not a plate")
   })
 })
+
+describe("vda plates hash without a salt, on DATABASE_URL", () => {
+  it("refuses with exit code 1 and the one line that names PLATE_HASH_SALT and how to make it", async () => {
+    const result = await vda("plates", "hash", "AB123CD")
+    expect(result.code).toBe(1)
+    expect(result.stdout).toBe("")
+    expect(result.stderr).toBe(
+      "vda: PLATE_HASH_SALT is not set: `vda plates hash` with DATABASE_URL needs PLATE_HASH_SALT (make them with `npx vda temporal secrets` and keep them stable), " +
+        "or TEMPORAL_PAYLOADS=clear to send workflow payloads in clear on purpose\n"
+    )
+  })
+})
+
+describe("vda temporal", () => {
+  it("secrets prints three fresh environment lines: a usable key ring, a salt and a token, new each time", async () => {
+    const { parseKeyRing } = await import("../../src/platform/TemporalCodec.js")
+    const read = async () => {
+      const result = await vda("temporal", "secrets")
+      expect(result.code).toBe(0)
+      return Object.fromEntries(result.stdout.trim().split("\n").map((line) => [line.slice(0, line.indexOf("=")), line.slice(line.indexOf("=") + 1)]))
+    }
+    const first = await read()
+    expect(Object.keys(first)).toEqual(["TEMPORAL_CODEC_KEYS", "PLATE_HASH_SALT", "CODEC_SERVER_TOKEN"])
+    expect(parseKeyRing(first.TEMPORAL_CODEC_KEYS!).current.key).toHaveLength(32)
+    for (const name of ["PLATE_HASH_SALT", "CODEC_SERVER_TOKEN"]) expect(first[name]).toMatch(/^[A-Za-z0-9_-]{43}$/)
+    const second = await read()
+    for (const name of Object.keys(first)) expect(second[name]).not.toBe(first[name])
+  })
+
+  it("codec-endpoint prints the worker's endpoint with its token, as the Temporal UI calls it", async () => {
+    const result = await runVda(["temporal", "codec-endpoint"], { ...env, TEMPORAL_CODEC_KEYS: `k:${Buffer.alloc(32).toString("base64")}`, PLATE_HASH_SALT: "s", CODEC_SERVER_TOKEN: "tok-123", CODEC_SERVER_PORT: "9999" })
+    expect(result).toMatchObject({ code: 0, stdout: "http://127.0.0.1:9999/tok-123\n" })
+  })
+})

@@ -6,7 +6,6 @@ import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
 import { parse } from "yaml"
 import { describe, expect, it } from "vitest"
-import { DEVELOPMENT_PLATE_HASH_SALT } from "../../src/platform/Config.js"
 import { SEARCH_ATTRIBUTES } from "../../workflows/shared.js"
 import { ROOT } from "../support/Processes.js"
 
@@ -94,7 +93,10 @@ describe("docker-compose.yml", () => {
     const worker = services["worker"]
     expect(worker.ports).toEqual([`127.0.0.1:${worker.environment.CODEC_SERVER_PORT}:${worker.environment.CODEC_SERVER_PORT}`])
     expect(worker.environment.CODEC_SERVER_CORS_ORIGINS).toBe("http://localhost:8233")
-    expect(services["temporal-ui"].environment.TEMPORAL_CODEC_ENDPOINT).toBe(`http://localhost:${worker.environment.CODEC_SERVER_PORT}`)
+    expect(services["temporal-ui"].environment.TEMPORAL_CODEC_ENDPOINT).toBe(
+      `http://localhost:${worker.environment.CODEC_SERVER_PORT}/\${CODEC_SERVER_TOKEN:?set CODEC_SERVER_TOKEN (npx vda temporal secrets > .env)}`
+    )
+    expect(worker.environment.CODEC_SERVER_TOKEN).toBe("${CODEC_SERVER_TOKEN:?set CODEC_SERVER_TOKEN (npx vda temporal secrets > .env)}")
   })
 
   it("runs the API and the worker on the app's own database with the Temporal engine", () => {
@@ -112,8 +114,10 @@ describe("docker-compose.yml", () => {
     for (const name of ["api", "worker"]) {
       const env = services[name].environment
       expect(env.TEMPORAL_TASK_QUEUE).toBe("vehicle-data")
-      expect(env.PLATE_HASH_SALT).toBe(`\${PLATE_HASH_SALT:-${DEVELOPMENT_PLATE_HASH_SALT}}`)
-      expect(env.TEMPORAL_CODEC_KEYS).toBe("${TEMPORAL_CODEC_KEYS:-}")
+      // required: the stack refuses to start without them, rather than run in clear
+      for (const secret of ["PLATE_HASH_SALT", "TEMPORAL_CODEC_KEYS"]) {
+        expect(env[secret]).toBe(`\${${secret}:?set ${secret} (npx vda temporal secrets > .env)}`)
+      }
     }
     expect(services["api"].ports).toEqual(["8080:8080", "8081:8081"])
     expect(services["api"].environment.SANDBOX_PORT).toBe("8081")

@@ -15,7 +15,9 @@ import { makeTemporalEngine, type TemporalGateway, type WorkflowStart, type Work
 import { deliveryStartRequestOf } from "../../src/operations/WorkflowEngine.js"
 import { pgClientLayer } from "../../src/platform/Database.js"
 import { plateHash } from "../../src/platform/PlateHash.js"
+import { temporalSecretsLayer } from "../../src/platform/TemporalSecrets.js"
 import { WebhooksRepo } from "../../src/webhooks/Repo.js"
+import { LIVE_CODEC_KEYS } from "../support/LiveCodec.js"
 import { freshDatabase } from "../support/Postgres.js"
 import { testConfig } from "../support/TestApp.js"
 
@@ -28,11 +30,13 @@ const DatabaseLive = Layer.unwrapEffect(
 )
 const ServicesLive = Layer.mergeAll(ActivitiesLive, Accounts.Default).pipe(
   Layer.provideMerge(DatabaseLive),
+  Layer.provideMerge(temporalSecretsLayer("api")),
   Layer.provideMerge(testConfig({
     TEMPORAL_TASK_QUEUE: "vda-test",
     TEMPORAL_START_TIMEOUT_MS: "300",
     TEMPORAL_STALE_AFTER_MS: "1000",
     PLATE_HASH_SALT: SALT,
+    TEMPORAL_CODEC_KEYS: LIVE_CODEC_KEYS,
     SOURCE_RETRY_INITIAL_MS: "300",
     WEBHOOK_RETRY_INITIAL_MS: "2000",
     WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true"
@@ -47,17 +51,24 @@ const fakeTemporal = (onStart: (start: WorkflowStart, signal: AbortSignal) => Pr
   const starts: Array<WorkflowStart> = []
   const described: Array<string> = []
   const states = new Map<string, WorkflowState>()
+  /** Starts and search-attribute registrations, in order. */
+  const calls: Array<string> = []
   const gateway: TemporalGateway = {
     start: (start, signal) => {
       starts.push(start)
+      calls.push(`start ${start.workflowId}`)
       return onStart(start, signal)
     },
     describe: async (workflowId) => {
       described.push(workflowId)
       return states.get(workflowId) ?? "running"
+    },
+    registerSearchAttributes: async () => {
+      calls.push("register")
+      return []
     }
   }
-  return { gateway, starts, described, states }
+  return { gateway, starts, described, states, calls }
 }
 
 const attributes = (start: WorkflowStart) => Object.fromEntries(start.typedSearchAttributes.map((p) => [p.key.name, p.value]))
@@ -285,7 +296,7 @@ layer(ServicesLive, { excludeTestServices: true })("Temporal engine", (it) => {
       expect((yield* operation(id)).status).toBe("queued")
     }))
 
-  it.effect("a workflow the server no longer knows is started again under the same id", () =>
+  it.effect("a workflow the server no longer knows is started again under the same id, its search attributes registered first", () =>
     Effect.gen(function*() {
       const temporal = fakeTemporal()
       const engine = yield* makeTemporalEngine(temporal.gateway)
@@ -295,6 +306,11 @@ layer(ServicesLive, { excludeTestServices: true })("Temporal engine", (it) => {
       const found = yield* engine.reconcile
       expect(found.restarted).toBeGreaterThanOrEqual(1)
       expect(temporal.starts.map((s) => s.workflowId)).toContain(workflowId)
+      // a server that lost the workflow lost the attributes too: registered once per pass, before any start
+      expect(temporal.calls.filter((call) => call === "register")).toHaveLength(1)
+      expect(temporal.calls.indexOf("register")).toBeLessThan(temporal.calls.indexOf(`start ${workflowId}`))
+      yield* engine.reconcile
+      expect(temporal.calls.filter((call) => call === "register")).toHaveLength(2)
     }))
 
   it.effect("a workflow that closed without finishing its operation: modules fail retryably with our message, the event goes out", () =>
@@ -436,7 +452,8 @@ layer(ServicesLive, { excludeTestServices: true })("Temporal engine", (it) => {
     Effect.gen(function*() {
       const engine = yield* makeTemporalEngine({
         start: () => Promise.reject(new Error("UNAVAILABLE: connection refused")),
-        describe: () => Promise.reject(new Error("UNAVAILABLE: connection refused"))
+        describe: () => Promise.reject(new Error("UNAVAILABLE: connection refused")),
+        registerSearchAttributes: () => Promise.reject(new Error("UNAVAILABLE: connection refused"))
       })
       const { id } = yield* staleOperation("modules")
       const found = yield* engine.reconcile

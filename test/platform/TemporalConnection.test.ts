@@ -44,8 +44,18 @@ describe("Temporal connection options", () => {
   })
 
   it("a certificate without its key (or the reverse) is refused", () => {
-    expect(() => temporalConnectionOptions({ address: "t:7233", tls: true, certFile: file("client.pem") })).toThrow(/go together/)
-    expect(() => temporalConnectionOptions({ address: "t:7233", tls: true, keyFile: file("client.key") })).toThrow(/go together/)
+    expect(() => temporalConnectionOptions({ address: "t:7233", tls: true, certFile: file("client.pem") })).toThrow(
+      "TEMPORAL_TLS_KEY_FILE=unset: TEMPORAL_TLS_CERT_FILE is set without it (mTLS needs both); set both or neither"
+    )
+    expect(() => temporalConnectionOptions({ address: "t:7233", tls: true, keyFile: file("client.key") })).toThrow(
+      "TEMPORAL_TLS_CERT_FILE=unset: TEMPORAL_TLS_KEY_FILE is set without it (mTLS needs both); set both or neither"
+    )
+  })
+
+  it("a file that cannot be read is refused with its setting, its path and what to do", () => {
+    expect(() => temporalConnectionOptions({ address: "t:7233", tls: true, caFile: file("missing.pem") })).toThrow(
+      `TEMPORAL_TLS_CA_FILE=${file("missing.pem")}: cannot read it (ENOENT: no such file or directory, open '${file("missing.pem")}'); give the path of a readable PEM file`
+    )
   })
 
   it("an API key implies TLS (Temporal Cloud) and never appears in an error", () => {
@@ -57,7 +67,7 @@ describe("Temporal connection options", () => {
     } catch (error) {
       message = (error as Error).message
     }
-    expect(message).toMatch(/go together/)
+    expect(message).toMatch(/mTLS needs both/)
     expect(message).not.toContain("tk_secret_123")
   })
 })

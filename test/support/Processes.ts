@@ -103,6 +103,31 @@ export const startServer = async (env: Record<string, string>): Promise<ServerPr
 export const startWorker = (env: Record<string, string>): Promise<WorkerProcess> =>
   startProcess("worker/start.js", env, "the worker to poll", (output) => (output.includes("worker polling") ? true : undefined), 90_000)
 
+/** What a process that stops on its own said: its exit code and everything it wrote. */
+export interface Ended {
+  readonly code: number | null
+  readonly output: string
+}
+
+/** Runs `node ENTRY` until it exits on its own (killed after the deadline, which fails the caller). */
+export const runToExit = (entry: string, env: Record<string, string>, deadlineMs = 60_000): Promise<Ended> =>
+  new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [entry], { cwd: ROOT, env: childEnv(env), stdio: ["ignore", "pipe", "pipe"] })
+    children.add(child)
+    let output = ""
+    child.stdout.on("data", (chunk) => (output += chunk))
+    child.stderr.on("data", (chunk) => (output += chunk))
+    const deadline = setTimeout(() => {
+      child.kill("SIGKILL")
+      reject(new Error(`${entry} did not exit within ${deadlineMs} ms:\n${output}`))
+    }, deadlineMs)
+    child.on("error", reject)
+    child.on("exit", (code) => {
+      clearTimeout(deadline)
+      resolve({ code, output })
+    })
+  })
+
 export interface CliResult {
   readonly code: number | null
   readonly stdout: string

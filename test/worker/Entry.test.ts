@@ -10,6 +10,7 @@ import { describe, expect, it } from "vitest"
 import { EXTERNAL_PACKAGES, ensureBundle, ensureWorkflowBundle } from "../../src/platform/bundled.js"
 import { freshDatabase } from "../support/Postgres.js"
 import { startWorker } from "../support/Processes.js"
+import { LIVE_CODEC_KEYS } from "../support/LiveCodec.js"
 
 /** A port nothing listens on: taken from the OS, then released. */
 const closedPort = async () => {
@@ -35,10 +36,17 @@ describe("the worker entry point", () => {
 
   it("starts, loads everything and stops at the connection when Temporal is not there", async () => {
     const address = `127.0.0.1:${await closedPort()}`
-    const start = startWorker({ DATABASE_URL: await freshDatabase(), TEMPORAL_ADDRESS: address })
+    const start = startWorker({
+      DATABASE_URL: await freshDatabase(),
+      TEMPORAL_ADDRESS: address,
+      TEMPORAL_CODEC_KEYS: LIVE_CODEC_KEYS,
+      PLATE_HASH_SALT: "entry-test-salt",
+      CODEC_SERVER_TOKEN: "entry-test-token",
+      CODEC_SERVER_PORT: "0"
+    })
     const failure = await start.then(() => "it polled a server that does not exist", (error: Error) => error.message)
     expect(failure).toMatch(/worker\/start.js exited \(1\)/)
-    expect(failure).toContain(address)
+    expect(failure).toContain(`TEMPORAL_ADDRESS=${address}: cannot connect to Temporal`)
     expect(failure).not.toMatch(/Could not resolve|No loader is configured|ERR_MODULE_NOT_FOUND/)
   }, 90_000)
 })

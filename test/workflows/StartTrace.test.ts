@@ -17,6 +17,8 @@ import type { StartRequest } from "../../src/operations/WorkflowEngine.js"
 import { TelemetryLive } from "../../src/platform/Telemetry.js"
 import { freshDatabaseLayer } from "../support/Postgres.js"
 import { testConfig } from "../support/TestApp.js"
+import { temporalSecretsLayer } from "../../src/platform/TemporalSecrets.js"
+import { LIVE_CODEC_KEYS } from "../support/LiveCodec.js"
 
 type StartRequestProto = temporal.api.workflowservice.v1.IStartWorkflowExecutionRequest
 
@@ -63,7 +65,8 @@ const startWithin = async (exporter?: InMemorySpanExporter) => {
   })
   const runtime = ManagedRuntime.make(Layer.mergeAll(ActivitiesLive, telemetry).pipe(
     Layer.provide(freshDatabaseLayer(2)),
-    Layer.provideMerge(testConfig({ TEMPORAL_TASK_QUEUE: "vda-test" }))
+    Layer.provideMerge(temporalSecretsLayer("api")),
+    Layer.provideMerge(testConfig({ TEMPORAL_TASK_QUEUE: "vda-test", TEMPORAL_CODEC_KEYS: LIVE_CODEC_KEYS, PLATE_HASH_SALT: "trace-test-salt" }))
   ))
   try {
     await runtime.runPromise(Effect.gen(function*() {
