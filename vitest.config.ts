@@ -3,7 +3,7 @@ import { defineConfig } from "vitest/config"
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
-    globalSetup: ["test/support/globalSetup.ts", "test/support/chromiumSetup.ts"],
+    globalSetup: ["test/support/globalSetup.ts", "test/support/chromiumSetup.ts", "test/support/temporalSetup.ts"],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // one embedded PostgreSQL serves every file; files run in parallel on their own databases

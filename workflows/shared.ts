@@ -197,7 +197,9 @@ export const SEARCH_ATTRIBUTES = [
   { name: "VdaStatus", type: "Keyword" }
 ] as const
 
-export type WorkflowKind = "modules" | "vehicle" | "report" | "delivery"
+/** Every kind of workflow, as the `VdaKind` search attribute shows it. */
+export const WORKFLOW_KINDS = ["modules", "vehicle", "report", "delivery"] as const
+export type WorkflowKind = typeof WORKFLOW_KINDS[number]
 
 /** What operators see of a workflow: its search attributes' values (status is added at the end). */
 export interface WorkflowLabels {

@@ -1,8 +1,8 @@
 /**
- * Against a real Temporal server, only when one is given (`TEMPORAL_ADDRESS`; see the README's
- * "Live Temporal tests"): the API (`node src/start.js`) and the worker (`node worker/start.js`)
- * run as the operators run them, with encrypted payloads, on their own task queues, delivering to
- * a real HTTPS receiver. Without a server this file does nothing (CI has none).
+ * Against a real Temporal server (`TEMPORAL_ADDRESS`, or the Java test server CI starts; see
+ * `test/support/temporalSetup.ts`): the API (`node src/start.js`) and the worker
+ * (`node worker/start.js`) run as the operators run them, with encrypted payloads, on their own
+ * task queues, delivering to a real HTTPS receiver. Without a server this file skips.
  *
  * With EXPORT_HISTORIES=DIR it also writes the histories of the runs it made to DIR, as the
  * replay fixtures of `test/workflows/fixtures/` were made.
@@ -18,7 +18,7 @@ import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from "@o
 import { Client, Connection, type WorkflowExecutionDescription } from "@temporalio/client"
 import { historyToJSON } from "@temporalio/common/lib/proto-utils.js"
 import { Effect, Layer, ManagedRuntime, Redacted } from "effect"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { Accounts } from "../../src/accounts/Accounts.js"
 import { ActivitiesLive } from "../../src/Http.js"
 import { OperationsRepo } from "../../src/operations/Repo.js"
@@ -26,6 +26,7 @@ import { clientGateway, makeTemporalEngine } from "../../src/operations/Temporal
 import { AppConfig } from "../../src/platform/Config.js"
 import { plateHash } from "../../src/platform/PlateHash.js"
 import { dataConverterOf } from "../../src/platform/Temporal.js"
+import { TemporalSecrets, temporalSecretsLayer } from "../../src/platform/TemporalSecrets.js"
 import { makeAesGcmCodec, parseKeyRing } from "../../src/platform/TemporalCodec.js"
 import { TelemetryLive } from "../../src/platform/Telemetry.js"
 import { createWorkers, workflowCode } from "../../worker/Workers.js"
@@ -42,7 +43,7 @@ import {
   trustingReceiver
 } from "../support/WebhookReceiver.js"
 
-const address = process.env.TEMPORAL_ADDRESS
+const address = inject("temporal").address
 const exportDir = process.env.EXPORT_HISTORIES
 
 
@@ -54,6 +55,9 @@ describe.skipIf(address === undefined)("with a live Temporal server", () => {
   let tls: TlsFixture
   let receiver: Receiver
   let hangingUpstream: Http.Server
+  /** A production VTV source that holds each lookup until the test lets it answer. */
+  let gatedUpstream: Http.Server
+  let held: Array<Http.ServerResponse> = []
   let env: Record<string, string>
   let server: ServerProcess
   let worker: WorkerProcess
@@ -98,6 +102,8 @@ describe.skipIf(address === undefined)("with a live Temporal server", () => {
     // a production fines source that never answers: its operations stay running until terminated
     hangingUpstream = Http.createServer(() => {})
     await new Promise<void>((resolve) => hangingUpstream.listen(0, "127.0.0.1", resolve))
+    gatedUpstream = Http.createServer((_, response) => void held.push(response))
+    await new Promise<void>((resolve) => gatedUpstream.listen(0, "127.0.0.1", resolve))
     env = {
       DATABASE_URL: await freshDatabase(),
       WORKFLOW_ENGINE: "temporal",
@@ -113,7 +119,10 @@ describe.skipIf(address === undefined)("with a live Temporal server", () => {
       WEBHOOK_RETRY_COEFFICIENT: "1",
       ...trustingReceiver(tls),
       FINES_UPSTREAM_URL: `http://127.0.0.1:${(hangingUpstream.address() as Net.AddressInfo).port}`,
-      WORKER_ADMIN_PORT: "0"
+      VTV_UPSTREAM_URL: `http://127.0.0.1:${(gatedUpstream.address() as Net.AddressInfo).port}`,
+      WORKER_ADMIN_PORT: "0",
+      CODEC_SERVER_TOKEN: "live-test-token",
+      CODEC_SERVER_PORT: "0"
     }
     const account = JSON.parse((await runVda(["accounts", "create", "--owner", "Live", "--plan", "custom", "--json"], env)).stdout)
     accountId = account.id
@@ -137,6 +146,8 @@ describe.skipIf(address === undefined)("with a live Temporal server", () => {
     await connection?.close()
     hangingUpstream?.closeAllConnections()
     await new Promise((resolve) => hangingUpstream?.close(resolve))
+    gatedUpstream?.closeAllConnections()
+    await new Promise((resolve) => gatedUpstream?.close(resolve))
     await receiver?.close()
     await tls?.dispose()
   })
@@ -201,6 +212,34 @@ describe.skipIf(address === undefined)("with a live Temporal server", () => {
     expect(attributesOf(delivery)).toMatchObject({ VdaAccountId: accountId, VdaEnvironment: "sandbox", VdaKind: "delivery" })
     expect((await closed(delivery.workflowId)).status.name).toBe("COMPLETED")
     await exportHistory("delivery-processed", delivery.workflowId)
+  }, 120_000)
+
+  it("reuses an identical active module operation (200, nothing charged), and runs a new one once it is final", async () => {
+    const request = () => call("production", "/v2/vehicles/AD321BC/modules", { method: "POST", body: JSON.stringify({ modules: ["vtv"] }) })
+    const usedModules = async () => (await json(await call("production", "/v2/usage"))).data.moduleQueries.used as number
+    const before = await usedModules()
+    const first = await request()
+    expect(first.status).toBe(202)
+    const { id } = await json(first)
+    // the worker's lookup is held at the source: the operation stays active
+    await waitFor(() => (held.length > 0 ? true : undefined), "the lookup to reach the source")
+    const again = await request()
+    expect(again.status).toBe(200)
+    expect((await json(again)).id).toBe(id)
+    expect(await usedModules()).toBe(before + 1)
+
+    for (const response of held.splice(0)) response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ items: [], coverage: "full" }))
+    expect((await poll("production", id)).status).toBe("completed")
+    const workflowId = `modules/production/${accountId}/${hash("AD321BC")}/vtv/${id}`
+    expect((await closed(workflowId)).status.name).toBe("COMPLETED")
+
+    // final now: the same request is a new operation, charged again
+    const next = await request()
+    expect(next.status).toBe(202)
+    expect((await json(next)).id).not.toBe(id)
+    expect(await usedModules()).toBe(before + 2)
+    await waitFor(() => (held.length > 0 ? true : undefined), "the second lookup")
+    for (const response of held.splice(0)) response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ items: [], coverage: "full" }))
   }, 120_000)
 
   it("runs an onMiss=search vehicle search to its result", async () => {
@@ -365,6 +404,7 @@ describe.skipIf(address === undefined)("traces with a live Temporal server", () 
   const runtime = ManagedRuntime.make(Layer.mergeAll(ActivitiesLive, Accounts.Default).pipe(
     Layer.provideMerge(TelemetryLive({ serviceName: "vehicle-data-worker", spanProcessor: new SimpleSpanProcessor(exporter) })),
     Layer.provide(freshDatabaseLayer(4)),
+    Layer.provideMerge(temporalSecretsLayer("api")),
     Layer.provideMerge(testConfig({
       TEMPORAL_ADDRESS: address ?? "",
       TEMPORAL_TASK_QUEUE: `vda-trace-${Date.now()}`,
@@ -378,7 +418,7 @@ describe.skipIf(address === undefined)("traces with a live Temporal server", () 
 
   beforeAll(async () => {
     const config = await runtime.runPromise(AppConfig)
-    workers = await createWorkers({ config, runtime, workflowBundle: await workflowCode(undefined) })
+    workers = await createWorkers({ config, secrets: await runtime.runPromise(TemporalSecrets), runtime, workflowBundle: await workflowCode(undefined) })
     running = workers.run()
     connection = await Connection.connect({ address: address! })
   }, 120_000)
@@ -420,7 +460,7 @@ describe.skipIf(address === undefined)("traces with a live Temporal server", () 
     await runtime.runPromise(Effect.gen(function*() {
       const config = yield* AppConfig
       const engine = yield* makeTemporalEngine(
-        clientGateway(connection, { namespace: config.temporal.namespace, dataConverter: dataConverterOf(config.temporal) })
+        clientGateway(connection, { namespace: config.temporal.namespace, dataConverter: dataConverterOf(yield* TemporalSecrets) })
       )
       yield* engine.start({ kind: "modules", operationId, accountId, environment: "sandbox", plate: "AB123CD", modules: ["vtv"] }).pipe(
         Effect.withSpan("POST /v2/vehicles/{plate}/modules", { kind: "server" })

@@ -8,7 +8,7 @@
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { describe, expect, it } from "vitest"
-import { SEARCH_ATTRIBUTES } from "../../workflows/shared.js"
+import { SEARCH_ATTRIBUTES, WORKFLOW_KINDS } from "../../workflows/shared.js"
 import { ROOT } from "../support/Processes.js"
 
 const EXECUTION_STATUSES = ["Running", "Completed", "Failed", "Canceled", "Terminated", "ContinuedAsNew", "TimedOut"]
@@ -54,7 +54,7 @@ export const checkListFilter = (query: string) => {
     if (token.kind !== "string") throw new Error(`${attribute} needs a quoted value, got ${token.text}`)
     if (attribute === "ExecutionStatus" && !EXECUTION_STATUSES.includes(token.text)) throw new Error(`no execution status ${token.text}`)
     if (SYSTEM_TIMES.includes(attribute) && !RFC3339.test(token.text)) throw new Error(`${attribute} needs an RFC 3339 time, got ${token.text}`)
-    if (attribute === "VdaKind" && !["modules", "vehicle", "delivery"].includes(token.text)) throw new Error(`no kind ${token.text}`)
+    if (attribute === "VdaKind" && !(WORKFLOW_KINDS as ReadonlyArray<string>).includes(token.text)) throw new Error(`no kind ${token.text}`)
   }
 
   const comparison = () => {
@@ -123,8 +123,10 @@ const readmeQueries = () => {
 }
 
 describe("the README's operator queries", () => {
-  it("are there", () => {
+  it("are there, and name every kind of workflow", () => {
     expect(readmeQueries().length).toBeGreaterThanOrEqual(4)
+    const kinds = new Set(readmeQueries().flatMap((query) => [...query.matchAll(/VdaKind (?:=|!=|IN) \(?([^)]*?)\)?(?: AND| OR|$)/g)].flatMap((m) => m[1]!.match(/'[a-z]+'/g) ?? [])))
+    expect([...kinds].map((kind) => kind.slice(1, -1)).sort()).toEqual([...WORKFLOW_KINDS].sort())
   })
 
   it.each(readmeQueries())("%s", (query) => {
