@@ -12,7 +12,7 @@ import { Catalog } from "./catalog/Catalog.js"
 import { ModuleRegistry } from "./modules/Registry.js"
 import { apiProcessIndex, isApiWorker, reportListening, startApiProcesses } from "./platform/ApiProcesses.js"
 import { serveAdmin } from "./platform/AdminServer.js"
-import { describeConfig } from "./platform/ConfigBanner.js"
+import { startupBanner } from "./platform/ConfigBanner.js"
 import { LoggingLive } from "./platform/Logging.js"
 import { listenError, runMain } from "./platform/Startup.js"
 import { announceTemporalSecrets, resolveTemporalSecrets, TemporalSecrets } from "./platform/TemporalSecrets.js"
@@ -98,7 +98,7 @@ const PrimaryLive = Layer.scopedDiscard(Effect.gen(function*() {
 const BannerLive = Layer.effectDiscard(Effect.gen(function*() {
   const config = yield* AppConfig
   if (isApiWorker) return
-  yield* Effect.annotateLogs(Effect.logInfo("configuration"), describeConfig(config))
+  yield* Effect.annotateLogs(Effect.logInfo("configuration"), startupBanner(config))
   if (config.workflowEngine === "temporal") {
     yield* announceTemporalSecrets.pipe(Effect.provideServiceEffect(TemporalSecrets, resolveTemporalSecrets("api")))
   }

@@ -13,7 +13,7 @@ import { Effect, Layer, ManagedRuntime, Option, Redacted } from "effect"
 import { ActivitiesLive } from "../src/Http.js"
 import { AppConfig } from "../src/platform/Config.js"
 import { startCodecServer } from "../src/platform/CodecServer.js"
-import { describeConfig } from "../src/platform/ConfigBanner.js"
+import { startupBanner } from "../src/platform/ConfigBanner.js"
 import { makeDatabaseLive } from "../src/platform/Database.js"
 import { LoggingLive } from "../src/platform/Logging.js"
 import { causeOfRejection, listening, reportFailure } from "../src/platform/Startup.js"
@@ -42,7 +42,7 @@ const main = async () => {
     const config = await runtime.runPromise(AppConfig)
     const secrets = await runtime.runPromise(TemporalSecrets)
     const temporal = config.temporal
-    await log(Effect.annotateLogs(Effect.logInfo("configuration"), describeConfig(config)))
+    await log(Effect.annotateLogs(Effect.logInfo("configuration"), startupBanner(config)))
     await log(announceTemporalSecrets)
     // every listener is bound before the worker says it runs, and before the Temporal runtime (which
     // keeps the process alive) is made: a port in use stops it first

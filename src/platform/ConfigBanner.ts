@@ -54,3 +54,9 @@ export const describeConfig = (config: object): Record<string, string | number |
   walk(config, [])
   return fields
 }
+
+/** The start-up banner's fields: the Node.js that runs the process, then the configuration. */
+export const startupBanner = (config: object): Record<string, string | number | boolean> => ({
+  node: process.versions.node,
+  ...describeConfig(config)
+})

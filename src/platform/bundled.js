@@ -51,7 +51,7 @@ export const ensureBundle = (entry, sourceDirs = ["src"]) =>
       bundle: true,
       platform: "node",
       format: "esm",
-      target: "node20",
+      target: "node24",
       sourcemap: "inline",
       external: EXTERNAL_PACKAGES,
       logLevel: "warning",

@@ -160,9 +160,10 @@ describe("LOG_FORMAT=json", () => {
     }
   })
 
-  it("logs the effective configuration once at start, secrets masked", () => {
+  it("logs the effective configuration once at start, secrets masked, with the Node.js that runs it (24 or later)", () => {
     const configuration = jsonLines(output).filter((line) => line.message === "configuration")
     expect(configuration).toHaveLength(1)
+    expect(Number(String(configuration[0]!.node).split(".")[0])).toBeGreaterThanOrEqual(24)
     expect(configuration[0]).toMatchObject({
       level: "info",
       port: 0,
