@@ -38,7 +38,6 @@ import { Metering } from "./metering/Metering.js"
 import { Admission, rateLimitHeaders } from "./metering/Admission.js"
 import { UsageReader } from "./metering/UsageReader.js"
 import { Catalog } from "./catalog/Catalog.js"
-import { Lane } from "./lane/Lane.js"
 import { V1HttpLive } from "./v1/Http.js"
 import { VehiclesHttpLive } from "./vehicles/Http.js"
 import { VehicleStore } from "./vehicles/Store.js"
@@ -187,7 +186,7 @@ export const makeRequestPipeline = <Id extends string, Groups extends HttpApiGro
 
     const admit = Effect.fnUntraced(function*(request: HttpServerRequest.HttpServerRequest, headers: Record<string, string>) {
       const environment = yield* CurrentEnvironment
-      const admitted = yield* admission.admitRequest(request.source, request.headers["x-api-key"], environment).pipe(
+      const admitted = yield* admission.admit(request.headers["x-api-key"], environment).pipe(
         Effect.catchTags({
           InvalidKey: (invalid) => Errors.invalidApiKey(invalid.explanation),
           LimitReached: Errors.limitReached
@@ -280,7 +279,6 @@ export const AppLive = Layer.mergeAll(
   HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" }),
   HttpApiScalar.layer({ path: "/docs" }),
   makeRequestPipeline(Api),
-  Lane.Default,
   ConsoleApp.Default
 ).pipe(
   Layer.provideMerge(HttpApiBuilder.api(Api).pipe(Layer.provide(HandlersLive))),

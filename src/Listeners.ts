@@ -1,7 +1,7 @@
 /**
  * A public listener (production or sandbox) as main serves it and as tests boot it in-process:
- * Node's limits, a graceful drain, the lean lane in front of the HttpApi application, and the
- * observation of every request (metrics, access log, server span) in front of both.
+ * Node's limits, a graceful drain, the HttpApi application, and the observation of every request
+ * (metrics, access log, server span) in front of it.
  */
 import type { Server } from "node:http"
 import { HttpApiBuilder, type HttpServer } from "@effect/platform"
@@ -10,7 +10,6 @@ import { Effect } from "effect"
 import { ConsoleApp } from "./console/Http.js"
 import { consoleRouteOf, isConsolePath } from "./console/Routes.js"
 import { forListener, routeOfUrl } from "./Http.js"
-import { Lane } from "./lane/Lane.js"
 import { AppConfig } from "./platform/Config.js"
 import { createLimitedServer } from "./platform/HttpServerLimits.js"
 import { makeObserver } from "./platform/HttpObservation.js"
@@ -47,7 +46,6 @@ export const serveListener = (environment: Environment, port: number) =>
   Effect.gen(function*() {
     const config = yield* AppConfig
     const app = yield* HttpApiBuilder.httpApp
-    const lane = yield* Lane
     const observe = makeObserver({
       environment,
       routeOf: (url) => (isConsolePath(url) ? consoleRouteOf(url) : routeOfUrl(url)),
@@ -58,8 +56,7 @@ export const serveListener = (environment: Environment, port: number) =>
     const server = yield* NodeHttpServer.make(() => nodeServer, { port, host: config.host })
     const handler = yield* NodeHttpServer.makeHandler(app).pipe(forListener(environment))
     const console = yield* NodeHttpServer.makeHandler((yield* ConsoleApp).app).pipe(forListener(environment))
-    const api = yield* lane.front(environment, handler)
-    const listener = observe((request, response) => (isConsolePath(request.url) ? console : api)(request, response))
+    const listener = observe((request, response) => (isConsolePath(request.url) ? console : handler)(request, response))
     nodeServer.on("request", listener)
     yield* Effect.addFinalizer(() => Effect.sync(() => nodeServer.off("request", listener)))
     return addressOf(server.address)

@@ -3,16 +3,13 @@
  * API keys (never their secrets), read in one statement (migration 0018's function).
  *
  * Concurrent status reads of one account and environment share one read, as polls do: each
- * request was admitted (and counted) before the read began, so the usage it sees includes it. The
- * lean lane reads it along with the admission instead, which the function sees as well.
+ * request was admitted (and counted) before the read began, so the usage it sees includes it.
  */
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Either } from "effect"
 import type { BillingRow, CounterRow } from "../metering/UsageReader.js"
-import { minuteOf, type Period } from "../metering/Periods.js"
 import { usageOf, type UsagePeriods, usagePeriodsOf } from "../metering/UsageReader.js"
 import * as Batcher from "../platform/Batcher.js"
-import { perObject } from "../platform/PerObject.js"
 import { arrayArguments, partsOf, type ReadAlong, type ReadRow } from "../platform/ReadAlong.js"
 import type { Principal } from "./Domain.js"
 import type { KeyRow } from "./Repo.js"
@@ -23,7 +20,7 @@ type StatusRow =
   | ({ readonly kind: "billing" } & BillingRow)
   | ({ readonly kind: "key" } & Omit<KeyRow, "accountId" | "environment">)
 
-/** Status reads by value (`statusValueOf`), any number in one statement: on their own, or along with their admission. */
+/** Status reads by value (`statusValueOf`), any number in one statement. */
 export const accountStatusReadAlong: ReadAlong = {
   name: "account status",
   // the values themselves, then their parts: account, environment, and the month's, day's and minute's starts
@@ -36,7 +33,7 @@ export const accountStatusReadAlong: ReadAlong = {
 const READ_ON_ITS_OWN = `select * from ${accountStatusReadAlong.from(1)}`
 
 /** What a status read at `periods` reads: the account, its environment and the starts of the periods it counts. */
-const statusValueOf = (principal: Principal, { day, minute, month }: UsagePeriods) =>
+export const statusValueOf = (principal: Principal, { day, minute, month }: UsagePeriods) =>
   [principal.accountId, principal.environment, month.start.toISOString(), day.start.toISOString(), minute.start.toISOString()].join("/")
 
 const statusOf = (principal: Principal, periods: UsagePeriods, rows: ReadonlyArray<ReadRow>) => {
@@ -80,33 +77,9 @@ export class AccountStatus extends Effect.Service<AccountStatus>()("vda/AccountS
         Effect.map(readNow(principals.at(-1)!), (status) => principals.map(() => Either.right(status)))
     })
 
-    // the requests that shared a read share its rows: one status (and one encoding) for all of them
-    const sharedBy = perObject((_rows: ReadonlyArray<ReadRow>) => new WeakMap<Principal, Status>())
-    // the value is the same all minute long (a day or month starts on a minute in every timezone)
-    const valueIn = perObject((principal: Principal) =>
-      perObject((minute: Period) => statusValueOf(principal, usagePeriodsOf(principal, minute.start.getTime())))
-    )
-
     return {
       /** The status; the same object for the reads that shared it. */
-      read: reads.submit,
-      /** `read` for a caller outside any fiber: `done` gets the result, once. */
-      offerRead: reads.offer,
-      /** The read to make along with the admission of a request of `principal` arriving at `at`. */
-      readAlong: (principal: Principal, at: number) => ({ read: accountStatusReadAlong, value: valueIn(principal)(minuteOf(at)) }),
-      /**
-       * The status from the rows read along for `asked` (a `readAlong` value), or undefined when
-       * `principal` at `at` would have read another (the key's account changed in between). The
-       * requests that shared the rows get the same object.
-       */
-      fromRead: (principal: Principal, at: number, asked: string, rows: ReadonlyArray<ReadRow>): Status | undefined => {
-        const shared = sharedBy(rows)
-        let status = shared.get(principal)
-        if (status !== undefined) return status
-        if (valueIn(principal)(minuteOf(at)) !== asked) return undefined
-        shared.set(principal, status = statusOf(principal, usagePeriodsOf(principal, at), rows))
-        return status
-      }
+      read: reads.submit
     }
   })
 }) {}

@@ -5,17 +5,15 @@
  * Concurrent requests of one key are admitted in batches, in one round trip of a prepared
  * statement: the `vda_admit_charge` database function looks their key up and counts them (exact
  * across processes through the counters' row locks, see `vda_consume`). A request whose
- * consumption is already known (the lean lane's vehicle query) is charged in the same round trip
- * and commit, provided the account is still as the caller last saw it.
+ * consumption is already known can be charged in the same round trip and commit, provided the
+ * account is still as the caller last saw it.
  */
-import { Clock, Effect, Either, type Exit, FiberSet } from "effect"
+import { Clock, Effect, Either, FiberSet } from "effect"
 import { InvalidKey, keyHashOf, principalOf } from "../accounts/Authentication.js"
 import type { Principal } from "../accounts/Domain.js"
 import { AccountsRepo, type KeyLookupRow } from "../accounts/Repo.js"
 import * as Batcher from "../platform/Batcher.js"
 import { PreparedStatements } from "../platform/Database.js"
-import { perObject } from "../platform/PerObject.js"
-import type { ReadAlong, ReadRow } from "../platform/ReadAlong.js"
 import type { Environment } from "../platform/RequestContext.js"
 import { countCharge, countRateLimited } from "./Outcomes.js"
 import { type Charge, LimitReached, limitReachedBy, type PlainConsumption } from "./Metering.js"
@@ -65,8 +63,6 @@ export interface PreparedConsumption {
 
 export interface AdmittedAndCharged {
   readonly admitted: Admitted
-  /** The rows read along for the request's value, when it asked for a read. */
-  readonly read?: ReadonlyArray<ReadRow>
   /** False when there was nothing to charge, or the account changed since `expected`: nothing was charged. */
   readonly charged: boolean
   /** The allowance that refused the charge: nothing was charged then. */
@@ -79,8 +75,6 @@ export interface AdmissionRequest {
   readonly at: number
   /** Charges made for the account as `expected` showed it. */
   readonly prepared?: PreparedConsumption
-  /** A read to make in the same round trip, for this value. */
-  readonly along?: { readonly read: ReadAlong; readonly value: string }
 }
 
 /** `lastUsedAt` is a recent-activity hint, written at most once a minute per key and process. */
@@ -248,14 +242,7 @@ export const ADMIT_CHARGE = `
   select vda_admit_charge($1, $2, $3, $4::timestamptz[], $5::integer[], $6::text[], $7::timestamptz[], $8::integer[],
     $9::text[], $10::integer[], $11::integer[], $12::integer[], $13::integer[], $14::integer[], $15::integer[],
     $16::integer[], $17::integer[], $18::integer[]) as answer`
-const ADMIT_CHARGE_PARAMETERS = ADMIT_CHARGE.match(/\$\d+/g)!.length
 
-/**
- * `ADMIT_CHARGE` with a read along: the read's rows, each beside the call's answer (a row of nulls
- * when it found none). The call is a materialized CTE, so it runs exactly once.
- */
-export const admitChargeAlong = perObject((read: ReadAlong) =>
-  `with admitted as materialized (${ADMIT_CHARGE}) select admitted.answer, along.* from admitted left join ${read.from(ADMIT_CHARGE_PARAMETERS + 1)} along on true`)
 
 /** `ADMIT_CHARGE`'s parameters for a batch of one key's requests on one listener. */
 export const admitChargeParameters = (
@@ -291,7 +278,6 @@ export class Admission extends Effect.Service<Admission>()("vda/Admission", {
     const touches = yield* FiberSet.make()
     const lastTouched = new Map<string, number>()
     const known = new Map<string, KnownAccount>()
-    const handedOver = new WeakMap<object, Admitted>()
 
     /** The account a row shows: the one the batch expected, or the one it sent back (then remembered). */
     const principalIn = (keyHash: string, expected: KnownAccount | undefined, answer: BatchAnswer): Principal => {
@@ -308,8 +294,7 @@ export class Admission extends Effect.Service<Admission>()("vda/Admission", {
       batch: ReturnType<typeof batchOf>,
       principal: Principal,
       answer: BatchAnswer,
-      consumption: PlainConsumption | undefined,
-      read: ReadonlyArray<ReadRow> | undefined
+      consumption: PlainConsumption | undefined
     ): Either.Either<AdmittedAndCharged, InvalidKey | LimitReached> => {
       if (answer.key_environment !== request.environment) return Either.left(new InvalidKey({ reason: "other_environment" }))
       const limit = principal.entitlements.requestsPerMinute
@@ -333,56 +318,29 @@ export class Admission extends Effect.Service<Admission>()("vda/Admission", {
           resetInSeconds: Math.max(0, Math.ceil((window.end.getTime() - request.at) / 1000))
         },
         charged,
-        ...(refused ? { refused } : {}),
-        ...(read ? { read } : {})
+        ...(refused ? { refused } : {})
       })
     }
 
-    /** A batch's one statement: the admission call, with the batch's read along if it has one. */
-    const batchStatement = (parameters: ReadonlyArray<unknown>, requests: ReadonlyArray<AdmissionRequest>) => {
-      const read = requests[0]!.along?.read
-      if (read === undefined) return prepared.execute<{ readonly answer: BatchAnswer | null }>(ADMIT_CHARGE, parameters)
-      const values = [...new Set(requests.map((request) => request.along!.value))]
-      return prepared.execute<{ readonly answer: BatchAnswer | null } & ReadRow>(admitChargeAlong(read), [...parameters, ...read.parameters(values)])
-    }
-
-    /** The rows read along (without the admission's answer), by the value each was read for (a row of none: nothing was found). */
-    const rowsByValue = (rows: ReadonlyArray<ReadRow>, read: ReadAlong | undefined) => {
-      const byValue = new Map<string, Array<ReadRow>>()
-      if (read === undefined) return byValue
-      for (const { answer: _answer, ...row } of rows) {
-        const value = read.valueOf(row)
-        if (value === undefined) continue
-        const same = byValue.get(value)
-        if (same === undefined) byValue.set(value, [row])
-        else same.push(row)
-      }
-      return byValue
-    }
-
-    /** A batch of one key's requests on one listener (and one read along, if any). */
+    /** A batch of one key's requests on one listener. */
     const admitBatch = (keyHash: string, environment: Environment, requests: ReadonlyArray<AdmissionRequest>) => {
       const expected = known.get(keyHash)
       const batch = batchOf(requests, expected)
-      return Effect.map(batchStatement(admitChargeParameters(keyHash, environment, expected, batch), requests), (rows) => {
+      const parameters = admitChargeParameters(keyHash, environment, expected, batch)
+      return Effect.map(prepared.execute<{ readonly answer: BatchAnswer | null }>(ADMIT_CHARGE, parameters), (rows) => {
         const answer = rows[0]?.answer ?? null
         if (answer === null) {
           known.delete(keyHash)
           return requests.map(() => Either.left(new InvalidKey({ reason: "unknown" })))
         }
         const principal = principalIn(keyHash, expected, answer)
-        const read = rowsByValue(rows, requests[0]!.along?.read)
-        return requests.map((request, i) =>
-          decide(request, i, batch, principal, answer, preparedFor(request, expected),
-            request.along === undefined ? undefined : read.get(request.along.value) ?? []))
+        return requests.map((request, i) => decide(request, i, batch, principal, answer, preparedFor(request, expected)))
       }).pipe(Effect.tap((results) => touchUsed(requests, results)), Effect.orDie)
     }
 
     const batcher = yield* Batcher.make({
-      // a lane per key, listener and read: a busy account batches its own requests, and never queues
-      // another's (a key's polls and its charges go as concurrent statements, which its counters'
-      // row locks order)
-      key: (request: AdmissionRequest) => `${request.keyHash}/${request.environment}/${request.along?.read.name ?? ""}`,
+      // a batch per key and listener: a busy account batches its own requests, and never queues another's
+      key: (request: AdmissionRequest) => `${request.keyHash}/${request.environment}`,
       process: (_lane, requests) => admitBatch(requests[0]!.keyHash, requests[0]!.environment, requests)
     })
 
@@ -411,30 +369,7 @@ export class Admission extends Effect.Service<Admission>()("vda/Admission", {
     const admit = (rawKey: string | undefined, environment: Environment): Effect.Effect<Admitted, InvalidKey | LimitReached> =>
       Effect.flatMap(keyHashOf(rawKey), (keyHash) => admitKeyHash(keyHash, environment))
 
-    return {
-      admit,
-      /**
-       * `admit` for a server request (`source` is the server's own request object), unless it was
-       * admitted already and handed over: then it is not counted twice.
-       */
-      admitRequest: (source: unknown, rawKey: string | undefined, environment: Environment) => {
-        const admitted = typeof source === "object" && source !== null ? handedOver.get(source) : undefined
-        return admitted === undefined ? admit(rawKey, environment) : Effect.succeed(admitted)
-      },
-      /** Hands a request admitted here (with nothing charged) over to whoever serves it next. */
-      handOver: (source: object, admitted: Admitted) => void handedOver.set(source, admitted),
-      /** The account this key showed last in this process, if any (a hint: see `offer`). */
-      knownAccount: (keyHash: string): KnownAccount | undefined => known.get(keyHash),
-      /**
-       * Admits a request for a caller outside any fiber (`done` gets the result, once) and, when it
-       * is prepared, charges its consumption in the same round trip and commit, provided the
-       * account is still as `prepared.expected` showed it (nothing is charged otherwise).
-       */
-      offer: (
-        request: AdmissionRequest,
-        done: (result: Exit.Exit<AdmittedAndCharged, InvalidKey | LimitReached>) => void
-      ) => batcher.offer(request, done)
-    }
+    return { admit }
   }),
   dependencies: [AccountsRepo.Default]
 }) {}

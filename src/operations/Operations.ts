@@ -27,15 +27,12 @@ import {
   type ModuleRow,
   type NewOperation,
   type OperationRow,
-  activeModulesReadAlong,
-  operationsReadAlong,
   OperationsRepo,
   type OperationWithModules,
   type ReuseKey,
   reuseKeyText
 } from "./Repo.js"
-import { perObject, perText } from "../platform/PerObject.js"
-import type { ReadRow } from "../platform/ReadAlong.js"
+import { perObject } from "../platform/PerObject.js"
 import { WorkflowEngine } from "./WorkflowEngine.js"
 
 /** A modules request as checked for a principal: its plate, its modules in canonical order, its reuse key (and as text). */
@@ -185,28 +182,11 @@ export class Operations extends Effect.Service<Operations>()("vda/Operations", {
       })
     }
 
-    // a hot reuse (a client polling by POSTing) checks the same request of the same account again
-    // and again, twice per request on the lean lane (before its admission, and after): the check
-    // is kept per principal object (the one its key last showed) and request text
-    const checkedFor = perObject((principal: Principal) =>
-      perText((text) => {
-        const [apiVersion, rawPlate, requested] = JSON.parse(text) as [ApiVersion, string, ReadonlyArray<string>]
-        return checkModulesRequest(principal, rawPlate, requested, apiVersion)
-      }))
-
     /** A modules request checked for `principal`: its plate, its modules in canonical order, its reuse key. */
-    const modulesRequestOf = (principal: Principal, rawPlate: string, requested: ReadonlyArray<string>, apiVersion: ApiVersion) => {
-      const checked = checkedFor(principal)(JSON.stringify([apiVersion, rawPlate, requested]))
-      // a refusal is made anew: each request fails with an error of its own
-      return Either.isLeft(checked) ? checkModulesRequest(principal, rawPlate, requested, apiVersion) : checked
-    }
+    const modulesRequestOf = checkModulesRequest
 
     /** An operation as the spec shapes it, once per batched read (each batch reads new objects). */
     const shapedOf = perObject(operationOf)
-    /** An operation a read along found, decoded once per batch. */
-    const rowOperation = perObject(operationsReadAlong.decode)
-    /** The rows a batch read along for a reuse key, by key (every request of that key has the same rows). */
-    const rowsByKeyText = perObject((rows: ReadonlyArray<ReadRow>) => new Map(rows.map((row) => [activeModulesReadAlong.valueOf(row), row])))
 
     // Reads of the active operation an identical request reuses (the common case when clients
     // retry or poll by POSTing) are batched per account, as polls are: one read for many requests.
@@ -227,52 +207,6 @@ export class Operations extends Effect.Service<Operations>()("vda/Operations", {
 
     /** The active identical operation, reused (nothing charged), if there is one. */
     const runningTwin = (key: ReuseKey) => Effect.map(reuseReads.submit(key), countedReuse(key))
-
-    /**
-     * The active operation a modules request would reuse, from a plain read, for a caller outside
-     * any fiber: `done` gets it, or None when the request would create one, or a failure for a
-     * request `createModules` would refuse.
-     */
-    const offerReusable = (
-      principal: Principal,
-      rawPlate: string,
-      requested: ReadonlyArray<string>,
-      done: (result: Exit.Exit<Option.Option<ModulesOperation>, ModulesRefusal>) => void,
-      apiVersion: ApiVersion = "v2"
-    ) => {
-      const request = modulesRequestOf(principal, rawPlate, requested, apiVersion)
-      if (Either.isLeft(request)) return done(Exit.fail(request.left))
-      const { key } = request.right
-      reuseReads.offer(key, (running) => done(Exit.map(running, countedReuse(key))))
-    }
-
-    /**
-     * The read a module query makes along with its admission, for the account `expected` (as its
-     * key last showed it): its reuse key's active operation. Undefined for a request refused as
-     * it stands (`reusableRead` refuses it after admission).
-     */
-    const reuseAlong = (expected: Principal, rawPlate: string, requested: ReadonlyArray<string>, apiVersion: ApiVersion = "v2") => {
-      const request = modulesRequestOf(expected, rawPlate, requested, apiVersion)
-      return Either.isLeft(request) ? undefined : { read: activeModulesReadAlong, value: request.right.keyText }
-    }
-
-    /**
-     * `offerReusable`, from the rows read along with the admission (`reuseAlong`, made for the
-     * same account): the active identical operation, reused, or None when the request would create one.
-     */
-    const reusableRead = (
-      principal: Principal,
-      rawPlate: string,
-      requested: ReadonlyArray<string>,
-      rows: ReadonlyArray<ReadRow>,
-      apiVersion: ApiVersion = "v2"
-    ): Exit.Exit<Option.Option<ModulesOperation>, ModulesRefusal> => {
-      const request = modulesRequestOf(principal, rawPlate, requested, apiVersion)
-      if (Either.isLeft(request)) return Exit.fail(request.left)
-      const row = rowsByKeyText(rows).get(request.right.keyText)
-      const running = Option.map(Option.fromNullable(row), (found) => shapedOf(rowOperation(found)) as ModulesOperation)
-      return Exit.succeed(countedReuse(request.right.key)(running))
-    }
 
     const createModules = (principal: Principal, rawPlate: string, requested: ReadonlyArray<string>, apiVersion: ApiVersion = "v2") =>
       Effect.gen(function*() {
@@ -405,10 +339,6 @@ export class Operations extends Effect.Service<Operations>()("vda/Operations", {
     /** The caller's own operation. */
     const get = (principal: Principal, id: string) => Effect.map(pollOwn(principal, id, isOperation), shapedOf)
 
-    /** `get`, from the rows read along with the poll's admission (`operationsReadAlong`). */
-    const getRead = (principal: Principal, id: string, rows: ReadonlyArray<ReadRow>): Exit.Exit<Operation, OperationNotFound> =>
-      Exit.map(ownIn(principal, id, isOperation, rows[0] && rowOperation(rows[0])), shapedOf)
-
     /** The caller's own modules operation created through `apiVersion` (v1 polls only its own). */
     const getModules = (principal: Principal, id: string, apiVersion: ApiVersion) =>
       Effect.map(
@@ -418,15 +348,9 @@ export class Operations extends Effect.Service<Operations>()("vda/Operations", {
 
     return {
       createModules,
-      offerReusable,
-      reuseAlong,
-      reusableRead,
       createVehicleSearch,
       createReport,
       get,
-      /** The read a poll makes along with its admission; `getRead` answers from its rows. */
-      pollReadAlong: operationsReadAlong,
-      getRead,
       getModules,
       getReport
     }

@@ -6,7 +6,7 @@
  * This sits on every request's path, so a waiting item is just a callback: no fiber or deferred
  * per item, one fiber per busy key.
  */
-import { Cause, Effect, Either, Exit, FiberId, FiberSet, type Scope } from "effect"
+import { Effect, Either, Exit, FiberId, FiberSet, type Scope } from "effect"
 
 /**
  * A `key` for items with no owner to batch by (plates, ids): spread over `lanes` by their last
@@ -16,8 +16,6 @@ export const spreadOver = (lanes: number) => (item: string) => String(item.charC
 
 export interface Batcher<A, B, E> {
   readonly submit: (item: A) => Effect.Effect<B, E>
-  /** `submit` for a caller outside any fiber: `done` is called once with the item's result. */
-  readonly offer: (item: A, done: (result: Exit.Exit<B, E>) => void) => void
 }
 
 export interface BatcherOptions<A, B, E, E2> {
@@ -109,18 +107,5 @@ export const make = <A, B, E, E2>(
         })
       })
 
-    const offer = (item: A, done: (result: Exit.Exit<B, E | E2>) => void) =>
-      void enqueue({
-        item,
-        // the caller's callback runs in the batch's fiber: its failure must not cost the batch's other items their answers
-        resume: (result) => {
-          try {
-            done(result)
-          } catch (error) {
-            runFork(Effect.logError("a batched item's callback failed", Cause.die(error)))
-          }
-        }
-      })
-
-    return { submit, offer }
+    return { submit }
   })

@@ -52,8 +52,6 @@ export class VehicleStore extends Effect.Service<VehicleStore>()("vda/VehicleSto
     }
 
     return {
-      /** The row of `plate` as read recently (`row` undefined: there is none), without waiting; undefined when not read recently. */
-      recent,
       find: (plate: string) =>
         Effect.flatMap(Clock.currentTimeMillis, (now) => {
           const cached = recent(plate, now)

@@ -250,35 +250,6 @@ export class VehicleQuery extends Effect.Service<VehicleQuery>()("vda/VehicleQue
         return { _tag: "Answered", response } satisfies QueryOutcome
       })
 
-    /**
-     * The answer to a query that needs neither the source nor a search, with the plate query it
-     * consumes, for a caller that charges it itself; none otherwise. Charges nothing.
-     */
-    const prepare = (principal: Principal, rawPlate: string, params: VehicleQueryParams, version: ApiVersion, requestId: string) =>
-      Effect.flatMap(validate(principal, rawPlate, params), (plate) =>
-        Effect.flatMap(Clock.currentTimeMillis, (now) =>
-          Effect.flatMap(findLocally(principal, plate, params, now), (local) =>
-            local._tag !== "Found"
-              ? Effect.succeed(Option.none())
-              : Effect.map(respond(plate, local.lookup, params, requestId), (response) =>
-                // answered and charged at the same instant
-                Option.some({ response, consumption: Charges.plateQuery(principal, plate, now, version) })))))
-
-    /**
-     * `prepare` when it needs no effect at all: a production query whose plate was read recently and
-     * whose plain answer was built already (the busy account's hot path). Undefined otherwise.
-     */
-    const prepareAtOnce = (principal: Principal, rawPlate: string, params: VehicleQueryParams, version: ApiVersion, now: number) => {
-      if (principal.environment !== "production") return undefined
-      const plate = validate(principal, rawPlate, params)
-      if (Either.isLeft(plate)) return undefined
-      const recent = store.recent(plate.right, now)
-      if (recent === undefined) return undefined
-      const local = localOf(recent.row, params, now, 0)
-      const response = local._tag === "Found" ? sharedAnswerOf(local.lookup, params) : undefined
-      return response === undefined ? undefined : { response, consumption: Charges.plateQuery(principal, plate.right, now, version) }
-    }
-
     /** The search a vehicle operation runs: waits for the source; charges nothing (done at acceptance). */
     const search = (environment: Environment, plate: string, params: VehicleQueryParams, requestId: string) =>
       Effect.gen(function*() {
@@ -290,7 +261,7 @@ export class VehicleQuery extends Effect.Service<VehicleQuery>()("vda/VehicleQue
         return yield* respond(plate, lookup, params, requestId)
       })
 
-    return { run, prepare, prepareAtOnce, search }
+    return { run, search }
   }),
   dependencies: [VehicleStore.Default, VehicleUpstream.Default, Catalog.Default]
 }) {}

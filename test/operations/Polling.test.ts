@@ -1,7 +1,7 @@
 /**
  * What a poll tells a client besides the operation: `Retry-After` while the operation is not
- * final (when to ask again), none once it is; the same on v1's polls and on the lean lane, which
- * also carries the IETF `RateLimit` and `RateLimit-Policy` fields next to `X-RateLimit-*`.
+ * final (when to ask again), none once it is, on v2's and v1's polls, in-process and on the real
+ * listener, with the IETF `RateLimit` and `RateLimit-Policy` fields next to `X-RateLimit-*`.
  */
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -36,25 +36,24 @@ const untilFinal = (path: string, statusOf: (body: any) => string) =>
   }, `${path} to finish`, 20_000)
 
 describe("polling an operation", () => {
-  it("v2: Retry-After while it runs, on HttpApi and on the lane alike, and none once final", async () => {
+  it("v2: Retry-After while it runs, in-process and on the listener alike, and none once final", async () => {
     const created = await json(await post("/v2/vehicles/AB123CD/modules", { modules: ["fines"] }))
     const running = await app.sandbox(`/v2/operations/${created.id}`, withKey(account.sandbox.key))
     expect((await json(running)).status).toMatch(/queued|processing/)
     expect(running.headers.get("retry-after")).toBe("2")
 
-    // the real listener answers this plain poll from the lane
-    const onLane = await fetch(`${sandboxUrl}/v2/operations/${created.id}`, { headers: { "x-api-key": account.sandbox.key } })
-    expect((await onLane.json() as { status: string }).status).toMatch(/queued|processing/)
-    expect(onLane.headers.get("retry-after")).toBe("2")
-    expect(onLane.headers.get("ratelimit-policy")).toBe("\"rpm\";q=120;w=60")
-    expect(onLane.headers.get("ratelimit")).toMatch(/^"rpm";r=\d+;t=\d+$/)
-    expect(onLane.headers.get("ratelimit")).toContain(`r=${onLane.headers.get("x-ratelimit-remaining")};`)
+    const onListener = await fetch(`${sandboxUrl}/v2/operations/${created.id}`, { headers: { "x-api-key": account.sandbox.key } })
+    expect((await onListener.json() as { status: string }).status).toMatch(/queued|processing/)
+    expect(onListener.headers.get("retry-after")).toBe("2")
+    expect(onListener.headers.get("ratelimit-policy")).toBe("\"rpm\";q=120;w=60")
+    expect(onListener.headers.get("ratelimit")).toMatch(/^"rpm";r=\d+;t=\d+$/)
+    expect(onListener.headers.get("ratelimit")).toContain(`r=${onListener.headers.get("x-ratelimit-remaining")};`)
 
     const final = await untilFinal(`/v2/operations/${created.id}`, (body) => body.status)
     expect(final.headers.get("retry-after")).toBeNull()
-    const finalOnLane = await fetch(`${sandboxUrl}/v2/operations/${created.id}`, { headers: { "x-api-key": account.sandbox.key } })
-    expect(finalOnLane.status).toBe(200)
-    expect(finalOnLane.headers.get("retry-after")).toBeNull()
+    const finalOnListener = await fetch(`${sandboxUrl}/v2/operations/${created.id}`, { headers: { "x-api-key": account.sandbox.key } })
+    expect(finalOnListener.status).toBe(200)
+    expect(finalOnListener.headers.get("retry-after")).toBeNull()
   })
 
   it("v1: Retry-After on a running modules operation and a running report, none once final", async () => {
@@ -70,7 +69,7 @@ describe("polling an operation", () => {
     expect((await untilFinal(`/v1/reports/${report.id}`, (body) => body.data.status)).headers.get("retry-after")).toBeNull()
   })
 
-  it("on the lane, concurrent polls are admitted and read in one statement: the per-minute limit holds exactly, and each admitted poll sees its operation", async () => {
+  it("on the listener, concurrent polls are admitted in batches: the per-minute limit holds exactly, and each admitted poll sees its operation", async () => {
     const limited = await app.createAccount()
     await app.run(Effect.flatMap(Accounts, (accounts) => accounts.setCustom(limited.id, { requestsPerMinute: 12 })))
     const created = await app.sandbox("/v2/vehicles/AB126CD/modules", withKey(limited.sandbox.key, {
