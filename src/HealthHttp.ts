@@ -1,9 +1,10 @@
 /**
  * The probes: `/healthz` (the process is up) and `/readyz` (each dependency, with its state).
  */
-import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
-import { SqlClient } from "@effect/sql"
-import { Clock, Duration, Effect, Option, Schema } from "effect"
+import { Clock, Duration, Effect, Fiber, Option, Schema } from "effect"
+import { HttpServerResponse } from "effect/http"
+import { HttpApiBuilder } from "effect/http-api"
+import { SqlClient } from "effect/sql"
 import { Api } from "./Api.js"
 import { WorkflowEngine } from "./operations/WorkflowEngine.js"
 import { LIVE, Readiness } from "./platform/HealthApi.js"
@@ -21,8 +22,8 @@ export const HealthHttpLive = HttpApiBuilder.group(Api, "health", (handlers) =>
     const database = Effect.gen(function*() {
       const started = yield* Clock.currentTimeMillis
       // disconnected: at the deadline the probe answers, whatever cancelling the query takes
-      const answered = yield* sql`select 1`.pipe(
-        Effect.disconnect,
+      const answered = yield* Effect.forkDetach(sql`select 1`).pipe(
+        Effect.flatMap(Fiber.join),
         Effect.timeoutOption(DATABASE_DEADLINE),
         Effect.option,
         Effect.map(Option.flatten)
@@ -33,7 +34,7 @@ export const HealthHttpLive = HttpApiBuilder.group(Api, "health", (handlers) =>
 
     return handlers
       .handle("healthz", () => Effect.succeed(LIVE))
-      .handleRaw("readyz", () =>
+      .handle("readyz", () =>
         Effect.map(Effect.all([database, engine.readiness], { concurrency: "unbounded" }), ([db, workflow]) => {
           const ready = db.status === "up" && workflow.up
           const readiness: Readiness = {
@@ -47,7 +48,7 @@ export const HealthHttpLive = HttpApiBuilder.group(Api, "health", (handlers) =>
               }
             }
           }
-          return HttpServerResponse.unsafeJson(encodeReadiness(readiness), {
+          return HttpServerResponse.jsonUnsafe(encodeReadiness(readiness), {
             status: ready ? 200 : 503,
             headers: ready ? {} : { "retry-after": "5" }
           })

@@ -7,31 +7,18 @@
  * path, query and body are decoded, and every failure (decode errors, malformed JSON, unknown
  * routes, database outages, defects) leaves in the one error body of the contract.
  */
-import {
-  FetchHttpClient,
-  FileSystem,
-  HttpApi,
-  HttpApiBuilder,
-  HttpApiError,
-  type HttpApiGroup,
-  HttpApiScalar,
-  HttpApp,
-  HttpIncomingMessage,
-  HttpMiddleware,
-  HttpServerError,
-  HttpServerRequest,
-  HttpServerResponse
-} from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { SqlError } from "@effect/sql/SqlError"
-import { Cause, Effect, Layer, Option } from "effect"
+import { ByteSize, Cause, Effect, Layer, Option } from "effect"
+import { FetchHttpClient, HttpEffect, HttpIncomingMessage, HttpMiddleware, HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { HttpApi, HttpApiBuilder, HttpApiError, type HttpApiGroup, HttpApiScalar } from "effect/http-api"
+import { SqlError } from "effect/sql"
 import { AccountsHttpLive } from "./accounts/Http.js"
 import { ConsoleApp } from "./console/Http.js"
 import { ConsoleRetentionLive } from "./console/Retention.js"
 import { AccountsRepo } from "./accounts/Repo.js"
 import { AccountStatus } from "./accounts/Status.js"
 import { AdmittedPrincipal, ApiKeyAuthLive } from "./accounts/Security.js"
-import { Api } from "./Api.js"
+import { Api, ApiErrorsLive } from "./Api.js"
 import { readBodyText } from "./platform/RequestBody.js"
 import { MeteringHttpLive } from "./metering/Http.js"
 import { Metering } from "./metering/Metering.js"
@@ -56,6 +43,7 @@ import * as Errors from "./platform/Errors.js"
 import { HealthHttpLive } from "./HealthHttp.js"
 import { noteAccount, noteRequestId, withRequestSpan } from "./platform/HttpObservation.js"
 import { ulid } from "./platform/Ids.js"
+import { describeIssues } from "./platform/SchemaIssues.js"
 import { WebhooksHttpLive } from "./webhooks/Http.js"
 import { WebhookDeliveries } from "./webhooks/Deliveries.js"
 import { DeliveryBacklogLive } from "./webhooks/Metrics.js"
@@ -67,67 +55,75 @@ import { Webhooks } from "./webhooks/Webhooks.js"
 import { CurrentEnvironment, type Environment, RequestId, saneRequestId } from "./platform/RequestContext.js"
 import * as RequestInput from "./platform/RequestInput.js"
 
-
 const setHeaders = (headers: Record<string, string>) =>
-  HttpApp.appendPreResponseHandler((_request, response) => Effect.succeed(HttpServerResponse.setHeaders(response, headers)))
+  HttpEffect.appendPreResponseHandler((_request, response) => Effect.succeed(HttpServerResponse.setHeaders(response, headers)))
 
 const versionOf = (url: string): "v1" | "v2" | undefined => {
   const match = /^\/(v[12])(?:[/?]|$)/.exec(url)
   return match ? (match[1] as "v1" | "v2") : undefined
 }
 
-const describeDecodeError = (error: HttpApiError.HttpApiDecodeError) => {
-  const issues = error.issues.slice(0, 3).map((issue) =>
-    issue.path.length > 0 ? `${issue.path.join(".")}: ${issue.message}` : issue.message
-  )
-  return `Invalid request: ${issues.join("; ") || error.message}`
-}
+const describeDecodeError = (error: HttpApiError.HttpApiSchemaError) =>
+  `Invalid request: ${describeIssues(error.cause.issue) || error.message}`
 
 const isApiError = (u: unknown): u is Errors.ApiError =>
   u instanceof Errors.BadRequest || u instanceof Errors.Unauthorized || u instanceof Errors.Forbidden ||
   u instanceof Errors.NotFound || u instanceof Errors.TooManyRequests || u instanceof Errors.InternalError ||
   u instanceof Errors.Unavailable
 
+const MALFORMED_BODY = "Malformed request body: expected JSON of at most 64 KiB"
+
+/**
+ * Whether a payload the router could not decode was not JSON at all (the router reports it as a
+ * decode failure like any other): the body it read, read again from the request's cache.
+ */
+const isMalformedJson = (request: HttpServerRequest.HttpServerRequest) =>
+  request.text.pipe(
+    Effect.map((text) => {
+      try {
+        JSON.parse(text)
+        return false
+      } catch {
+        return text !== ""
+      }
+    }),
+    Effect.orElseSucceed(() => false)
+  )
+
 /** Turns whatever escaped the router into our error body; never leaks internals. */
 const classifyFailure = (
   request: HttpServerRequest.HttpServerRequest,
   cause: Cause.Cause<unknown>
 ): Effect.Effect<never, Errors.ApiError> => {
-  if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
-  const failure = Cause.failureOption(cause)
-  if (Option.isSome(failure)) {
-    const error = failure.value
-    if (isApiError(error)) return Effect.fail(error)
-    if (error instanceof HttpApiError.HttpApiDecodeError) return Errors.invalidRequest(describeDecodeError(error))
-    if (HttpServerError.isServerError(error) && error._tag === "RouteNotFound") {
-      return Errors.routeNotFound(request.method, request.url.split("?")[0] ?? request.url)
-    }
+  if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
+  const failure = Option.getOrElse(Cause.findErrorOption(cause), () => Cause.squash(cause))
+  if (isApiError(failure)) return Effect.fail(failure)
+  if (HttpApiError.HttpApiSchemaError.is(failure)) {
+    const described = Errors.invalidRequest(describeDecodeError(failure))
+    return failure.kind === "Payload"
+      ? Effect.flatMap(isMalformedJson(request), (malformed) => malformed ? Errors.invalidRequest(MALFORMED_BODY) : described)
+      : described
   }
-  const defect = Cause.squash(cause)
-  if (HttpServerError.isServerError(defect) && defect._tag === "RequestError" && defect.reason === "Decode") {
-    return Errors.invalidRequest("Malformed request body: expected JSON of at most 64 KiB")
+  if (HttpServerError.isHttpServerError(failure)) {
+    if (failure.reason._tag === "RouteNotFound") return Errors.routeNotFound(request.method, request.url.split("?")[0] ?? request.url)
+    if (failure.reason._tag === "RequestParseError") return Errors.invalidRequest(MALFORMED_BODY)
   }
-  if (defect instanceof SqlError && isUnavailable(defect)) {
-    return Effect.zipRight(
-      Effect.logWarning("database unavailable", defect.message),
+  if (SqlError.isSqlError(failure) && isUnavailable(failure)) {
+    return Effect.andThen(
+      Effect.logWarning("database unavailable", failure.message),
       Errors.temporarilyUnavailable("The service is temporarily unavailable; retry shortly")
     )
   }
-  return Effect.zipRight(Effect.logError("unhandled failure", Cause.pretty(cause)), Errors.internalError)
+  return Effect.andThen(Effect.logError("unhandled failure", Cause.pretty(cause)), Errors.internalError)
 }
 
 const normalizeFailure = (request: HttpServerRequest.HttpServerRequest, cause: Cause.Cause<unknown>) =>
-  classifyFailure(request, cause).pipe(
-    Effect.tapError((error) => {
-      const retryAfter = Errors.retryAfterOf(error)
-      return retryAfter === undefined ? Effect.void : setHeaders({ "retry-after": retryAfter })
-    })
-  )
+  Errors.withRetryAfter(classifyFailure(request, cause))
 
 /** Every route `api` serves, with the documentation's. */
-const routesOf = (api: HttpApi.HttpApi.Any) => {
+const routesOf = <Id extends string, Groups extends HttpApiGroup.Constraint>(api: HttpApi.HttpApi<Id, Groups>) => {
   const routes: Array<RequestInput.RouteTemplate> = [{ method: "GET", path: "/openapi.json" }, { method: "GET", path: "/docs" }]
-  HttpApi.reflect(api as HttpApi.HttpApi.AnyWithProps, {
+  HttpApi.reflect(api, {
     onGroup: () => {},
     onEndpoint: ({ endpoint }) => void routes.push({ method: endpoint.method, path: endpoint.path })
   })
@@ -156,75 +152,77 @@ const refuse = (request: HttpServerRequest.HttpServerRequest, refusal: RequestIn
  * The input layer (RequestInput): the route and method, the URL's characters, and the body's
  * type, size and JSON, checked once for every route before the router decodes anything.
  */
-const checkInput = (methodsOf: (path: string) => ReadonlyArray<string>, limits: RequestInput.BodyLimits) => (app: HttpApp.Default) =>
-  Effect.gen(function*() {
-    const request = yield* HttpServerRequest.HttpServerRequest
-    const refusal = RequestInput.checkUrl(request.url) ?? RequestInput.checkRoute(methodsOf, request.method, request.url)
-    if (refusal !== undefined) return yield* refuse(request, refusal)
-    if (RequestInput.hasBody(request.headers)) {
-      const headers = RequestInput.checkBodyHeaders(request.headers, limits)
-      if (headers !== undefined) return yield* refuse(request, headers)
-      // read once (the router's decoding reuses it); past the limit (a chunked body), a 413
-      const text = yield* readBodyText(request, limits.maxBytes)
-      if (Option.isNone(text)) return yield* refuse(request, RequestInput.tooLarge(limits))
-      const json = RequestInput.checkJsonText(text.value, limits)
-      if (json !== undefined) return yield* refuse(request, json)
-    }
-    return yield* app
-  })
-
-/** Authenticates and counts every /v2 request of `api`, then checks its input, before it is routed. */
-export const makeRequestPipeline = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, R>(
-  api: HttpApi.HttpApi<Id, Groups, Errors.ApiError | HttpApiError.HttpApiDecodeError, R>
-) =>
-  HttpApiBuilder.middleware(
-  api,
-  Effect.gen(function*() {
-    const admission = yield* Admission
-    const { requestBody } = yield* AppConfig
-    const checked = checkInput(RequestInput.makeRouteTable(routesOf(api)), requestBody)
-
-    const admit = Effect.fnUntraced(function*(request: HttpServerRequest.HttpServerRequest, headers: Record<string, string>) {
-      const environment = yield* CurrentEnvironment
-      const admitted = yield* admission.admit(request.headers["x-api-key"], environment).pipe(
-        Effect.catchTags({
-          InvalidKey: (invalid) => Errors.invalidApiKey(invalid.explanation),
-          LimitReached: Errors.limitReached
-        })
-      )
-      rateLimitHeaders(admitted, headers)
-      noteAccount(request.source, admitted.principal.accountId)
-      return admitted.principal
+const checkInput = (methodsOf: (path: string) => ReadonlyArray<string>, limits: RequestInput.BodyLimits) =>
+  <E, R>(app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
+    Effect.gen(function*() {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const refusal = RequestInput.checkUrl(request.url) ?? RequestInput.checkRoute(methodsOf, request.method, request.url)
+      if (refusal !== undefined) return yield* refuse(request, refusal)
+      if (RequestInput.hasBody(request.headers)) {
+        const headers = RequestInput.checkBodyHeaders(request.headers, limits)
+        if (headers !== undefined) return yield* refuse(request, headers)
+        // read once (the router's decoding reuses it); past the limit (a chunked body), a 413
+        const text = yield* readBodyText(request, limits.maxBytes)
+        if (Option.isNone(text)) return yield* refuse(request, RequestInput.tooLarge(limits))
+        const json = RequestInput.checkJsonText(text.value, limits)
+        if (json !== undefined) return yield* refuse(request, json)
+      }
+      return yield* app
     })
 
-    return (app: HttpApp.Default) =>
-      Effect.gen(function*() {
-        const request = yield* HttpServerRequest.HttpServerRequest
-        const requestId = saneRequestId(request.headers["x-request-id"]) ?? `req_${yield* ulid}`
-        // headers every response of this request carries, filled in as the request advances
-        const headers: Record<string, string> = { "x-request-id": requestId }
-        noteRequestId(request.source, requestId)
-        yield* setHeaders(headers)
-        const version = versionOf(request.url)
-        const routed = version !== undefined
-          ? Effect.flatMap(admit(request, headers), (principal) =>
-            checked(app).pipe(
-              Effect.provideService(AdmittedPrincipal, Option.some(principal)),
-              Effect.annotateLogs("accountId", principal.accountId)
-            ))
-          : checked(app)
-        const answered = routed.pipe(Effect.catchAllCause((cause) => normalizeFailure(request, cause)))
-        return yield* (version === "v1"
-          ? answered.pipe(Effect.catchAll((failure) => Effect.succeed(Errors.v1ErrorResponse(failure))), Effect.map(Errors.toV1Envelope))
-          : answered).pipe(
-          HttpIncomingMessage.withMaxBodySize(Option.some(FileSystem.Size(requestBody.maxBytes))),
+/**
+ * The request pipeline of `api`'s router: authenticates and counts every /v1 and /v2 request, then
+ * checks its input, before it is routed; answers every failure in the contract's body (v1's in its
+ * envelope).
+ */
+export const makeRequestPipeline = <Id extends string, Groups extends HttpApiGroup.Constraint>(
+  api: HttpApi.HttpApi<Id, Groups>
+) => Effect.gen(function*() {
+  const admission = yield* Admission
+  const { requestBody } = yield* AppConfig
+  const checked = checkInput(RequestInput.makeRouteTable(routesOf(api)), requestBody)
+  const maxBodySize = ByteSize.bytes(requestBody.maxBytes)
+
+  const admit = Effect.fnUntraced(function*(request: HttpServerRequest.HttpServerRequest, headers: Record<string, string>) {
+    const environment = yield* CurrentEnvironment
+    const admitted = yield* admission.admit(request.headers["x-api-key"], environment).pipe(
+      Effect.catchTags({
+        InvalidKey: (invalid) => Errors.invalidApiKey(invalid.explanation),
+        LimitReached: Errors.limitReached
+      })
+    )
+    rateLimitHeaders(admitted, headers)
+    noteAccount(request.source, admitted.principal.accountId)
+    return admitted.principal
+  })
+
+  return <E, R>(app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
+    Effect.gen(function*() {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const requestId = saneRequestId(request.headers["x-request-id"]) ?? `req_${yield* ulid}`
+      // headers every response of this request carries, filled in as the request advances
+      const headers: Record<string, string> = { "x-request-id": requestId }
+      noteRequestId(request.source, requestId)
+      yield* setHeaders(headers)
+      const version = versionOf(request.url)
+      const routed = version !== undefined
+        ? Effect.flatMap(admit(request, headers), (principal) =>
+          checked(app).pipe(
+            Effect.provideService(AdmittedPrincipal, Option.some(principal)),
+            Effect.annotateLogs("accountId", principal.accountId)
+          ))
+        : checked(app)
+      const answered = routed.pipe(Effect.catchCause((cause) => normalizeFailure(request, cause)))
+      return yield* (version === "v1"
+        ? answered.pipe(Effect.catch((failure) => Effect.succeed(Errors.v1ErrorResponse(failure))), Effect.map(Errors.toV1Envelope))
+        : answered.pipe(Effect.catch((failure) => Effect.succeed(Errors.errorResponse(failure))))).pipe(
+          Effect.provideService(HttpIncomingMessage.MaxBodySize, maxBodySize),
           Effect.provideService(RequestId, requestId),
           Effect.annotateLogs("requestId", requestId),
           withRequestSpan(request.source)
         )
-      })
-  })
-)
+    })
+})
 
 const HandlersLive = Layer.mergeAll(
   V1HttpLive,
@@ -235,38 +233,38 @@ const HandlersLive = Layer.mergeAll(
   MeteringHttpLive,
   HealthHttpLive
 ).pipe(
-  Layer.provide(ApiKeyAuthLive)
+  Layer.provide([ApiKeyAuthLive, ApiErrorsLive])
 )
 
 /** The engine `WORKFLOW_ENGINE` selects. */
-const WorkflowEngineLive = Layer.unwrapEffect(
+const WorkflowEngineLive = Layer.unwrap(
   Effect.map(AppConfig, (config) =>
-    config.workflowEngine === "temporal" ? TemporalEngineLive.pipe(Layer.provide(Leases.Default)) : InlineEngineLive
+    config.workflowEngine === "temporal" ? TemporalEngineLive.pipe(Layer.provide(Leases.layer)) : InlineEngineLive
   )
 )
 
 /** Everything that runs operations' activities: shared by the API (inline engine) and the worker. */
-export const ActivitiesLive = OperationActivities.Default.pipe(
-  Layer.provideMerge(Layer.mergeAll(VehicleQuery.Default, WebhookDeliveries.Default)),
-  Layer.provideMerge(Layer.mergeAll(OperationsRepo.Default, WebhooksRepo.Default)),
-  Layer.provideMerge(Metering.Default),
+export const ActivitiesLive = OperationActivities.layer.pipe(
+  Layer.provideMerge(Layer.mergeAll(VehicleQuery.layer, WebhookDeliveries.layer)),
+  Layer.provideMerge(Layer.mergeAll(OperationsRepo.layer, WebhooksRepo.layer)),
+  Layer.provideMerge(Metering.layer),
   Layer.provide(FetchHttpClient.layer)
 )
 
 /** Periodic clean-ups (one process at a time). */
-const RetentionLive = Layer.mergeAll(MeteringRetentionLive, DeliveriesRetentionLive, ConsoleRetentionLive).pipe(Layer.provide(Leases.Default))
+const RetentionLive = Layer.mergeAll(MeteringRetentionLive, DeliveriesRetentionLive, ConsoleRetentionLive).pipe(Layer.provide(Leases.layer))
 
 export const ServicesLive = Layer.mergeAll(
   RetentionLive,
-  Admission.Default,
-  AccountStatus.Default,
-  UsageReader.Default,
-  AccountsRepo.Default,
-  VehicleStore.Default,
-  Catalog.Default,
-  ModuleRegistry.Default,
-  Operations.Default,
-  Webhooks.Default,
+  Admission.layer,
+  AccountStatus.layer,
+  UsageReader.layer,
+  AccountsRepo.layer,
+  VehicleStore.layer,
+  Catalog.layer,
+  ModuleRegistry.layer,
+  Operations.layer,
+  Webhooks.layer,
   DeliveryBacklogLive
 ).pipe(
   Layer.provideMerge(SystemResolverLive),
@@ -274,36 +272,49 @@ export const ServicesLive = Layer.mergeAll(
   Layer.provideMerge(ActivitiesLive)
 )
 
-/** The API with docs, pipeline and handlers; needs the services and a database. */
-export const AppLive = Layer.mergeAll(
-  HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" }),
-  HttpApiScalar.layer({ path: "/docs" }),
-  makeRequestPipeline(Api),
-  ConsoleApp.Default
-).pipe(
-  Layer.provideMerge(HttpApiBuilder.api(Api).pipe(Layer.provide(HandlersLive))),
-  Layer.provideMerge(ServicesLive)
-)
-
 /**
- * Everything `HttpApiBuilder.httpApp` needs to produce the application, on a database. Listeners
- * (main) and in-process tests serve the same app from it.
+ * The API's routes (with `/openapi.json` and the `/docs` page), as a router layer: each listener
+ * builds its request handler from it (`toHttpEffect`), over the services of `ServicesLive`.
  */
-export const HttpStackLive = AppLive.pipe(
-  Layer.provideMerge(Layer.mergeAll(
-    HttpApiBuilder.Router.Live,
-    HttpApiBuilder.Middleware.layer,
-    NodeHttpServer.layerContext
-  ))
+export const ApiRoutesLive = Layer.mergeAll(
+  HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json" }),
+  HttpApiScalar.layer(Api, { path: "/docs" })
+).pipe(
+  Layer.provide(HandlersLive),
+  Layer.provide(NodeHttpServer.layerHttpServices)
 )
 
 /**
- * A listener's Node request handler, made by `makeHandler`: the environment goes in the runtime the
- * handler runs requests on, so no request pays for providing it (each provided service copies the
- * context).
+ * Everything the listeners (main) and in-process tests serve the applications from, on a
+ * database: the services, and the console.
+ */
+export const HttpStackLive = ConsoleApp.layer.pipe(Layer.provideMerge(ServicesLive))
+
+/**
+ * How the router matches paths. A path parameter of any length reaches its endpoint, whose schema
+ * and handler answer it as the contract says (a long plate is an invalid plate, a long operation id
+ * an unknown operation); the router's default (100 characters) would make it an unknown route. The
+ * URL's length is bounded before that, by the listener's header limit (HTTP_MAX_HEADER_BYTES).
+ */
+export const ROUTER_CONFIG = { maxParamLength: Number.MAX_SAFE_INTEGER } as const
+
+/**
+ * The API's request program: its router behind the request pipeline, built in the caller's
+ * scope. Each listener makes its request handler from it (`forListener`).
+ */
+export const apiProgram = Effect.gen(function*() {
+  const router = yield* HttpRouter.toHttpEffect(ApiRoutesLive).pipe(Effect.provideService(HttpRouter.RouterConfig, ROUTER_CONFIG))
+  const pipeline = yield* makeRequestPipeline(Api)
+  return pipeline(router)
+})
+
+/**
+ * A listener's request handler, made by `makeHandler`: the environment goes in the context the
+ * handler runs requests with, so no request pays for providing it.
  */
 export const forListener = (environment: Environment) => <A, E, R>(makeHandler: Effect.Effect<A, E, R>) =>
-  Effect.provideService(makeHandler, CurrentEnvironment, environment).pipe(
+  makeHandler.pipe(
+    Effect.provideService(CurrentEnvironment, environment),
     // requests are traced by the listener's observation (HttpObservation), under their route template
-    Effect.locally(HttpMiddleware.currentTracerDisabledWhen, () => true)
+    Effect.provideService(HttpMiddleware.TracerDisabledWhen, () => true)
   )

@@ -4,12 +4,11 @@
  * (metrics, access log, server span) in front of it.
  */
 import type { Server } from "node:http"
-import { HttpApiBuilder, type HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Effect } from "effect"
+import { Effect, Scope } from "effect"
 import { ConsoleApp } from "./console/Http.js"
 import { consoleRouteOf, isConsolePath } from "./console/Routes.js"
-import { forListener, routeOfUrl } from "./Http.js"
+import { apiProgram, forListener, routeOfUrl } from "./Http.js"
 import { AppConfig } from "./platform/Config.js"
 import { createLimitedServer } from "./platform/HttpServerLimits.js"
 import { makeObserver } from "./platform/HttpObservation.js"
@@ -17,10 +16,14 @@ import { makeAccessLog } from "./platform/Logging.js"
 import type { Environment } from "./platform/RequestContext.js"
 import { RequestTracer } from "./platform/Telemetry.js"
 
-export const addressOf = (address: HttpServer.Address) =>
-  address._tag === "UnixAddress"
-    ? address.path
-    : `http://${address.hostname === "0.0.0.0" ? "localhost" : address.hostname}:${address.port}`
+/** A listening server's URL; one on every interface is reached as `localhost`. */
+export const addressOf = (server: Server) => {
+  const address = server.address()
+  if (address === null || typeof address === "string") return String(address)
+  const host = address.address === "0.0.0.0" || address.address === "::" ? "localhost"
+    : address.family === "IPv6" ? `[${address.address}]` : address.address
+  return `http://${host}:${address.port}`
+}
 
 /**
  * `server.close()` waits for every open connection, and a keep-alive connection that was busy
@@ -45,7 +48,7 @@ const drainOnClose = (server: Server, drainMs: number) => {
 export const serveListener = (environment: Environment, port: number) =>
   Effect.gen(function*() {
     const config = yield* AppConfig
-    const app = yield* HttpApiBuilder.httpApp
+    const scope = yield* Effect.scope
     const observe = makeObserver({
       environment,
       routeOf: (url) => (isConsolePath(url) ? consoleRouteOf(url) : routeOfUrl(url)),
@@ -53,11 +56,14 @@ export const serveListener = (environment: Environment, port: number) =>
       accessLog: makeAccessLog(config.logFormat, config.logLevel, config.accessLog)
     })
     const nodeServer = drainOnClose(createLimitedServer(config.http), config.shutdownDrainMs)
-    const server = yield* NodeHttpServer.make(() => nodeServer, { port, host: config.host })
-    const handler = yield* NodeHttpServer.makeHandler(app).pipe(forListener(environment))
-    const console = yield* NodeHttpServer.makeHandler((yield* ConsoleApp).app).pipe(forListener(environment))
-    const listener = observe((request, response) => (isConsolePath(request.url) ? console : handler)(request, response))
+    // requests run in a scope that closes after the server's (finalizers run in reverse): in-flight
+    // requests finish within the drain rather than being interrupted first
+    const requests = yield* Scope.fork(scope)
+    yield* NodeHttpServer.make(() => nodeServer, { port, host: config.host })
+    const api = yield* NodeHttpServer.makeHandler(yield* apiProgram, { scope: requests }).pipe(forListener(environment))
+    const console = yield* NodeHttpServer.makeHandler((yield* ConsoleApp).app, { scope: requests }).pipe(forListener(environment))
+    const listener = observe((request, response) => (isConsolePath(request.url) ? console : api)(request, response))
     nodeServer.on("request", listener)
-    yield* Effect.addFinalizer(() => Effect.sync(() => nodeServer.off("request", listener)))
-    return addressOf(server.address)
+    yield* Scope.addFinalizer(scope, Effect.sync(() => nodeServer.off("request", listener)))
+    return addressOf(nodeServer)
   })

@@ -4,7 +4,7 @@
  * closes the listeners, the pool and the embedded PostgreSQL. With API_PROCESSES=N this process
  * keeps the database and runs N API processes on it (platform/ApiProcesses).
  */
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { Console, Effect, Layer, Redacted } from "effect"
 import { Accounts } from "./accounts/Accounts.js"
 import { createDemoAccount, type DemoAccount, describeDemoAccount } from "./accounts/DemoAccount.js"
@@ -43,7 +43,7 @@ const firstRun = Effect.gen(function*() {
 const showDemo = (demo: DemoAccount | undefined, urls: ReadonlyArray<string>) =>
   demo === undefined ? Effect.void : Console.log(describeDemoAccount(demo, urls[0]!, urls[1]!))
 
-const ListenersLive = Layer.scopedDiscard(Effect.gen(function*() {
+const ListenersLive = Layer.effectDiscard(Effect.gen(function*() {
   const config = yield* AppConfig
   // every listener is bound before any is announced: a port in use stops the start first
   const listeners: ReadonlyArray<readonly [Environment, string, number]> = [
@@ -67,14 +67,15 @@ const ListenersLive = Layer.scopedDiscard(Effect.gen(function*() {
 /** The API in this process (a single process, or one of API_PROCESSES). */
 const ApiLive = ListenersLive.pipe(
   Layer.provide(HttpStackLive),
+  Layer.provide(NodeServices.layer),
   Layer.provide(TelemetryLive({ serviceName: "vehicle-data-api" })),
-  Layer.provide(Accounts.Default),
+  Layer.provide(Accounts.layer),
   Layer.provide(makeDatabaseLive("server")),
-  Layer.provide(AppConfig.Default)
+  Layer.provide(AppConfig.layer)
 )
 
 /** The primary of API_PROCESSES: the database and the first run, then the API processes on it. */
-const PrimaryLive = Layer.scopedDiscard(Effect.gen(function*() {
+const PrimaryLive = Layer.effectDiscard(Effect.gen(function*() {
   const config = yield* AppConfig
   const location = yield* DatabaseLocation
   const demo = yield* firstRun
@@ -86,9 +87,9 @@ const PrimaryLive = Layer.scopedDiscard(Effect.gen(function*() {
   yield* Effect.logInfo(`${config.apiProcesses} API processes listening`)
   yield* showDemo(demo, urls)
 })).pipe(
-  Layer.provide(Layer.mergeAll(Accounts.Default, Catalog.Default, VehicleStore.Default, ModuleRegistry.Default, NodeContext.layer)),
+  Layer.provide(Layer.mergeAll(Accounts.layer, Catalog.layer, VehicleStore.layer, ModuleRegistry.layer, NodeServices.layer)),
   Layer.provide(makeDatabaseLive("server")),
-  Layer.provide(AppConfig.Default)
+  Layer.provide(AppConfig.layer)
 )
 
 /**
@@ -104,11 +105,11 @@ const BannerLive = Layer.effectDiscard(Effect.gen(function*() {
   }
 }))
 
-const MainLive = Layer.unwrapEffect(Effect.map(AppConfig, (config) =>
+const MainLive = Layer.unwrap(Effect.map(AppConfig, (config) =>
   config.apiProcesses > 1 && !isApiWorker ? PrimaryLive : ApiLive
-)).pipe(Layer.provide(BannerLive), Layer.provide(AppConfig.Default))
+)).pipe(Layer.provide(BannerLive), Layer.provide(AppConfig.layer))
 
 Layer.launch(MainLive).pipe(
-  Effect.provide(LoggingLive.pipe(Layer.provide(AppConfig.Default))),
+  Effect.provide(LoggingLive.pipe(Layer.provide(AppConfig.layer))),
   runMain
 )

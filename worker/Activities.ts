@@ -9,7 +9,7 @@
  * With tracing, the program's spans are children of the activity's span (worker/Tracing.ts), and
  * its log lines carry the operation or delivery it works on.
  */
-import * as OtelTracer from "@effect/opentelemetry/Tracer"
+import { OtelTracer } from "@effect/opentelemetry"
 import * as Otel from "@opentelemetry/api"
 import { ApplicationFailure, Context as ActivityContext } from "@temporalio/activity"
 import { Cause, Effect, Exit, type ManagedRuntime, Option } from "effect"
@@ -28,7 +28,7 @@ export const DEFECT_MESSAGE = "The activity failed unexpectedly (details in the 
 
 export const toActivityResult = <A>(exit: Exit.Exit<A, TaggedFailure>): A => {
   if (Exit.isSuccess(exit)) return exit.value
-  const failure = Cause.failureOption(exit.cause)
+  const failure = Cause.findErrorOption(exit.cause)
   if (Option.isSome(failure)) {
     const error = failure.value
     throw ApplicationFailure.create({
@@ -37,7 +37,7 @@ export const toActivityResult = <A>(exit: Exit.Exit<A, TaggedFailure>): A => {
       nonRetryable: error.retryable === false
     })
   }
-  if (Cause.isInterruptedOnly(exit.cause)) {
+  if (Cause.hasInterruptsOnly(exit.cause)) {
     // interrupted because Temporal cancelled the activity: surface its cancellation
     throw ActivityContext.current().cancellationSignal.reason ?? ApplicationFailure.retryable("interrupted", "Interrupted")
   }
@@ -73,7 +73,7 @@ const HEARTBEAT_EVERY_MS = Math.floor(ACTIVITY_TIMEOUTS.heartbeatMs / 3)
 
 const activity = <I extends Array<unknown>, A>(
   runtime: Runtime,
-  program: (activities: OperationActivities, ...input: I) => Effect.Effect<A, TaggedFailure>
+  program: (activities: OperationActivities["Service"], ...input: I) => Effect.Effect<A, TaggedFailure>
 ) =>
 async (...input: I): Promise<A> => {
   const context = ActivityContext.current()

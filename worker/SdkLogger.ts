@@ -4,14 +4,14 @@
  */
 import type { Logger, LogLevel as SdkLevel, LogMetadata } from "@temporalio/common"
 import { LogLevel } from "effect"
-import { formatLine, type LogFields, type LogFormat } from "../src/platform/Logging.js"
+import { formatLine, levelLabel, type LogFields, type LogFormat } from "../src/platform/Logging.js"
 
 const LEVELS: Record<SdkLevel, LogLevel.LogLevel> = {
-  TRACE: LogLevel.Trace,
-  DEBUG: LogLevel.Debug,
-  INFO: LogLevel.Info,
-  WARN: LogLevel.Warning,
-  ERROR: LogLevel.Error
+  TRACE: "Trace",
+  DEBUG: "Debug",
+  INFO: "Info",
+  WARN: "Warn",
+  ERROR: "Error"
 }
 
 const fieldsOf = (meta: LogMetadata): LogFields => {
@@ -27,8 +27,8 @@ const fieldsOf = (meta: LogMetadata): LogFields => {
 export const sdkLogger = (format: LogFormat, minimum: LogLevel.LogLevel, write: (line: string) => void = (line) => void process.stdout.write(line + "\n")): Logger => {
   const log = (level: SdkLevel, message: string, meta: LogMetadata = {}) => {
     const mapped = LEVELS[level]
-    if (LogLevel.lessThan(mapped, minimum)) return
-    write(formatLine(format, new Date(), mapped.label, message, fieldsOf(meta)))
+    if (LogLevel.isLessThan(mapped, minimum)) return
+    write(formatLine(format, new Date(), levelLabel(mapped), message, fieldsOf(meta)))
   }
   return {
     log,

@@ -21,7 +21,7 @@ import type { WorkflowInfo } from "@temporalio/workflow"
 import { Option } from "effect"
 import type { SpanPipeline as SpanPipelineReference } from "../src/platform/Telemetry.js"
 
-type SpanPipeline = Option.Option.Value<SpanPipelineReference["Type"]>
+type SpanPipeline = Option.Option.Value<(typeof SpanPipelineReference)["Service"]>
 
 /**
  * A workflow span as the SDK's processors take it. The workflow side builds its spans with

@@ -6,7 +6,7 @@
 import { bundleWorkflowCode, NativeConnection, type RuntimeOptions, Worker } from "@temporalio/worker"
 import { Effect, type ManagedRuntime, Option } from "effect"
 import type { OperationActivities } from "../src/operations/Activities.js"
-import type { AppConfig } from "../src/platform/Config.js"
+import type { AppConfigShape } from "../src/platform/Config.js"
 import { projectRoot } from "../src/platform/Paths.js"
 import { workflowSources as sourcesOf } from "../src/platform/workflowSources.js"
 import { describeCause, startupError } from "../src/platform/Startup.js"
@@ -51,7 +51,7 @@ export const sdkRuntimeOptions = (worker: {
   })
 
 export const createWorkers = async (options: {
-  readonly config: AppConfig
+  readonly config: AppConfigShape
   readonly secrets: TemporalSecretsShape
   readonly runtime: ManagedRuntime.ManagedRuntime<OperationActivities, any>
   readonly workflowBundle: { readonly codePath: string } | { readonly code: string }

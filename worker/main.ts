@@ -28,7 +28,7 @@ const WorkerServicesLive = ActivitiesLive.pipe(
   Layer.provideMerge(Layer.mergeAll(TelemetryLive({ serviceName: "vehicle-data-worker" }), LoggingLive)),
   // before the database: a missing secret stops the worker before anything else starts
   Layer.provideMerge(temporalSecretsLayer("worker")),
-  Layer.provideMerge(AppConfig.Default)
+  Layer.provideMerge(AppConfig.layer)
 )
 
 const shown = (host: string, port: Option.Option<number>) =>

@@ -1,8 +1,8 @@
 /**
  * Contract of the account endpoints: status and plans.
  */
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { Usage } from "../metering/Api.js"
 import { DateTimeUtc, Limit, Module, NonNegativeInt } from "../platform/Schemas.js"
 import { StandardPlanId } from "./Domain.js"
@@ -13,10 +13,10 @@ export const KeyEntry = Schema.Struct({
   prefix: Schema.String,
   last4: Schema.String,
   name: Schema.NullOr(Schema.String),
-  status: Schema.Literal("active", "revoked"),
+  status: Schema.Literals(["active", "revoked"]),
   lastUsedAt: Schema.NullOr(DateTimeUtc),
   createdAt: DateTimeUtc
-}).annotations({ identifier: "KeyEntry" })
+}).annotate({ identifier: "KeyEntry" })
 
 export const StatusResponse = Schema.Struct({
   success: Schema.Literal(true),
@@ -26,7 +26,7 @@ export const StatusResponse = Schema.Struct({
     usage: Usage,
     keys: Schema.Array(KeyEntry)
   })
-}).annotations({ identifier: "Status" })
+}).annotate({ identifier: "Status" })
 
 export const Plan = Schema.Struct({
   id: StandardPlanId,
@@ -39,14 +39,13 @@ export const Plan = Schema.Struct({
   requestsPerMinute: Limit,
   enabledModules: Schema.Array(Module),
   timezone: Schema.String
-}).annotations({ identifier: "Plan" })
+}).annotate({ identifier: "Plan" })
 
-export const PlansResponse = Schema.Struct({ plans: Schema.Array(Plan) }).annotations({ identifier: "Plans" })
+export const PlansResponse = Schema.Struct({ plans: Schema.Array(Plan) }).annotate({ identifier: "Plans" })
 
 export class AccountsApi extends HttpApiGroup.make("accounts")
   .add(
-    HttpApiEndpoint.get("getStatus", "/v2/status")
-      .addSuccess(StatusResponse)
+    HttpApiEndpoint.get("getStatus", "/v2/status", { success: StatusResponse })
       .annotate(OpenApi.Summary, "Account status")
       .annotate(
         OpenApi.Description,
@@ -54,8 +53,7 @@ export class AccountsApi extends HttpApiGroup.make("accounts")
       )
   )
   .add(
-    HttpApiEndpoint.get("listPlans", "/v2/plans")
-      .addSuccess(PlansResponse)
+    HttpApiEndpoint.get("listPlans", "/v2/plans", { success: PlansResponse })
       .annotate(OpenApi.Summary, "Plans")
       .annotate(
         OpenApi.Description,

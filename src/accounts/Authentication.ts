@@ -3,7 +3,7 @@
  * Keys are looked up by SHA-256 on every request (no cache, so a revoked key fails on the very
  * next request in every process); `metering/Admission.ts` looks them up in batches.
  */
-import { Data, Either } from "effect"
+import { Data, Result } from "effect"
 import { sha256Hex } from "../platform/Ids.js"
 import type { Principal } from "./Domain.js"
 import type { Environment } from "../platform/RequestContext.js"
@@ -27,11 +27,11 @@ export class InvalidKey extends Data.TaggedError("InvalidKey")<{
 const KEY_SHAPE = /^vda_(live|test)_[0-9A-Za-z]{32}$/
 
 /** The hash to look a presented key up by, unless it cannot be a key at all. */
-export const keyHashOf = (raw: string | undefined): Either.Either<string, InvalidKey> => {
+export const keyHashOf = (raw: string | undefined): Result.Result<string, InvalidKey> => {
   const key = raw?.trim() ?? ""
-  if (key.length === 0) return Either.left(new InvalidKey({ reason: "missing" }))
-  if (!KEY_SHAPE.test(key)) return Either.left(new InvalidKey({ reason: "unknown" }))
-  return Either.right(sha256Hex(key))
+  if (key.length === 0) return Result.fail(new InvalidKey({ reason: "missing" }))
+  if (!KEY_SHAPE.test(key)) return Result.fail(new InvalidKey({ reason: "unknown" }))
+  return Result.succeed(sha256Hex(key))
 }
 
 /** The account as a caller on `environment`, through `keyId` (a key, or a console session). */

@@ -5,9 +5,9 @@ import { Context, Schema } from "effect"
 import type { Environment } from "../platform/RequestContext.js"
 import { Limit, Module } from "../platform/Schemas.js"
 
-export const StandardPlanId = Schema.Literal("free", "basic", "growth", "scale")
+export const StandardPlanId = Schema.Literals(["free", "basic", "growth", "scale"])
 export type StandardPlanId = typeof StandardPlanId.Type
-export const PlanId = Schema.Literal("free", "basic", "growth", "scale", "custom")
+export const PlanId = Schema.Literals(["free", "basic", "growth", "scale", "custom"])
 export type PlanId = typeof PlanId.Type
 
 export const Entitlements = Schema.Struct({
@@ -18,7 +18,7 @@ export const Entitlements = Schema.Struct({
   requestsPerMinute: Limit,
   enabledModules: Schema.Array(Module),
   timezone: Schema.String
-}).annotations({ identifier: "Entitlements" })
+}).annotate({ identifier: "Entitlements" })
 export type Entitlements = typeof Entitlements.Type
 
 /** Custom plans bill modules: the price and included units that apply to a new billing period. */
@@ -39,6 +39,6 @@ export interface Principal {
   readonly modulePricing: ModulePricing | null
 }
 
-export class CurrentPrincipal extends Context.Tag("vda/CurrentPrincipal")<CurrentPrincipal, Principal>() {}
+export class CurrentPrincipal extends Context.Service<CurrentPrincipal, Principal>()("vda/CurrentPrincipal") {}
 
 export const isPaidOrCustom = (plan: PlanId) => plan !== "free"

@@ -1,5 +1,5 @@
-import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "../Api.js"
 import { CurrentPrincipal } from "./Domain.js"
 import { AccountsRepo } from "./Repo.js"
@@ -11,7 +11,7 @@ export const AccountsHttpLive = HttpApiBuilder.group(Api, "accounts", (handlers)
     const status = yield* AccountStatus
     return handlers
       .handle("getStatus", () =>
-        Effect.map(Effect.flatMap(CurrentPrincipal, status.read), (data) => ({ success: true as const, data })))
+        Effect.map(CurrentPrincipal.use(status.read), (data) => ({ success: true as const, data })))
       .handle("listPlans", () =>
         Effect.gen(function*() {
           const principal = yield* CurrentPrincipal

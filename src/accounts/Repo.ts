@@ -1,8 +1,8 @@
 /**
  * SQL for accounts, plans, custom plans and API keys.
  */
-import { SqlClient } from "@effect/sql"
-import { Effect, Option } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
+import { SqlClient } from "effect/sql"
 import type { Environment } from "../platform/RequestContext.js"
 import type { Module } from "../platform/Schemas.js"
 import type { Entitlements, ModulePricing, PlanId, StandardPlanId } from "./Domain.js"
@@ -96,100 +96,102 @@ export const DEFAULT_CUSTOM_TERMS: CustomPlanTerms = {
   enabledModules: ["fines", "vtv", "tax_debt", "gnc"]
 }
 
-export class AccountsRepo extends Effect.Service<AccountsRepo>()("vda/AccountsRepo", {
-  effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+const make = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
 
-    const updateOwnKey = (owner: KeyOwner, id: string, change: Partial<Pick<KeyRow, "name" | "revokedAt">>) =>
-      sql<{ readonly id: string }>`
-        update api_keys set ${sql.update(change)}
-        where id = ${id} and account_id = ${owner.accountId} and environment = ${owner.environment} and revoked_at is null
-        returning id`.pipe(
-        Effect.map((rows) => rows.length > 0),
-        Effect.orDie
-      )
+  const updateOwnKey = (owner: KeyOwner, id: string, change: Partial<Pick<KeyRow, "name" | "revokedAt">>) =>
+    sql<{ readonly id: string }>`
+      update api_keys set ${sql.update(change)}
+      where id = ${id} and account_id = ${owner.accountId} and environment = ${owner.environment} and revoked_at is null
+      returning id`.pipe(
+      Effect.map((rows) => rows.length > 0),
+      Effect.orDie
+    )
 
-    return {
-      insertAccount: (account: AccountRow) =>
-        sql`insert into accounts ${sql.insert(account)}`.pipe(Effect.asVoid, Effect.orDie),
+  return {
+    insertAccount: (account: AccountRow) =>
+      sql`insert into accounts ${sql.insert(account)}`.pipe(Effect.asVoid, Effect.orDie),
 
-      findAccount: (id: string) =>
-        sql<EntitledAccountRow>`
-          select id, owner, plan, timezone, created_at, plate_queries_monthly, module_queries_monthly,
-                 unique_plates_daily, requests_per_minute, enabled_modules, module_price_ars, included_modules
-          from entitled_accounts where id = ${id}`.pipe(
-          Effect.map((rows) => Option.fromNullable(rows[0])),
-          Effect.orDie
-        ),
-
-      countAccounts: sql<{ readonly count: number }>`select count(*)::int as count from accounts`.pipe(
-        Effect.map((rows) => rows[0]?.count ?? 0),
+    findAccount: (id: string) =>
+      sql<EntitledAccountRow>`
+        select id, owner, plan, timezone, created_at, plate_queries_monthly, module_queries_monthly,
+               unique_plates_daily, requests_per_minute, enabled_modules, module_price_ars, included_modules
+        from entitled_accounts where id = ${id}`.pipe(
+        Effect.map((rows) => Option.fromNullishOr(rows[0])),
         Effect.orDie
       ),
 
-      setPlan: (id: string, plan: PlanId) =>
-        sql`update accounts set plan = ${plan} where id = ${id} returning id`.pipe(
-          Effect.map((rows) => rows.length > 0),
-          Effect.orDie
-        ),
+    countAccounts: sql<{ readonly count: number }>`select count(*)::int as count from accounts`.pipe(
+      Effect.map((rows) => rows[0]?.count ?? 0),
+      Effect.orDie
+    ),
 
-      /** Inserts the default terms unless the account already has some. */
-      ensureCustomTerms: (accountId: string) =>
-        sql`
-          insert into custom_plans ${sql.insert({ accountId, ...DEFAULT_CUSTOM_TERMS, enabledModules: [...DEFAULT_CUSTOM_TERMS.enabledModules] })}
-          on conflict (account_id) do nothing`.pipe(Effect.asVoid, Effect.orDie),
+    setPlan: (id: string, plan: PlanId) =>
+      sql`update accounts set plan = ${plan} where id = ${id} returning id`.pipe(
+        Effect.map((rows) => rows.length > 0),
+        Effect.orDie
+      ),
 
-      findCustomTerms: (accountId: string) =>
-        sql<CustomPlanTerms>`
-          select plate_queries_monthly, module_queries_monthly, unique_plates_daily, requests_per_minute,
-                 module_price_ars, included_modules, enabled_modules
-          from custom_plans where account_id = ${accountId}`.pipe(
-          Effect.map((rows) => Option.fromNullable(rows[0])),
-          Effect.orDie
-        ),
+    /** Inserts the default terms unless the account already has some. */
+    ensureCustomTerms: (accountId: string) =>
+      sql`
+        insert into custom_plans ${sql.insert({ accountId, ...DEFAULT_CUSTOM_TERMS, enabledModules: [...DEFAULT_CUSTOM_TERMS.enabledModules] })}
+        on conflict (account_id) do nothing`.pipe(Effect.asVoid, Effect.orDie),
 
-      upsertCustomTerms: (accountId: string, terms: CustomPlanTerms) =>
-        sql`
-          insert into custom_plans ${sql.insert({ accountId, ...terms, enabledModules: [...terms.enabledModules] })}
-          on conflict (account_id) do update set
-            plate_queries_monthly = excluded.plate_queries_monthly,
-            module_queries_monthly = excluded.module_queries_monthly,
-            unique_plates_daily = excluded.unique_plates_daily,
-            requests_per_minute = excluded.requests_per_minute,
-            module_price_ars = excluded.module_price_ars,
-            included_modules = excluded.included_modules,
-            enabled_modules = excluded.enabled_modules`.pipe(Effect.asVoid, Effect.orDie),
+    findCustomTerms: (accountId: string) =>
+      sql<CustomPlanTerms>`
+        select plate_queries_monthly, module_queries_monthly, unique_plates_daily, requests_per_minute,
+               module_price_ars, included_modules, enabled_modules
+        from custom_plans where account_id = ${accountId}`.pipe(
+        Effect.map((rows) => Option.fromNullishOr(rows[0])),
+        Effect.orDie
+      ),
 
-      listPlans: sql<PlanRow>`
-        select id, price_ars, plate_queries_monthly, module_queries_monthly, unique_plates_daily,
-               requests_per_minute, enabled_modules
-        from plans order by position`.pipe(Effect.orDie),
+    upsertCustomTerms: (accountId: string, terms: CustomPlanTerms) =>
+      sql`
+        insert into custom_plans ${sql.insert({ accountId, ...terms, enabledModules: [...terms.enabledModules] })}
+        on conflict (account_id) do update set
+          plate_queries_monthly = excluded.plate_queries_monthly,
+          module_queries_monthly = excluded.module_queries_monthly,
+          unique_plates_daily = excluded.unique_plates_daily,
+          requests_per_minute = excluded.requests_per_minute,
+          module_price_ars = excluded.module_price_ars,
+          included_modules = excluded.included_modules,
+          enabled_modules = excluded.enabled_modules`.pipe(Effect.asVoid, Effect.orDie),
 
-      insertKey: (key: KeyRow & { readonly keyHash: string }) =>
-        sql`insert into api_keys ${sql.insert(key)}`.pipe(Effect.asVoid, Effect.orDie),
+    listPlans: sql<PlanRow>`
+      select id, price_ars, plate_queries_monthly, module_queries_monthly, unique_plates_daily,
+             requests_per_minute, enabled_modules
+      from plans order by position`.pipe(Effect.orDie),
 
-      listKeys: (accountId: string, environment?: Environment) =>
-        sql<KeyRow>`
-          select id, account_id, environment, name, prefix, last4, created_at, revoked_at, last_used_at
-          from api_keys
-          where account_id = ${accountId} ${environment ? sql`and environment = ${environment}` : sql``}
-          order by created_at, id`.pipe(Effect.orDie),
+    insertKey: (key: KeyRow & { readonly keyHash: string }) =>
+      sql`insert into api_keys ${sql.insert(key)}`.pipe(Effect.asVoid, Effect.orDie),
 
-      revokeKey: (id: string, at: Date) =>
-        sql<{ readonly id: string }>`
-          update api_keys set revoked_at = coalesce(revoked_at, ${at}) where id = ${id} returning id`.pipe(
-          Effect.map((rows) => rows.length > 0),
-          Effect.orDie
-        ),
+    listKeys: (accountId: string, environment?: Environment) =>
+      sql<KeyRow>`
+        select id, account_id, environment, name, prefix, last4, created_at, revoked_at, last_used_at
+        from api_keys
+        where account_id = ${accountId} ${environment ? sql`and environment = ${environment}` : sql``}
+        order by created_at, id`.pipe(Effect.orDie),
 
-      /** Renames or revokes an active key of this account and environment only; false when there is none. */
-      renameOwnKey: (owner: KeyOwner, id: string, name: string | null) => updateOwnKey(owner, id, { name }),
+    revokeKey: (id: string, at: Date) =>
+      sql<{ readonly id: string }>`
+        update api_keys set revoked_at = coalesce(revoked_at, ${at}) where id = ${id} returning id`.pipe(
+        Effect.map((rows) => rows.length > 0),
+        Effect.orDie
+      ),
 
-      revokeOwnKey: (owner: KeyOwner, id: string, at: Date) => updateOwnKey(owner, id, { revokedAt: at }),
+    /** Renames or revokes an active key of this account and environment only; false when there is none. */
+    renameOwnKey: (owner: KeyOwner, id: string, name: string | null) => updateOwnKey(owner, id, { name }),
 
-      touchKeys: (ids: ReadonlyArray<string>, at: Date) =>
-        sql`update api_keys set last_used_at = ${at} where id = any(${ids}::text[])
-              and (last_used_at is null or last_used_at < ${at})`.pipe(Effect.asVoid, Effect.orDie)
-    }
-  })
-}) {}
+    revokeOwnKey: (owner: KeyOwner, id: string, at: Date) => updateOwnKey(owner, id, { revokedAt: at }),
+
+    touchKeys: (ids: ReadonlyArray<string>, at: Date) =>
+      sql`update api_keys set last_used_at = ${at} where id = any(${ids}::text[])
+            and (last_used_at is null or last_used_at < ${at})`.pipe(Effect.asVoid, Effect.orDie)
+  }
+})
+
+export class AccountsRepo extends Context.Service<AccountsRepo, Effect.Success<typeof make>>()("vda/AccountsRepo", { make }) {
+  static readonly layer = Layer.effect(AccountsRepo, make)
+}

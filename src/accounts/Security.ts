@@ -6,19 +6,18 @@
  * this middleware hands the principal the pipeline found to the handlers and documents the scheme
  * in OpenAPI.
  */
-import { HttpApiMiddleware, HttpApiSecurity, OpenApi } from "@effect/platform"
 import { Context, Effect, Layer, Option } from "effect"
+import { HttpApiMiddleware, HttpApiSecurity, OpenApi } from "effect/http-api"
 import * as Errors from "../platform/Errors.js"
 import { CurrentPrincipal, type Principal } from "./Domain.js"
 
 /** Set by the request pipeline once the key is valid and the request is admitted. */
-export class AdmittedPrincipal extends Context.Reference<AdmittedPrincipal>()("vda/AdmittedPrincipal", {
-  defaultValue: (): Option.Option<Principal> => Option.none()
+export class AdmittedPrincipal extends Context.Reference<Option.Option<Principal>>("vda/AdmittedPrincipal", {
+  defaultValue: () => Option.none()
 }) {}
 
-export class ApiKeyAuth extends HttpApiMiddleware.Tag<ApiKeyAuth>()("vda/ApiKeyAuth", {
-  failure: Errors.UnauthorizedJson,
-  provides: CurrentPrincipal,
+export class ApiKeyAuth extends HttpApiMiddleware.Service<ApiKeyAuth, { provides: CurrentPrincipal }>()("vda/ApiKeyAuth", {
+  error: Errors.UnauthorizedJson,
   security: {
     apiKey: HttpApiSecurity.apiKey({ in: "header", key: "x-api-key" }).pipe(
       HttpApiSecurity.annotate(
@@ -29,13 +28,19 @@ export class ApiKeyAuth extends HttpApiMiddleware.Tag<ApiKeyAuth>()("vda/ApiKeyA
   }
 }) {}
 
+/**
+ * The handler runs for every request of a secured endpoint, a missing header included (its
+ * credential is then empty): the key itself was checked by the pipeline, so only the principal it
+ * admitted counts here.
+ */
 export const ApiKeyAuthLive = Layer.succeed(
   ApiKeyAuth,
   ApiKeyAuth.of({
-    apiKey: () =>
-      Effect.flatMap(AdmittedPrincipal, Option.match({
-        onNone: () => Errors.invalidApiKey("Missing x-api-key header"),
-        onSome: Effect.succeed
-      }))
+    apiKey: (httpEffect) =>
+      Effect.gen(function*() {
+        const admitted = yield* AdmittedPrincipal
+        if (Option.isNone(admitted)) return yield* Errors.invalidApiKey("Missing x-api-key header")
+        return yield* Effect.provideService(httpEffect, CurrentPrincipal, admitted.value)
+      })
   })
 )

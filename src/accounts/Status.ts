@@ -5,8 +5,8 @@
  * Concurrent status reads of one account and environment share one read, as polls do: each
  * request was admitted (and counted) before the read began, so the usage it sees includes it.
  */
-import { SqlClient } from "@effect/sql"
-import { Clock, Effect, Either } from "effect"
+import { Clock, Context, Effect, Layer, Result } from "effect"
+import { SqlClient } from "effect/sql"
 import type { BillingRow, CounterRow } from "../metering/UsageReader.js"
 import { usageOf, type UsagePeriods, usagePeriodsOf } from "../metering/UsageReader.js"
 import * as Batcher from "../platform/Batcher.js"
@@ -59,27 +59,27 @@ const statusOf = (principal: Principal, periods: UsagePeriods, rows: ReadonlyArr
   return { owner: principal.owner, plan: principal.entitlements.plan, usage: usageOf(principal, periods, counters, billing), keys }
 }
 
-export type Status = ReturnType<typeof statusOf>
-
-export class AccountStatus extends Effect.Service<AccountStatus>()("vda/AccountStatus", {
-  scoped: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const readNow = (principal: Principal) =>
-      Effect.gen(function*() {
-        const periods = usagePeriodsOf(principal, yield* Clock.currentTimeMillis)
-        const rows = yield* sql.unsafe<ReadRow>(READ_ON_ITS_OWN, accountStatusReadAlong.parameters([statusValueOf(principal, periods)]))
-        return statusOf(principal, periods, rows)
-      }).pipe(Effect.orDie)
-    const reads = yield* Batcher.make({
-      key: (principal: Principal) => `${principal.accountId}/${principal.environment}`,
-      // the latest admission's view of the account: all of them came before the read
-      process: (_key, principals) =>
-        Effect.map(readNow(principals.at(-1)!), (status) => principals.map(() => Either.right(status)))
-    })
-
-    return {
-      /** The status; the same object for the reads that shared it. */
-      read: reads.submit
-    }
+const make = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const readNow = (principal: Principal) =>
+    Effect.gen(function*() {
+      const periods = usagePeriodsOf(principal, yield* Clock.currentTimeMillis)
+      const rows = yield* sql.unsafe<ReadRow>(READ_ON_ITS_OWN, accountStatusReadAlong.parameters([statusValueOf(principal, periods)]))
+      return statusOf(principal, periods, rows)
+    }).pipe(Effect.orDie)
+  const reads = yield* Batcher.make({
+    key: (principal: Principal) => `${principal.accountId}/${principal.environment}`,
+    // the latest admission's view of the account: all of them came before the read
+    process: (_key, principals) =>
+      Effect.map(readNow(principals.at(-1)!), (status) => principals.map(() => Result.succeed(status)))
   })
-}) {}
+
+  return {
+    /** The status; the same object for the reads that shared it. */
+    read: reads.submit
+  }
+})
+
+export class AccountStatus extends Context.Service<AccountStatus, Effect.Success<typeof make>>()("vda/AccountStatus", { make }) {
+  static readonly layer = Layer.effect(AccountStatus, make)
+}

@@ -5,7 +5,7 @@
 import { Schema } from "effect"
 import { VehicleCategory } from "./Records.js"
 
-export const LookupStatus = Schema.Literal("exact_match", "candidates", "no_match", "brand_not_found", "family_not_found")
+export const LookupStatus = Schema.Literals(["exact_match", "candidates", "no_match", "brand_not_found", "family_not_found"])
 export type LookupStatus = typeof LookupStatus.Type
 
 export const CodiaCandidate = Schema.Struct({
@@ -14,20 +14,20 @@ export const CodiaCandidate = Schema.Struct({
   familyName: Schema.NullOr(Schema.String),
   versionName: Schema.String,
   year: Schema.Int
-}).annotations({ identifier: "CodiaCandidate" })
+}).annotate({ identifier: "CodiaCandidate" })
 
 export const CodiaLookup = Schema.Struct({
   status: LookupStatus,
   requestedYear: Schema.NullOr(Schema.Int),
   bestCandidate: Schema.NullOr(CodiaCandidate)
-}).annotations({ identifier: "CodiaLookup" })
+}).annotate({ identifier: "CodiaLookup" })
 export type CodiaLookup = typeof CodiaLookup.Type
 
 export const SpecificationCategory = Schema.Struct({
   key: Schema.String,
   label: Schema.String,
   fields: Schema.Array(Schema.Struct({ label: Schema.String, value: Schema.String }))
-}).annotations({ identifier: "SpecificationCategory" })
+}).annotate({ identifier: "SpecificationCategory" })
 
 export const Specification = Schema.Struct({
   market: Schema.Literal("AR"),
@@ -36,7 +36,7 @@ export const Specification = Schema.Struct({
   version: Schema.String,
   year: Schema.Int,
   categories: Schema.Array(SpecificationCategory)
-}).annotations({ identifier: "Specification" })
+}).annotate({ identifier: "Specification" })
 
 export const CommonSpecification = Schema.Struct({
   market: Schema.Literal("AR"),
@@ -44,15 +44,15 @@ export const CommonSpecification = Schema.Struct({
   model: Schema.String,
   year: Schema.Int,
   categories: Schema.Array(SpecificationCategory)
-}).annotations({ identifier: "CommonSpecification" })
+}).annotate({ identifier: "CommonSpecification" })
 
-export const DiagnosticCode = Schema.Literal(
+export const DiagnosticCode = Schema.Literals([
   "INVALID_YEAR",
   "BRAND_NOT_COVERED",
   "CATALOG_UNAVAILABLE",
   "YEAR_NOT_AVAILABLE",
   "ATTRIBUTE_CONFLICT"
-)
+])
 export type DiagnosticCode = typeof DiagnosticCode.Type
 
 export const SheetLookup = Schema.Struct({
@@ -68,21 +68,21 @@ export const SheetLookup = Schema.Struct({
   specification: Schema.NullOr(Specification),
   commonSpecification: Schema.optional(CommonSpecification),
   diagnostics: Schema.Struct({ reason: Schema.String, code: Schema.optional(DiagnosticCode) })
-}).annotations({ identifier: "SheetLookup" })
+}).annotate({ identifier: "SheetLookup" })
 export type SheetLookup = typeof SheetLookup.Type
 
 export const Tire = Schema.Struct({
   size: Schema.String,
-  confidence: Schema.Literal("high", "medium", "low")
-}).annotations({ identifier: "Tire" })
+  confidence: Schema.Literals(["high", "medium", "low"])
+}).annotate({ identifier: "Tire" })
 export type Tire = typeof Tire.Type
 
 export const Classification = Schema.Struct({
   vehicleType: Schema.NullOr(Schema.String),
   bodyType: Schema.NullOr(Schema.String),
   vehicleCategory: VehicleCategory,
-  confidence: Schema.Literal("high", "medium", "low", "unavailable"),
+  confidence: Schema.Literals(["high", "medium", "low", "unavailable"]),
   approximateMatch: Schema.NullOr(Schema.Boolean),
   description: Schema.NullOr(Schema.String)
-}).annotations({ identifier: "Classification" })
+}).annotate({ identifier: "Classification" })
 export type Classification = typeof Classification.Type

@@ -9,32 +9,35 @@
  * Brands and families are identified by name (accents, case and spacing ignored); aliases add
  * other names they are known by. `codia` identifies the version and is unique.
  */
-import { Schema } from "effect"
+import { Effect, Schema } from "effect"
 
-export const VehicleCategory = Schema.Literal("auto", "camioneta", "utilitario", "camion", "moto", "otro", "unknown")
+export const VehicleCategory = Schema.Literals(["auto", "camioneta", "utilitario", "camion", "moto", "otro", "unknown"])
 export type VehicleCategory = typeof VehicleCategory.Type
 
-const NonEmpty = Schema.Trim.pipe(Schema.nonEmptyString())
+const NonEmpty = Schema.Trim.check(Schema.isNonEmpty())
 
 export const SpecField = Schema.Struct({ label: NonEmpty, value: NonEmpty })
 export type SpecField = typeof SpecField.Type
 
 export const SpecCategory = Schema.Struct({
-  key: Schema.String.pipe(Schema.pattern(/^[a-z][a-z0-9_]*$/)),
+  key: Schema.String.check(Schema.isPattern(/^[a-z][a-z0-9_]*$/)),
   label: NonEmpty,
   fields: Schema.Array(SpecField)
 })
 export type SpecCategory = typeof SpecCategory.Type
 
+/** Other names, none when absent. */
+const Aliases = Schema.Array(NonEmpty).pipe(Schema.withDecodingDefaultType(Effect.succeed<ReadonlyArray<string>>([])))
+
 export const CatalogRecord = Schema.Struct({
-  codia: Schema.String.pipe(Schema.pattern(/^[0-9A-Z]{4,12}$/)),
+  codia: Schema.String.check(Schema.isPattern(/^[0-9A-Z]{4,12}$/)),
   brand: NonEmpty,
-  brandAliases: Schema.optionalWith(Schema.Array(NonEmpty), { default: () => [] }),
+  brandAliases: Aliases,
   family: NonEmpty,
-  familyAliases: Schema.optionalWith(Schema.Array(NonEmpty), { default: () => [] }),
+  familyAliases: Aliases,
   version: NonEmpty,
-  years: Schema.NonEmptyArray(Schema.Int.pipe(Schema.between(1950, 2035))),
-  category: VehicleCategory.pipe(Schema.filter((c) => c !== "unknown" || "category must be known")),
+  years: Schema.NonEmptyArray(Schema.Int.check(Schema.isBetween({ minimum: 1950, maximum: 2035 }))),
+  category: VehicleCategory.check(Schema.makeFilter((c) => c !== "unknown" || "category must be known")),
   bodyType: NonEmpty,
   vehicleType: NonEmpty,
   specification: Schema.Array(SpecCategory)

@@ -2,8 +2,8 @@
  * `vda`: the admin CLI. Reads the same configuration as the server and works beside a running
  * server on the same embedded database. `--json` prints exactly one JSON object on stdout.
  */
-import { Args, Command, HelpDoc, Options, ValidationError } from "@effect/cli"
 import { Console, Data, Effect, Layer, Option, Redacted } from "effect"
+import { Argument, CliError, CliOutput, Command, Flag } from "effect/cli"
 import { Accounts } from "../accounts/Accounts.js"
 import { PlanId } from "../accounts/Domain.js"
 import { Catalog } from "../catalog/Catalog.js"
@@ -21,12 +21,12 @@ import { generateSecrets, resolveTemporalSecrets, SECRET_SETTINGS, TemporalSecre
 import { ALL_MODULES, type Module } from "../platform/Schemas.js"
 import { normalizePlate } from "../vehicles/Plates.js"
 
-const invalid = (message: string) => ValidationError.invalidValue(HelpDoc.p(message))
+const invalid = (message: string) => new CliError.ValidationError({ message })
 
 /** A bad argument found once the command runs (exit code 2, like a parse error). */
 export class UsageError extends Data.TaggedError("UsageError")<{ readonly message: string }> {}
 
-const json = Options.boolean("json").pipe(Options.withDescription("Print one JSON object on stdout"))
+const json = Flag.Boolean("json").pipe(Flag.withDescription("Print one JSON object on stdout"), Flag.withDefault(false))
 
 const print = (asJson: boolean, value: unknown, human: string) =>
   Console.log(asJson ? JSON.stringify(value) : human)
@@ -39,23 +39,23 @@ const parseLimit = (flag: string) => (raw: string) => {
 }
 
 const limitOption = (flag: string, description: string) =>
-  Options.text(flag).pipe(
-    Options.withDescription(`${description} (a number, or "unlimited")`),
-    Options.mapEffect(parseLimit(flag)),
-    Options.optional
+  Flag.String(flag).pipe(
+    Flag.withDescription(`${description} (a number, or "unlimited")`),
+    Flag.mapEffect(parseLimit(flag)),
+    Flag.optional
   )
 
 const nonNegativeInteger = (flag: string, description: string) =>
-  Options.text(flag).pipe(
-    Options.withDescription(description),
-    Options.mapEffect((raw) =>
+  Flag.String(flag).pipe(
+    Flag.withDescription(description),
+    Flag.mapEffect((raw) =>
       /^\d+$/.test(raw) && Number.isSafeInteger(Number(raw))
         ? Effect.succeed(Number(raw))
         : Effect.fail(invalid(`--${flag} must be a non-negative integer, got "${raw}"`))
     )
   )
 
-const nonNegativeOption = (flag: string, description: string) => nonNegativeInteger(flag, description).pipe(Options.optional)
+const nonNegativeOption = (flag: string, description: string) => nonNegativeInteger(flag, description).pipe(Flag.optional)
 
 const parseModules = (raw: string) => {
   const names = raw.split(",").map((m) => m.trim()).filter((m) => m.length > 0)
@@ -93,12 +93,12 @@ const keyJson = (key: KeyRow) => ({
 // accounts ------------------------------------------------------------------------------------
 
 const accountsCreate = Command.make("create", {
-  owner: Options.text("owner").pipe(Options.withDescription("Owner name shown in status")),
-  plan: Options.choice("plan", PlanId.literals).pipe(Options.withDefault("free" as PlanId)),
-  timezone: Options.text("timezone").pipe(
-    Options.withDescription("IANA timezone of the account's months and days"),
-    Options.withDefault(DEFAULT_TIMEZONE),
-    Options.mapEffect((tz) => (isValidTimezone(tz) ? Effect.succeed(tz) : Effect.fail(invalid(`--timezone: unknown IANA timezone "${tz}"`))))
+  owner: Flag.String("owner").pipe(Flag.withDescription("Owner name shown in status")),
+  plan: Flag.Literals("plan", PlanId.literals).pipe(Flag.withDefault("free" as PlanId)),
+  timezone: Flag.String("timezone").pipe(
+    Flag.withDescription("IANA timezone of the account's months and days"),
+    Flag.withDefault(DEFAULT_TIMEZONE),
+    Flag.mapEffect((tz) => (isValidTimezone(tz) ? Effect.succeed(tz) : Effect.fail(invalid(`--timezone: unknown IANA timezone "${tz}"`))))
   ),
   json
 }, ({ json, owner, plan, timezone }) =>
@@ -111,8 +111,8 @@ const accountsCreate = Command.make("create", {
   })).pipe(Command.withDescription("Create an account"))
 
 const accountsSetPlan = Command.make("set-plan", {
-  accountId: Args.text({ name: "ACCOUNT_ID" }),
-  plan: Args.choice(PlanId.literals.map((p) => [p, p] as [string, PlanId]), { name: "PLAN" })
+  accountId: Argument.String("ACCOUNT_ID"),
+  plan: Argument.Literals("PLAN", PlanId.literals)
 }, ({ accountId, plan }) =>
   Effect.gen(function*() {
     const account = yield* (yield* Accounts).setPlan(accountId, plan)
@@ -120,17 +120,17 @@ const accountsSetPlan = Command.make("set-plan", {
   })).pipe(Command.withDescription("Move an account to another plan; usage already consumed is kept"))
 
 const accountsSetCustom = Command.make("set-custom", {
-  accountId: Args.text({ name: "ACCOUNT_ID" }),
+  accountId: Argument.String("ACCOUNT_ID"),
   plateQueries: limitOption("plate-queries", "Monthly plate queries (the Basic cap)"),
   moduleQueries: limitOption("module-queries", "Monthly module queries (hard limit)"),
   uniquePlates: limitOption("unique-plates", "Unique plates per day"),
   rpm: limitOption("rpm", "Requests per minute"),
   modulePriceArs: nonNegativeOption("module-price-ars", "Price of one module query in ARS (default 550)"),
   includedModules: nonNegativeOption("included-modules", "Module queries included each month, per module (default 0)"),
-  modules: Options.text("modules").pipe(
-    Options.withDescription("Enabled modules, comma-separated: fines,vtv,tax_debt,gnc"),
-    Options.mapEffect(parseModules),
-    Options.optional
+  modules: Flag.String("modules").pipe(
+    Flag.withDescription("Enabled modules, comma-separated: fines,vtv,tax_debt,gnc"),
+    Flag.mapEffect(parseModules),
+    Flag.optional
   )
 }, (input) =>
   Effect.gen(function*() {
@@ -150,8 +150,8 @@ const accountsSetCustom = Command.make("set-custom", {
   ))
 
 const accountsSetOpeningBalance = Command.make("set-opening-balance", {
-  account: Options.text("account"),
-  environment: Options.choice("environment", ["production", "sandbox"]),
+  account: Flag.String("account"),
+  environment: Flag.Literals("environment", ["production", "sandbox"]),
   plateQueries: nonNegativeInteger("plate-queries", "Plate queries already used this month in the old system")
 }, ({ account, environment, plateQueries }) =>
   Effect.gen(function*() {
@@ -170,9 +170,9 @@ const accounts = Command.make("accounts").pipe(
 // keys ----------------------------------------------------------------------------------------
 
 const keysCreate = Command.make("create", {
-  account: Options.text("account"),
-  environment: Options.choice("environment", ["production", "sandbox"]),
-  name: Options.text("name").pipe(Options.optional),
+  account: Flag.String("account"),
+  environment: Flag.Literals("environment", ["production", "sandbox"]),
+  name: Flag.String("name").pipe(Flag.optional),
   json
 }, ({ account, environment, json, name }) =>
   Effect.gen(function*() {
@@ -188,7 +188,7 @@ const keysCreate = Command.make("create", {
     ].join("\n"))
   })).pipe(Command.withDescription("Create an API key; the secret is printed once"))
 
-const keysList = Command.make("list", { account: Options.text("account"), json }, ({ account, json }) =>
+const keysList = Command.make("list", { account: Flag.String("account"), json }, ({ account, json }) =>
   Effect.gen(function*() {
     const keys = yield* (yield* Accounts).listKeys(account)
     const lines = keys.map((k) =>
@@ -197,7 +197,7 @@ const keysList = Command.make("list", { account: Options.text("account"), json }
     yield* print(json, { keys: keys.map(keyJson) }, lines.length > 0 ? lines.join("\n") : "no keys")
   })).pipe(Command.withDescription("List an account's keys (never their secrets)"))
 
-const keysRevoke = Command.make("revoke", { keyId: Args.text({ name: "KEY_ID" }) }, ({ keyId }) =>
+const keysRevoke = Command.make("revoke", { keyId: Argument.String("KEY_ID") }, ({ keyId }) =>
   Effect.gen(function*() {
     yield* (yield* Accounts).revokeKey(keyId)
     yield* Console.log(`revoked ${keyId}; it stops working on the next request`)
@@ -211,11 +211,11 @@ const keys = Command.make("keys").pipe(
 // console -------------------------------------------------------------------------------------
 
 const consoleLink = Command.make("link", {
-  account: Options.text("account"),
-  environment: Options.choice("environment", ["production", "sandbox"]).pipe(Options.withDefault("production" as const)),
-  as: Options.text("as").pipe(
-    Options.withDescription("Who signs in, as the console's audit records it (default: the account's owner)"),
-    Options.optional
+  account: Flag.String("account"),
+  environment: Flag.Literals("environment", ["production", "sandbox"]).pipe(Flag.withDefault("production" as const)),
+  as: Flag.String("as").pipe(
+    Flag.withDescription("Who signs in, as the console's audit records it (default: the account's owner)"),
+    Flag.optional
   ),
   json
 }, ({ account, as, environment, json }) =>
@@ -234,7 +234,7 @@ const consoleCommand = Command.make("console").pipe(
 
 // imports --------------------------------------------------------------------------------------
 
-const importFile = Args.file({ name: "FILE", exists: "yes" }).pipe(Args.withDescription("A JSON Lines file"))
+const importFile = Argument.File("FILE", { mustExist: true }).pipe(Argument.withDescription("A JSON Lines file"))
 
 const catalogImport = Command.make("import", { file: importFile }, ({ file }) =>
   Effect.gen(function*() {
@@ -260,7 +260,7 @@ const registry = Command.make("registry").pipe(
 
 // plates ---------------------------------------------------------------------------------------
 
-const platesHash = Command.make("hash", { plate: Args.text({ name: "PLATE" }), json }, ({ json, plate }) =>
+const platesHash = Command.make("hash", { plate: Argument.String("PLATE"), json }, ({ json, plate }) =>
   Effect.gen(function*() {
     const normalized = normalizePlate(plate)
     if (normalized === undefined) return yield* new UsageError({ message: `"${plate}" is not a plate (AAA999 or AA999AA)` })
@@ -303,9 +303,9 @@ const temporal = Command.make("temporal").pipe(
 )
 
 /** Services the commands use, on the configured database. Built only when such a command runs. */
-export const CliServicesLive = Layer.mergeAll(Accounts.Default, ConsoleSessions.Default, OpeningBalance.Default, Catalog.Default, VehicleStore.Default, ModuleRegistry.Default).pipe(
+export const CliServicesLive = Layer.mergeAll(Accounts.layer, ConsoleSessions.layer, OpeningBalance.layer, Catalog.layer, VehicleStore.layer, ModuleRegistry.layer).pipe(
   Layer.provideMerge(makeDatabaseLive("cli")),
-  Layer.provideMerge(AppConfig.Default)
+  Layer.provideMerge(AppConfig.layer)
 )
 
 export const vda = Command.make("vda").pipe(
@@ -319,7 +319,22 @@ export const vda = Command.make("vda").pipe(
     plates,
     temporal
   ]),
-  Command.provide(AppConfig.Default)
+  Command.provide(AppConfig.layer)
 )
 
-export const runCli = Command.run(vda, { name: "vda", version: "0.1.0" })
+/**
+ * A parse or validation failure is told on stderr alone, one line per problem, without the help
+ * (`--help` shows it): stdout stays empty, as `--json` callers expect. Help asked for, or shown
+ * because no subcommand was named, goes to stdout as usual.
+ */
+const ErrorsOnStderr = CliOutput.layerPresenter({
+  present: (event) =>
+    event._tag === "InvalidInvocation"
+      ? Effect.flatMap(Effect.service(CliOutput.Formatter), (formatter) =>
+        Console.error(event.errors.map((error) => formatter.formatCliError(error)).join("\n")))
+      : CliOutput.defaultPresenter.present(event)
+})
+
+/** Runs `vda` on the arguments after the program's name (`process.argv.slice(2)`). */
+export const runCli = (args: ReadonlyArray<string>) =>
+  Command.runWith(vda, { version: "0.1.0" })(args).pipe(Effect.provide(ErrorsOnStderr))

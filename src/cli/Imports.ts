@@ -2,8 +2,8 @@
  * Catalog and registry imports from JSON Lines files: every line is validated first, then
  * everything is written in one transaction, or nothing is.
  */
-import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Schema } from "effect"
+import { SqlClient } from "effect/sql"
 import { Catalog } from "../catalog/Catalog.js"
 import { CatalogRecord } from "../catalog/Records.js"
 import { RegistryFine, RegistryGnc, RegistryTaxDebt, RegistryVtv } from "../modules/Records.js"
@@ -30,7 +30,7 @@ export const describeRegistryCounts = (counts: RegistryCounts) =>
  * A registry line: a vehicle, or one record of a module (a fine, an inspection…). One flat union
  * discriminated by `kind`, so a bad line is reported against its own kind only.
  */
-const RegistryLine = Schema.Union(RegistryVehicle, RegistryFine, RegistryVtv, RegistryTaxDebt, RegistryGnc)
+const RegistryLine = Schema.Union([RegistryVehicle, RegistryFine, RegistryVtv, RegistryTaxDebt, RegistryGnc])
 
 export const importRegistry = (path: string) =>
   Effect.gen(function*() {

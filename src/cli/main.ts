@@ -2,21 +2,21 @@
  * Entry point of `vda`. Exit codes: 0 done, 1 unknown account or key (or a failure), 2 bad arguments.
  * Logs go to stderr so that `--json` output stays one object on stdout.
  */
-import { ValidationError } from "@effect/cli"
-import { NodeContext } from "@effect/platform-node"
-import { Cause, Effect, Exit, Layer, Logger, LogLevel, Option } from "effect"
+import { NodeServices } from "@effect/platform-node"
+import { Cause, Effect, Exit, Layer, Logger, Option, References } from "effect"
+import { CliError } from "effect/cli"
 import { AppConfig } from "../platform/Config.js"
 import { InvalidLines } from "../platform/JsonLines.js"
 import { runCli } from "./Cli.js"
 
-const LoggingLive = Layer.unwrapEffect(Effect.gen(function*() {
+const LoggingLive = Layer.unwrap(Effect.gen(function*() {
   const explicit = process.env.LOG_LEVEL !== undefined
-  const level = explicit ? (yield* AppConfig).logLevel : LogLevel.Warning
+  const level = explicit ? (yield* AppConfig).logLevel : "Warn"
   return Layer.mergeAll(
-    Logger.replace(Logger.defaultLogger, Logger.withConsoleError(Logger.logfmtLogger)),
-    Logger.minimumLogLevel(level)
+    Logger.layer([Logger.withConsoleError(Logger.formatLogFmt)]),
+    Layer.succeed(References.MinimumLogLevel, level)
   )
-})).pipe(Layer.provide(AppConfig.Default))
+})).pipe(Layer.provide(AppConfig.layer))
 
 const describeInvalidLines = ({ path, problems }: InvalidLines) =>
   [
@@ -26,10 +26,13 @@ const describeInvalidLines = ({ path, problems }: InvalidLines) =>
 
 const exitCodeOf = (exit: Exit.Exit<unknown, unknown>): { readonly code: number; readonly message?: string } => {
   if (Exit.isSuccess(exit)) return { code: 0 }
-  const failure = Cause.failureOption(exit.cause)
+  const failure = Cause.findErrorOption(exit.cause)
   if (Option.isSome(failure)) {
     const error = failure.value
-    if (ValidationError.isValidationError(error)) return { code: 2 } // already explained by the parser
+    if (CliError.isCliError(error)) {
+      // already explained by the parser; help shown because no subcommand was named is no failure
+      return { code: error._tag === "ShowHelp" && error.errors.length === 0 ? 0 : 2 }
+    }
     if (error instanceof InvalidLines) return { code: 1, message: describeInvalidLines(error) }
     const tagged = error as { readonly _tag?: string; readonly id?: string; readonly message?: string }
     switch (tagged._tag) {
@@ -48,8 +51,8 @@ const exitCodeOf = (exit: Exit.Exit<unknown, unknown>): { readonly code: number;
   return { code: 1, message: Cause.pretty(exit.cause) }
 }
 
-const program = Effect.suspend(() => runCli(process.argv)).pipe(
-  Effect.provide(NodeContext.layer),
+const program = Effect.suspend(() => runCli(process.argv.slice(2))).pipe(
+  Effect.provide(NodeServices.layer),
   Effect.provide(LoggingLive)
 )
 

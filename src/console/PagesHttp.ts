@@ -2,8 +2,8 @@
  * The console's pages and the actions on them: overview, API keys, webhooks (test, rotate,
  * resend), operations, activity, and the static assets.
  */
-import { HttpServerResponse, type UrlParams } from "@effect/platform"
 import { Clock, Effect, Option, Schema } from "effect"
+import { HttpServerResponse, type UrlParams } from "effect/http"
 import { Accounts } from "../accounts/Accounts.js"
 import { AccountsRepo } from "../accounts/Repo.js"
 import { byDay } from "../metering/Meters.js"
@@ -171,7 +171,7 @@ export const makePageHandlers = Effect.gen(function*() {
   const operationsList = withSession((ctx) =>
     Effect.gen(function*() {
       const status = yield* statusOf
-      const before = Option.filter(Option.fromNullable(yield* query("before")), (id) => id.length <= 64)
+      const before = Option.filter(Option.fromNullishOr(yield* query("before")), (id) => id.length <= 64)
       const list = yield* operations.recent(ctx.principal.accountId, ctx.principal.environment, status, LIST_LIMIT, before)
       return yield* render(ctx, "operations", "Operations", operationsPage({ operations: list, status, limit: LIST_LIMIT, date: ctx.date }))
     })
@@ -202,7 +202,7 @@ export const makePageHandlers = Effect.gen(function*() {
     })
   })
 
-  const notFound = Effect.map(CurrentEnvironment, (environment) => htmlResponse(notFoundPage(environment), 404))
+  const notFound = Effect.map(Effect.service(CurrentEnvironment), (environment) => htmlResponse(notFoundPage(environment), 404))
 
   return {
     overview,

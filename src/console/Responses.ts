@@ -3,7 +3,7 @@
  * confirmations an action's redirect carries, and the checks a form must pass.
  */
 import { timingSafeEqual } from "node:crypto"
-import { type HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { type HttpServerRequest, HttpServerResponse } from "effect/http"
 import type { Html } from "./Html.js"
 import { hrefOf } from "./Routes.js"
 

@@ -2,8 +2,8 @@
  * Sign-in links and sessions past their use: links a day after they expired, sessions a day after
  * they ended or expired. The audit trail is kept.
  */
-import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
 import { cutoff, retentionJob } from "../platform/Retention.js"
 
 export const pruneConsole = Effect.gen(function*() {

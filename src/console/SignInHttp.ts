@@ -2,8 +2,8 @@
  * Signing in and out: a link's confirmation page, its form submitted (the session started and its
  * cookie set), and sign-out; failed attempts throttled per client address.
  */
-import { HttpServerResponse } from "@effect/platform"
-import { Clock, Effect, Either } from "effect"
+import { Clock, Effect, Result } from "effect"
+import { HttpServerResponse } from "effect/http"
 import { AppConfig } from "../platform/Config.js"
 import { CurrentEnvironment, type Environment } from "../platform/RequestContext.js"
 import { ConsoleGuard } from "./Guard.js"
@@ -53,15 +53,15 @@ export const makeSignInHandlers = Effect.gen(function*() {
     const req = yield* request
     if (isCrossSite(req)) return htmlResponse(forbiddenFormPage(environment), 403)
     const form = yield* readForm
-    if (Either.isLeft(form)) return htmlResponse(badFormPage(environment), form.left)
-    return yield* sessions.redeem(field(form.right, "token"), environment).pipe(
+    if (Result.isFailure(form)) return htmlResponse(badFormPage(environment), form.failure)
+    return yield* sessions.redeem(field(form.success, "token"), environment).pipe(
       Effect.flatMap(({ secret, session }) =>
         Effect.gen(function*() {
           const previous = req.cookies[sessionCookieOf(environment)]
           if (previous !== undefined && previous.length > 0) yield* sessions.endSecret(previous)
           yield* audit({ session, ip: ipOf(req) }, "session.sign_in")
           return seeOther(hrefOf("overview")).pipe(
-            HttpServerResponse.unsafeSetCookie(sessionCookieOf(environment), secret, cookieOptions(req, environment, session.expiresAt))
+            HttpServerResponse.setCookieUnsafe(sessionCookieOf(environment), secret, cookieOptions(req, environment, session.expiresAt))
           )
         })
       ),
@@ -75,7 +75,7 @@ export const makeSignInHandlers = Effect.gen(function*() {
       yield* sessions.end(ctx.session)
       yield* audit(ctx, "session.sign_out")
       return htmlResponse(signedOutPage(ctx.session.environment)).pipe(
-        HttpServerResponse.unsafeSetCookie(sessionCookieOf(ctx.session.environment), "", cookieOptions(req, ctx.session.environment, new Date(0)))
+        HttpServerResponse.setCookieUnsafe(sessionCookieOf(ctx.session.environment), "", cookieOptions(req, ctx.session.environment, new Date(0)))
       )
     })
   )

@@ -3,20 +3,21 @@
  * the account's per-minute limit (shared by all keys, per environment), before anything else.
  *
  * Concurrent requests of one key are admitted in batches, in one round trip of a prepared
- * statement: the `vda_admit_charge` database function looks their key up and counts them (exact
- * across processes through the counters' row locks, see `vda_consume`). A request whose
- * consumption is already known can be charged in the same round trip and commit, provided the
- * account is still as the caller last saw it.
+ * statement (the SQL client prepares it once per connection): the `vda_admit_charge` database
+ * function looks their key up and counts them (exact across processes through the counters' row
+ * locks, see `vda_consume`). A request whose consumption is already known can be charged in the
+ * same round trip and commit, provided the account is still as the caller last saw it.
  */
-import { Clock, Effect, Either, FiberSet } from "effect"
+import { PgTypes } from "@effect/sql-pg"
+import { Clock, Context, Effect, FiberSet, Layer, Result } from "effect"
+import { SqlClient } from "effect/sql"
 import { InvalidKey, keyHashOf, principalOf } from "../accounts/Authentication.js"
 import type { Principal } from "../accounts/Domain.js"
 import { AccountsRepo, type KeyLookupRow } from "../accounts/Repo.js"
 import * as Batcher from "../platform/Batcher.js"
-import { PreparedStatements } from "../platform/Database.js"
 import type { Environment } from "../platform/RequestContext.js"
 import { countCharge, countRateLimited } from "./Outcomes.js"
-import { type Charge, LimitReached, limitReachedBy, type PlainConsumption } from "./Metering.js"
+import { type Charge, LimitReached, limitReachedBy, nullableArray, type PlainConsumption } from "./Metering.js"
 import { minuteOf } from "./Periods.js"
 
 export interface Admitted {
@@ -79,6 +80,8 @@ export interface AdmissionRequest {
 
 /** `lastUsedAt` is a recent-activity hint, written at most once a minute per key and process. */
 const TOUCH_INTERVAL_MS = 60_000
+/** The debug line of a failed touch (Effect 3's `ignoreLogged`'s). */
+const IGNORED = "An error was silently ignored because it is not anticipated to be useful"
 /** Accounts kept per process, by key hash (a hint only: the database checks the fingerprint). */
 const KNOWN_MAX = 10_000
 
@@ -223,7 +226,7 @@ export const batchOf = (requests: ReadonlyArray<AdmissionRequest>, expected: Kno
     requestWindow: integers(requestWindow),
     counterMeter: counters.values.map((charge) => charge.meter),
     counterPeriod: counters.values.map((charge) => charge.period.start),
-    counterLimit: counters.values.map((charge) => charge.limit ?? null),
+    counterLimit: nullableArray(counters.values.map((charge) => charge.limit ?? null), PgTypes.OID.int4),
     values: values.values,
     chargeRequest: integers(chargeRequest),
     chargeCounter: integers(chargeCounter),
@@ -271,105 +274,110 @@ export const admitChargeParameters = (
   batch.distinctAmount
 ]
 
-export class Admission extends Effect.Service<Admission>()("vda/Admission", {
-  scoped: Effect.gen(function*() {
-    const repo = yield* AccountsRepo
-    const prepared = yield* PreparedStatements
-    const touches = yield* FiberSet.make()
-    const lastTouched = new Map<string, number>()
-    const known = new Map<string, KnownAccount>()
+const make = Effect.gen(function*() {
+  const repo = yield* AccountsRepo
+  const sql = yield* SqlClient.SqlClient
+  const touches = yield* FiberSet.make()
+  const lastTouched = new Map<string, number>()
+  const known = new Map<string, KnownAccount>()
 
-    /** The account a row shows: the one the batch expected, or the one it sent back (then remembered). */
-    const principalIn = (keyHash: string, expected: KnownAccount | undefined, answer: BatchAnswer): Principal => {
-      if (answer.account === null) return expected!.principal
-      if (known.size >= KNOWN_MAX) known.delete(known.keys().next().value!)
-      const principal = principalOf(answer.account)
-      known.set(keyHash, { principal, fingerprint: answer.fingerprint })
-      return principal
+  /** The account a row shows: the one the batch expected, or the one it sent back (then remembered). */
+  const principalIn = (keyHash: string, expected: KnownAccount | undefined, answer: BatchAnswer): Principal => {
+    if (answer.account === null) return expected!.principal
+    if (known.size >= KNOWN_MAX) known.delete(known.keys().next().value!)
+    const principal = principalOf(answer.account)
+    known.set(keyHash, { principal, fingerprint: answer.fingerprint })
+    return principal
+  }
+
+  const decide = (
+    request: AdmissionRequest,
+    i: number,
+    batch: ReturnType<typeof batchOf>,
+    principal: Principal,
+    answer: BatchAnswer,
+    consumption: PlainConsumption | undefined
+  ): Result.Result<AdmittedAndCharged, InvalidKey | LimitReached> => {
+    if (answer.key_environment !== request.environment) return Result.fail(new InvalidKey({ reason: "other_environment" }))
+    const limit = principal.entitlements.requestsPerMinute
+    const window = batch.requestPeriod[i]!
+    const outcome = outcomeOf(answer, batch, i)
+    const used = outcome.used
+    if (!outcome.admitted) {
+      countRateLimited(request.environment)
+      return Result.fail(new LimitReached({ meter: "requests", limit: limit ?? 0, used, resetAt: window.end }))
     }
+    const charged = consumption !== undefined && answer.charged
+    const refusedAt = charged ? outcome.refused : 0
+    const refused = refusedAt > 0 ? limitReachedBy(consumption!.charges[refusedAt - 1]!, outcome.refusedUsed) : undefined
+    if (charged) countCharge(request.environment, refused)
+    return Result.succeed({
+      admitted: {
+        principal,
+        limit,
+        remaining: limit === null ? null : Math.max(0, limit - used),
+        resetAt: window.end,
+        resetInSeconds: Math.max(0, Math.ceil((window.end.getTime() - request.at) / 1000))
+      },
+      charged,
+      ...(refused ? { refused } : {})
+    })
+  }
 
-    const decide = (
-      request: AdmissionRequest,
-      i: number,
-      batch: ReturnType<typeof batchOf>,
-      principal: Principal,
-      answer: BatchAnswer,
-      consumption: PlainConsumption | undefined
-    ): Either.Either<AdmittedAndCharged, InvalidKey | LimitReached> => {
-      if (answer.key_environment !== request.environment) return Either.left(new InvalidKey({ reason: "other_environment" }))
-      const limit = principal.entitlements.requestsPerMinute
-      const window = batch.requestPeriod[i]!
-      const outcome = outcomeOf(answer, batch, i)
-      const used = outcome.used
-      if (!outcome.admitted) {
-        countRateLimited(request.environment)
-        return Either.left(new LimitReached({ meter: "requests", limit: limit ?? 0, used, resetAt: window.end }))
+  /** A batch of one key's requests on one listener. */
+  const admitBatch = (keyHash: string, environment: Environment, requests: ReadonlyArray<AdmissionRequest>) => {
+    const expected = known.get(keyHash)
+    const batch = batchOf(requests, expected)
+    const parameters = admitChargeParameters(keyHash, environment, expected, batch)
+    // no span of its own, as when it was a named statement on the pool: each batch would be a trace
+    const statement = sql.unsafe<{ readonly answer: BatchAnswer | null }>(ADMIT_CHARGE, parameters).pipe(Effect.withTracerEnabled(false))
+    return Effect.map(statement, (rows) => {
+      const answer = rows[0]?.answer ?? null
+      if (answer === null) {
+        known.delete(keyHash)
+        return requests.map(() => Result.fail(new InvalidKey({ reason: "unknown" })))
       }
-      const charged = consumption !== undefined && answer.charged
-      const refusedAt = charged ? outcome.refused : 0
-      const refused = refusedAt > 0 ? limitReachedBy(consumption!.charges[refusedAt - 1]!, outcome.refusedUsed) : undefined
-      if (charged) countCharge(request.environment, refused)
-      return Either.right({
-        admitted: {
-          principal,
-          limit,
-          remaining: limit === null ? null : Math.max(0, limit - used),
-          resetAt: window.end,
-          resetInSeconds: Math.max(0, Math.ceil((window.end.getTime() - request.at) / 1000))
-        },
-        charged,
-        ...(refused ? { refused } : {})
-      })
-    }
+      const principal = principalIn(keyHash, expected, answer)
+      return requests.map((request, i) => decide(request, i, batch, principal, answer, preparedFor(request, expected)))
+    }).pipe(Effect.tap((results) => touchUsed(requests, results)), Effect.orDie)
+  }
 
-    /** A batch of one key's requests on one listener. */
-    const admitBatch = (keyHash: string, environment: Environment, requests: ReadonlyArray<AdmissionRequest>) => {
-      const expected = known.get(keyHash)
-      const batch = batchOf(requests, expected)
-      const parameters = admitChargeParameters(keyHash, environment, expected, batch)
-      return Effect.map(prepared.execute<{ readonly answer: BatchAnswer | null }>(ADMIT_CHARGE, parameters), (rows) => {
-        const answer = rows[0]?.answer ?? null
-        if (answer === null) {
-          known.delete(keyHash)
-          return requests.map(() => Either.left(new InvalidKey({ reason: "unknown" })))
-        }
-        const principal = principalIn(keyHash, expected, answer)
-        return requests.map((request, i) => decide(request, i, batch, principal, answer, preparedFor(request, expected)))
-      }).pipe(Effect.tap((results) => touchUsed(requests, results)), Effect.orDie)
-    }
+  const batcher = yield* Batcher.make({
+    // a batch per key and listener: a busy account batches its own requests, and never queues another's
+    key: (request: AdmissionRequest) => `${request.keyHash}/${request.environment}`,
+    process: (_lane, requests) => admitBatch(requests[0]!.keyHash, requests[0]!.environment, requests)
+  })
 
-    const batcher = yield* Batcher.make({
-      // a batch per key and listener: a busy account batches its own requests, and never queues another's
-      key: (request: AdmissionRequest) => `${request.keyHash}/${request.environment}`,
-      process: (_lane, requests) => admitBatch(requests[0]!.keyHash, requests[0]!.environment, requests)
+  const touch = (keyId: string, now: number) =>
+    Effect.suspend(() => {
+      const last = lastTouched.get(keyId)
+      if (last !== undefined && now - last < TOUCH_INTERVAL_MS) return Effect.void
+      lastTouched.set(keyId, now)
+      return FiberSet.run(touches, repo.touchKeys([keyId], new Date(now)).pipe(Effect.ignoreCause({ log: "Debug", message: IGNORED }))).pipe(
+        Effect.asVoid
+      )
     })
 
-    const touch = (keyId: string, now: number) =>
-      Effect.suspend(() => {
-        const last = lastTouched.get(keyId)
-        if (last !== undefined && now - last < TOUCH_INTERVAL_MS) return Effect.void
-        lastTouched.set(keyId, now)
-        return FiberSet.run(touches, repo.touchKeys([keyId], new Date(now)).pipe(Effect.ignoreLogged)).pipe(Effect.asVoid)
-      })
-
-    /** The batch's key was used: at its last admitted request. */
-    const touchUsed = (requests: ReadonlyArray<AdmissionRequest>, results: ReadonlyArray<Either.Either<AdmittedAndCharged, unknown>>) => {
-      for (let i = results.length - 1; i >= 0; i--) {
-        const result = results[i]!
-        if (Either.isRight(result)) return touch(result.right.admitted.principal.keyId, requests[i]!.at)
-      }
-      return Effect.void
+  /** The batch's key was used: at its last admitted request. */
+  const touchUsed = (requests: ReadonlyArray<AdmissionRequest>, results: ReadonlyArray<Result.Result<AdmittedAndCharged, unknown>>) => {
+    for (let i = results.length - 1; i >= 0; i--) {
+      const result = results[i]!
+      if (Result.isSuccess(result)) return touch(result.success.admitted.principal.keyId, requests[i]!.at)
     }
+    return Effect.void
+  }
 
-    const admitKeyHash = (keyHash: string, environment: Environment) =>
-      Effect.flatMap(Clock.currentTimeMillis, (at) =>
-        Effect.map(batcher.submit({ keyHash, environment, at }), (result) => result.admitted))
+  const admitKeyHash = (keyHash: string, environment: Environment) =>
+    Effect.flatMap(Clock.currentTimeMillis, (at) =>
+      Effect.map(batcher.submit({ keyHash, environment, at }), (result) => result.admitted))
 
-    /** Fails with `InvalidKey` (401) or `LimitReached` on the `requests` meter (429). */
-    const admit = (rawKey: string | undefined, environment: Environment): Effect.Effect<Admitted, InvalidKey | LimitReached> =>
-      Effect.flatMap(keyHashOf(rawKey), (keyHash) => admitKeyHash(keyHash, environment))
+  /** Fails with `InvalidKey` (401) or `LimitReached` on the `requests` meter (429). */
+  const admit = (rawKey: string | undefined, environment: Environment): Effect.Effect<Admitted, InvalidKey | LimitReached> =>
+    Effect.flatMap(Effect.fromResult(keyHashOf(rawKey)), (keyHash) => admitKeyHash(keyHash, environment))
 
-    return { admit }
-  }),
-  dependencies: [AccountsRepo.Default]
-}) {}
+  return { admit }
+})
+
+export class Admission extends Context.Service<Admission, Effect.Success<typeof make>>()("vda/Admission", { make }) {
+  static readonly layer = Layer.effect(Admission, make).pipe(Layer.provide(AccountsRepo.layer))
+}

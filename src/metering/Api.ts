@@ -1,8 +1,8 @@
 /**
  * Contract of the usage endpoint and the Usage object (also embedded in the status object).
  */
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { Entitlements } from "../accounts/Domain.js"
 import { ApiKeyAuth } from "../accounts/Security.js"
 import { Environment } from "../platform/RequestContext.js"
@@ -14,22 +14,22 @@ export const MeterUsage = Schema.Struct({
   remaining: Limit,
   startsAt: DateTimeUtc,
   endsAt: DateTimeUtc
-}).annotations({ identifier: "MeterUsage" })
+}).annotate({ identifier: "MeterUsage" })
 export type MeterUsage = typeof MeterUsage.Type
 
 export const VersionUsage = Schema.Struct({
   plateQueries: NonNegativeInt,
   moduleQueries: NonNegativeInt,
   reports: NonNegativeInt
-}).annotations({ identifier: "VersionUsage" })
+}).annotate({ identifier: "VersionUsage" })
 
 export const ModuleUsage = Schema.Struct({
   used: NonNegativeInt,
   included: NonNegativeInt,
   overage: NonNegativeInt,
   unitPriceCents: NonNegativeInt,
-  currency: Schema.Literal("ARS", "USD")
-}).annotations({ identifier: "ModuleUsage" })
+  currency: Schema.Literals(["ARS", "USD"])
+}).annotate({ identifier: "ModuleUsage" })
 export type ModuleUsage = typeof ModuleUsage.Type
 
 export const Usage = Schema.Struct({
@@ -53,18 +53,17 @@ export const Usage = Schema.Struct({
     tax_debt: Schema.optional(ModuleUsage),
     gnc: Schema.optional(ModuleUsage)
   }))
-}).annotations({ identifier: "Usage" })
+}).annotate({ identifier: "Usage" })
 export type Usage = typeof Usage.Type
 
 export const UsageResponse = Schema.Struct({
   success: Schema.Literal(true),
   data: Usage
-}).annotations({ identifier: "UsageResponse" })
+}).annotate({ identifier: "UsageResponse" })
 
 export class MeteringApi extends HttpApiGroup.make("metering")
   .add(
-    HttpApiEndpoint.get("getUsage", "/v2/usage")
-      .addSuccess(UsageResponse)
+    HttpApiEndpoint.get("getUsage", "/v2/usage", { success: UsageResponse })
       .annotate(OpenApi.Summary, "Usage of the current periods")
       .annotate(
         OpenApi.Description,

@@ -1,5 +1,5 @@
-import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
 import { CurrentPrincipal } from "../accounts/Domain.js"
 import { Api } from "../Api.js"
 import { UsageReader } from "./UsageReader.js"
@@ -8,6 +8,6 @@ export const MeteringHttpLive = HttpApiBuilder.group(Api, "metering", (handlers)
   Effect.gen(function*() {
     const usage = yield* UsageReader
     return handlers.handle("getUsage", () =>
-      Effect.flatMap(CurrentPrincipal, (principal) =>
+      CurrentPrincipal.use((principal) =>
         Effect.map(usage.read(principal), (data) => ({ success: true as const, data }))))
   }))

@@ -6,8 +6,9 @@
  * function), so limits are exact across requests and processes while a busy account pays one
  * round trip and one commit per batch.
  */
-import { SqlClient } from "@effect/sql"
-import { Data, Effect, Either } from "effect"
+import { PgTypes } from "@effect/sql-pg"
+import { Context, Data, Effect, Layer, Result } from "effect"
+import { SqlClient } from "effect/sql"
 import * as Batcher from "../platform/Batcher.js"
 import type { MeterName } from "../platform/Errors.js"
 import type { Environment } from "../platform/RequestContext.js"
@@ -53,7 +54,7 @@ export class LimitReached extends Data.TaggedError("LimitReached")<{
   readonly resetAt: Date
 }> {}
 
-export type Decision = Either.Either<ReadonlyArray<ChargeResult>, LimitReached>
+export type Decision = Result.Result<ReadonlyArray<ChargeResult>, LimitReached>
 
 interface ChargeRow {
   readonly charge: number
@@ -68,6 +69,14 @@ const flatten = (items: ReadonlyArray<Consumption>) => ({
   charges: items.flatMap((item, index) => item.charges.map((charge) => ({ item, index, charge }))),
   pricing: items.flatMap((item, index) => (item.modulePricing ? [{ index, pricing: item.modulePricing }] : []))
 })
+
+/**
+ * An array parameter whose values may all be null (no charge with a limit, or with a distinct
+ * value), typed by its elements' OID: the SQL client infers an array's type from its elements, and
+ * refuses an array of nulls only.
+ */
+export const nullableArray = (values: ReadonlyArray<number | string | null>, elementOid: number) =>
+  Result.getOrThrow(PgTypes.array(values, elementOid))
 
 /** The refusal of `charge` by its allowance, with the counter at `used`. */
 export const limitReachedBy = (charge: Charge, used: number) =>
@@ -88,7 +97,7 @@ const decisionOf = (charges: ReadonlyArray<Charge>, outcomes: ReadonlyArray<Char
     if (outcome.failed) failure = limitReachedBy(charge, outcome.used)
     return { meter: charge.meter, charged: outcome.charged, used: outcome.used, limit: charge.limit, period: charge.period }
   })
-  return failure ? Either.left(failure) : Either.right(results)
+  return failure ? Result.fail(failure) : Result.succeed(results)
 }
 
 /** One decision per consumption from the per-charge rows `vda_consume` returns. */
@@ -103,67 +112,69 @@ const decisionsOf = (items: ReadonlyArray<Consumption>, rows: ReadonlyArray<Char
   })
 }
 
-export class Metering extends Effect.Service<Metering>()("vda/Metering", {
-  scoped: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+const make = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
 
-    const run = (items: ReadonlyArray<Consumption>, dryRun: boolean) => {
-      const { charges, pricing } = flatten(items)
-      return sql<ChargeRow>`
-        select charge, item_ok, failed, used, charged from vda_consume(
-          ${charges.map((c) => c.index)}::integer[],
-          ${charges.map((c) => c.item.accountId)}::text[],
-          ${charges.map((c) => c.item.environment)}::text[],
-          ${charges.map((c) => c.charge.meter)}::text[],
-          ${charges.map((c) => c.charge.period.start)}::timestamptz[],
-          ${charges.map((c) => c.charge.amount)}::integer[],
-          ${charges.map((c) => c.charge.limit !== undefined)}::boolean[],
-          ${charges.map((c) => c.charge.limit ?? null)}::integer[],
-          ${charges.map((c) => c.charge.distinctValue ?? null)}::text[],
-          ${pricing.map((p) => p.index)}::integer[],
-          ${pricing.map((p) => p.pricing.period.start)}::timestamptz[],
-          ${pricing.map((p) => p.pricing.unitPriceCents)}::integer[],
-          ${pricing.map((p) => p.pricing.included)}::integer[],
-          ${dryRun})`.pipe(
-        Effect.map((rows) => decisionsOf(items, rows)),
-        Effect.catchTag("SqlError", Effect.die)
-      )
-    }
+  const run = (items: ReadonlyArray<Consumption>, dryRun: boolean) => {
+    const { charges, pricing } = flatten(items)
+    return sql<ChargeRow>`
+      select charge, item_ok, failed, used, charged from vda_consume(
+        ${charges.map((c) => c.index)}::integer[],
+        ${charges.map((c) => c.item.accountId)}::text[],
+        ${charges.map((c) => c.item.environment)}::text[],
+        ${charges.map((c) => c.charge.meter)}::text[],
+        ${charges.map((c) => c.charge.period.start)}::timestamptz[],
+        ${charges.map((c) => c.charge.amount)}::integer[],
+        ${charges.map((c) => c.charge.limit !== undefined)}::boolean[],
+        ${nullableArray(charges.map((c) => c.charge.limit ?? null), PgTypes.OID.int4)}::integer[],
+        ${nullableArray(charges.map((c) => c.charge.distinctValue ?? null), PgTypes.OID.text)}::text[],
+        ${pricing.map((p) => p.index)}::integer[],
+        ${pricing.map((p) => p.pricing.period.start)}::timestamptz[],
+        ${pricing.map((p) => p.pricing.unitPriceCents)}::integer[],
+        ${pricing.map((p) => p.pricing.included)}::integer[],
+        ${dryRun})`.pipe(
+      Effect.map((rows) => decisionsOf(items, rows)),
+      Effect.catchTag("SqlError", Effect.die)
+    )
+  }
 
-    /**
-     * Applies a batch (of any accounts) in one statement; one decision each. Inside a caller's
-     * transaction, the caller counts the outcome (Outcomes) once it knows the charge committed.
-     */
-    const applyBatch = (items: ReadonlyArray<Consumption>) => run(items, false)
+  /**
+   * Applies a batch (of any accounts) in one statement; one decision each. Inside a caller's
+   * transaction, the caller counts the outcome (Outcomes) once it knows the charge committed.
+   */
+  const applyBatch = (items: ReadonlyArray<Consumption>) => run(items, false)
 
-    // One lane per account, environment and first meter: an account's per-minute count and its
-    // query allowances are batched separately and proceed side by side (they lock different
-    // counters; exactness comes from the row locks, not from the lanes).
-    const batcher = yield* Batcher.make({
-      key: (item: Consumption) => `${item.accountId}/${item.environment}/${item.charges[0]?.meter ?? ""}`,
-      // a statement of its own, committed as it returns: its outcomes are final
-      process: (_key, items) =>
-        Effect.tap(applyBatch(items), (decisions) =>
-          decisions.forEach((decision, i) => countDecision(items[i]!.environment, decision))),
-      maxBatchSize: 200
-    })
-
-    return {
-      /**
-       * Whether `consumption` would fit right now, from a plain read (no lock): lets callers
-       * refuse before doing expensive work. The authoritative decision is still `consume`.
-       */
-      precheck: (consumption: Consumption) =>
-        Effect.flatMap(run([consumption], true), ([decision]) =>
-          decision && Either.isLeft(decision) ? Effect.fail(decision.left) : Effect.void),
-      /**
-       * Charge every unit of `consumption` or none: fails with `LimitReached` (nothing charged)
-       * when any limited meter would go past its limit.
-       */
-      consume: (consumption: Consumption): Effect.Effect<ReadonlyArray<ChargeResult>, LimitReached> =>
-        batcher.submit(consumption),
-      /** Applies consumptions a caller has already batched; one decision each. */
-      applyBatch
-    }
+  // One lane per account, environment and first meter: an account's per-minute count and its
+  // query allowances are batched separately and proceed side by side (they lock different
+  // counters; exactness comes from the row locks, not from the lanes).
+  const batcher = yield* Batcher.make({
+    key: (item: Consumption) => `${item.accountId}/${item.environment}/${item.charges[0]?.meter ?? ""}`,
+    // a statement of its own, committed as it returns: its outcomes are final
+    process: (_key, items) =>
+      Effect.tap(applyBatch(items), (decisions) =>
+        Effect.sync(() => decisions.forEach((decision, i) => countDecision(items[i]!.environment, decision)))),
+    maxBatchSize: 200
   })
-}) {}
+
+  return {
+    /**
+     * Whether `consumption` would fit right now, from a plain read (no lock): lets callers
+     * refuse before doing expensive work. The authoritative decision is still `consume`.
+     */
+    precheck: (consumption: Consumption) =>
+      Effect.flatMap(run([consumption], true), ([decision]) =>
+        decision && Result.isFailure(decision) ? Effect.fail(decision.failure) : Effect.void),
+    /**
+     * Charge every unit of `consumption` or none: fails with `LimitReached` (nothing charged)
+     * when any limited meter would go past its limit.
+     */
+    consume: (consumption: Consumption): Effect.Effect<ReadonlyArray<ChargeResult>, LimitReached> =>
+      batcher.submit(consumption),
+    /** Applies consumptions a caller has already batched; one decision each. */
+    applyBatch
+  }
+})
+
+export class Metering extends Context.Service<Metering, Effect.Success<typeof make>>()("vda/Metering", { make }) {
+  static readonly layer = Layer.effect(Metering, make)
+}

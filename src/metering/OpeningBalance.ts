@@ -4,39 +4,41 @@
  * toward the monthly limit) and records it beside, for usage to show. Setting it again replaces
  * it: the counter moves by the difference.
  */
-import { SqlClient } from "@effect/sql"
-import { Clock, Effect } from "effect"
+import { Clock, Context, Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
 import type { Environment } from "../platform/RequestContext.js"
 import { LEGACY_OPENING_PLATE_QUERIES } from "./Meters.js"
 import { monthOf, type Period } from "./Periods.js"
 
-export class OpeningBalance extends Effect.Service<OpeningBalance>()("vda/OpeningBalance", {
-  effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+const make = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
 
-    const upsert = (accountId: string, environment: Environment, meter: string, month: Period, used: number) =>
-      sql`
-        insert into meter_counters (account_id, environment, meter, period_start, used)
-        values (${accountId}, ${environment}, ${meter}, ${month.start}, ${used})
-        on conflict (account_id, environment, meter, period_start) do update set used = ${used}`
+  const upsert = (accountId: string, environment: Environment, meter: string, month: Period, used: number) =>
+    sql`
+      insert into meter_counters (account_id, environment, meter, period_start, used)
+      values (${accountId}, ${environment}, ${meter}, ${month.start}, ${used})
+      on conflict (account_id, environment, meter, period_start) do update set used = ${used}`
 
-    /** Sets this month's opening balance; returns the month it applies to. */
-    const set = (input: { accountId: string; environment: Environment; timezone: string; plateQueries: number }) =>
-      Effect.gen(function*() {
-        const month = monthOf(yield* Clock.currentTimeMillis, input.timezone)
-        const rows = yield* sql<{ meter: string; used: number }>`
-          select meter, used from meter_counters
-          where account_id = ${input.accountId} and environment = ${input.environment} and period_start = ${month.start}
-            and meter in ('plate_queries', ${LEGACY_OPENING_PLATE_QUERIES})
-          for update`
-        const used = (meter: string) => rows.find((r) => r.meter === meter)?.used ?? 0
-        const previous = used(LEGACY_OPENING_PLATE_QUERIES)
-        yield* upsert(input.accountId, input.environment, LEGACY_OPENING_PLATE_QUERIES, month, input.plateQueries)
-        yield* upsert(input.accountId, input.environment, "plate_queries", month,
-          Math.max(0, used("plate_queries") + input.plateQueries - previous))
-        return month
-      }).pipe(sql.withTransaction, Effect.orDie)
+  /** Sets this month's opening balance; returns the month it applies to. */
+  const set = (input: { accountId: string; environment: Environment; timezone: string; plateQueries: number }) =>
+    Effect.gen(function*() {
+      const month = monthOf(yield* Clock.currentTimeMillis, input.timezone)
+      const rows = yield* sql<{ meter: string; used: number }>`
+        select meter, used from meter_counters
+        where account_id = ${input.accountId} and environment = ${input.environment} and period_start = ${month.start}
+          and meter in ('plate_queries', ${LEGACY_OPENING_PLATE_QUERIES})
+        for update`
+      const used = (meter: string) => rows.find((r) => r.meter === meter)?.used ?? 0
+      const previous = used(LEGACY_OPENING_PLATE_QUERIES)
+      yield* upsert(input.accountId, input.environment, LEGACY_OPENING_PLATE_QUERIES, month, input.plateQueries)
+      yield* upsert(input.accountId, input.environment, "plate_queries", month,
+        Math.max(0, used("plate_queries") + input.plateQueries - previous))
+      return month
+    }).pipe(sql.withTransaction, Effect.orDie)
 
-    return { set }
-  })
-}) {}
+  return { set }
+})
+
+export class OpeningBalance extends Context.Service<OpeningBalance, Effect.Success<typeof make>>()("vda/OpeningBalance", { make }) {
+  static readonly layer = Layer.effect(OpeningBalance, make)
+}

@@ -3,8 +3,8 @@
  * operations reused (nothing charged), quotas exceeded by meter, requests refused by the
  * per-minute limit. Counted where the decision is made, once per metered request.
  */
-import { Effect, Either, Metric } from "effect"
-import { labelSets } from "../platform/Telemetry.js"
+import { Effect, Metric, Result } from "effect"
+import { labelSets, updateUnsafe } from "../platform/Telemetry.js"
 import type { Environment } from "../platform/RequestContext.js"
 import type { Decision, LimitReached } from "./Metering.js"
 
@@ -15,14 +15,14 @@ const outcomes = Metric.counter("vda_metering_outcomes", {
 const labelsOf = labelSets("environment", "outcome", "meter")
 
 const count = (environment: Environment, outcome: string, meter: string) =>
-  outcomes.unsafeUpdate(1, labelsOf(environment, outcome, meter))
+  updateUnsafe(outcomes, 1, labelsOf(environment, outcome, meter))
 
 /** A consumption charged (`accepted`), or refused by an allowance (`quota_exceeded` on its meter). */
 export const countCharge = (environment: Environment, refused: LimitReached | undefined) =>
   refused === undefined ? count(environment, "accepted", "none") : count(environment, "quota_exceeded", refused.meter)
 
 export const countDecision = (environment: Environment, decision: Decision) =>
-  countCharge(environment, Either.isLeft(decision) ? decision.left : undefined)
+  countCharge(environment, Result.isFailure(decision) ? decision.failure : undefined)
 
 /**
  * The outcome of a charge made inside a transaction, counted once the transaction is over: a
@@ -31,15 +31,13 @@ export const countDecision = (environment: Environment, decision: Decision) =>
 export const countCommitted = (environment: Environment) =>
 <A, E, R>(transaction: Effect.Effect<A, E, R>, charged: (result: A) => boolean): Effect.Effect<A, E, R> =>
   transaction.pipe(
-    Effect.tapBoth({
-      onFailure: (error) =>
-        Effect.sync(() => {
-          if ((error as { readonly _tag?: unknown })?._tag === "LimitReached") {
-            countCharge(environment, error as LimitReached)
-          }
-        }),
-      onSuccess: (result) => Effect.sync(() => charged(result) && count(environment, "accepted", "none"))
-    })
+    Effect.tapError((error) =>
+      Effect.sync(() => {
+        if ((error as { readonly _tag?: unknown })?._tag === "LimitReached") {
+          countCharge(environment, error as LimitReached)
+        }
+      })),
+    Effect.tap((result) => Effect.sync(() => charged(result) && count(environment, "accepted", "none")))
   )
 
 /** A request refused by the per-minute limit. */

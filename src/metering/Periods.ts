@@ -18,14 +18,14 @@ const zones = new Map<string, DateTime.TimeZone>()
 const zoneOf = (timeZone: string): DateTime.TimeZone => {
   let zone = zones.get(timeZone)
   if (zone === undefined) {
-    zone = DateTime.zoneUnsafeMakeNamed(timeZone)
+    zone = DateTime.zoneMakeNamedUnsafe(timeZone)
     zones.set(timeZone, zone)
   }
   return zone
 }
 
 const localStartOf = (at: number, timeZone: string, unit: "month" | "day"): DateTime.Zoned =>
-  DateTime.startOf(DateTime.unsafeMakeZoned(at, { timeZone: zoneOf(timeZone) }), unit)
+  DateTime.startOf(DateTime.makeZonedUnsafe(at, { timeZone: zoneOf(timeZone) }), unit)
 
 /**
  * The period of `unit` containing `at`. The next boundary is found from an instant safely inside

@@ -3,8 +3,8 @@
  * decide the current minute) and unique-plate sets of past days (the day's count stays in its
  * counter). Monthly counters and billing periods are kept.
  */
-import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
 import { cutoff, retentionJob } from "../platform/Retention.js"
 
 export const pruneMetering = Effect.gen(function*() {

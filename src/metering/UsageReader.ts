@@ -1,8 +1,8 @@
 /**
  * Builds the Usage object from the counters of the current periods.
  */
-import { SqlClient } from "@effect/sql"
-import { Clock, Effect } from "effect"
+import { Clock, Context, Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
 import type { Principal } from "../accounts/Domain.js"
 import type { Environment } from "../platform/RequestContext.js"
 import type { Module } from "../platform/Schemas.js"
@@ -96,34 +96,36 @@ export const usageOf = (
   return { ...usage, modules }
 }
 
-export class UsageReader extends Effect.Service<UsageReader>()("vda/UsageReader", {
-  effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+const make = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
 
-    const read = (principal: Principal) =>
-      Effect.gen(function*() {
-        const periods = usagePeriodsOf(principal, yield* Clock.currentTimeMillis)
-        const { month, day, minute } = periods
-        const { accountId, environment } = principal
-        const rows = yield* sql<CounterRow>`
-          select meter, period_start, used from meter_counters
-          where account_id = ${accountId} and environment = ${environment}
-            and period_start = any(${[month.start, day.start, minute.start]}::timestamptz[])`
-        if (principal.modulePricing === null) return usageOf(principal, periods, rows, undefined)
-        const [frozen] = yield* sql<BillingRow>`
-          select unit_price_cents, included from module_billing_periods
-          where account_id = ${accountId} and environment = ${environment} and period_start = ${month.start}`
-        return usageOf(principal, periods, rows, frozen)
-      }).pipe(Effect.orDie)
+  const read = (principal: Principal) =>
+    Effect.gen(function*() {
+      const periods = usagePeriodsOf(principal, yield* Clock.currentTimeMillis)
+      const { month, day, minute } = periods
+      const { accountId, environment } = principal
+      const rows = yield* sql<CounterRow>`
+        select meter, period_start, used from meter_counters
+        where account_id = ${accountId} and environment = ${environment}
+          and period_start = any(${[month.start, day.start, minute.start]}::timestamptz[])`
+      if (principal.modulePricing === null) return usageOf(principal, periods, rows, undefined)
+      const [frozen] = yield* sql<BillingRow>`
+        select unit_price_cents, included from module_billing_periods
+        where account_id = ${accountId} and environment = ${environment} and period_start = ${month.start}`
+      return usageOf(principal, periods, rows, frozen)
+    }).pipe(Effect.orDie)
 
-    /** The daily plate and module counts of the days starting at or after `from`. */
-    const daily = (accountId: string, environment: Environment, from: Date) =>
-      sql<CounterRow>`
-          select meter, period_start, used from meter_counters
-          where account_id = ${accountId} and environment = ${environment}
-            and meter = any(${[byDay("plate_queries"), byDay("module_queries")]}::text[]) and period_start >= ${from}
-          order by period_start`.pipe(Effect.orDie)
+  /** The daily plate and module counts of the days starting at or after `from`. */
+  const daily = (accountId: string, environment: Environment, from: Date) =>
+    sql<CounterRow>`
+        select meter, period_start, used from meter_counters
+        where account_id = ${accountId} and environment = ${environment}
+          and meter = any(${[byDay("plate_queries"), byDay("module_queries")]}::text[]) and period_start >= ${from}
+        order by period_start`.pipe(Effect.orDie)
 
-    return { read, daily }
-  })
-}) {}
+  return { read, daily }
+})
+
+export class UsageReader extends Context.Service<UsageReader, Effect.Success<typeof make>>()("vda/UsageReader", { make }) {
+  static readonly layer = Layer.effect(UsageReader, make)
+}

@@ -23,21 +23,21 @@ export const FineItem = Schema.Struct({
   jurisdiction: Schema.String,
   dueDate: Text,
   discountedAmount: Amount
-}).annotations({ identifier: "FineItem" })
+}).annotate({ identifier: "FineItem" })
 export type FineItem = typeof FineItem.Type
 
 export const VtvItem = Schema.Struct({
   type: Schema.String,
   date: Text,
   sticker: Text,
-  inspectionType: Schema.Literal("inspection", "reinspection", "unknown"),
+  inspectionType: Schema.Literals(["inspection", "reinspection", "unknown"]),
   detail: Text,
-  result: Schema.Literal("approved", "conditional", "rejected", "expired", "unknown"),
+  result: Schema.Literals(["approved", "conditional", "rejected", "expired", "unknown"]),
   certificate: Text,
   jurisdiction: Schema.String,
   facility: Text,
   dueDate: Text
-}).annotations({ identifier: "VtvItem" })
+}).annotate({ identifier: "VtvItem" })
 export type VtvItem = typeof VtvItem.Type
 
 export const TaxDebtItem = Schema.Struct({
@@ -48,7 +48,7 @@ export const TaxDebtItem = Schema.Struct({
   updatedAmount: Amount,
   status: Schema.String,
   jurisdiction: Schema.String
-}).annotations({ identifier: "TaxDebtItem" })
+}).annotate({ identifier: "TaxDebtItem" })
 export type TaxDebtItem = typeof TaxDebtItem.Type
 
 export const GncItem = Schema.Struct({
@@ -58,28 +58,28 @@ export const GncItem = Schema.Struct({
   workshopCode: Text,
   sticker: Text,
   previousSticker: Text
-}).annotations({ identifier: "GncItem" })
+}).annotate({ identifier: "GncItem" })
 export type GncItem = typeof GncItem.Type
 
-const Total = Schema.Int.pipe(Schema.nonNegative())
+const Total = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 
 export const FinesData = Schema.Struct({
   total: Total,
   amountTotal: Schema.Number,
   currency: Schema.Literal("ARS"),
   items: Schema.Array(FineItem)
-}).annotations({ identifier: "FinesData" })
+}).annotate({ identifier: "FinesData" })
 
-export const VtvData = Schema.Struct({ total: Total, items: Schema.Array(VtvItem) }).annotations({ identifier: "VtvData" })
+export const VtvData = Schema.Struct({ total: Total, items: Schema.Array(VtvItem) }).annotate({ identifier: "VtvData" })
 
 export const TaxDebtData = Schema.Struct({
   total: Total,
   amountTotal: Schema.Number,
   currency: Schema.Literal("ARS"),
   items: Schema.Array(TaxDebtItem)
-}).annotations({ identifier: "TaxDebtData" })
+}).annotate({ identifier: "TaxDebtData" })
 
-export const GncData = Schema.Struct({ total: Total, items: Schema.Array(GncItem) }).annotations({ identifier: "GncData" })
+export const GncData = Schema.Struct({ total: Total, items: Schema.Array(GncItem) }).annotate({ identifier: "GncData" })
 
 export type FinesData = typeof FinesData.Type
 export type VtvData = typeof VtvData.Type
@@ -108,10 +108,10 @@ export const taxDebtData = (items: ReadonlyArray<TaxDebtItem>): TaxDebtData => (
 
 export const gncData = (items: ReadonlyArray<GncItem>): GncData => ({ total: items.length, items })
 
-export const RegistryFine = Schema.extend(Schema.Struct({ kind: Schema.Literal("fine"), plate: PlateString }), FineItem)
-export const RegistryVtv = Schema.extend(Schema.Struct({ kind: Schema.Literal("vtv"), plate: PlateString }), VtvItem)
-export const RegistryTaxDebt = Schema.extend(Schema.Struct({ kind: Schema.Literal("tax_debt"), plate: PlateString }), TaxDebtItem)
-export const RegistryGnc = Schema.extend(Schema.Struct({ kind: Schema.Literal("gnc"), plate: PlateString }), GncItem)
+export const RegistryFine = Schema.Struct({ kind: Schema.Literal("fine"), plate: PlateString }).pipe(Schema.fieldsAssign(FineItem.fields))
+export const RegistryVtv = Schema.Struct({ kind: Schema.Literal("vtv"), plate: PlateString }).pipe(Schema.fieldsAssign(VtvItem.fields))
+export const RegistryTaxDebt = Schema.Struct({ kind: Schema.Literal("tax_debt"), plate: PlateString }).pipe(Schema.fieldsAssign(TaxDebtItem.fields))
+export const RegistryGnc = Schema.Struct({ kind: Schema.Literal("gnc"), plate: PlateString }).pipe(Schema.fieldsAssign(GncItem.fields))
 
-export const RegistryModuleRecord = Schema.Union(RegistryFine, RegistryVtv, RegistryTaxDebt, RegistryGnc)
+export const RegistryModuleRecord = Schema.Union([RegistryFine, RegistryVtv, RegistryTaxDebt, RegistryGnc])
 export type RegistryModuleRecord = typeof RegistryModuleRecord.Type

@@ -2,8 +2,8 @@
  * Module records of the production registry. The registry is authoritative for the plates it
  * holds: a plate without records of a module has none (`total: 0`).
  */
-import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { Array as Arr, Context, Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
 import type { ModuleName } from "../../workflows/shared.js"
 import { finesData, gncData, type RegistryModuleRecord, taxDebtData, vtvData } from "./Records.js"
 
@@ -28,41 +28,43 @@ const dataOf = (module: ModuleName, items: ReadonlyArray<any>): unknown => {
   }
 }
 
-export class ModuleRegistry extends Effect.Service<ModuleRegistry>()("vda/ModuleRegistry", {
-  effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+const make = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
 
-    return {
-      data: (plate: string, module: ModuleName) =>
-        sql<{ readonly item: unknown }>`
-          select item from module_records where plate = ${plate} and module = ${module} order by id`.pipe(
-          Effect.map((rows) => dataOf(module, rows.map((r) => r.item))),
-          Effect.orDie
-        ),
+  return {
+    data: (plate: string, module: ModuleName) =>
+      sql<{ readonly item: unknown }>`
+        select item from module_records where plate = ${plate} and module = ${module} order by id`.pipe(
+        Effect.map((rows) => dataOf(module, rows.map((r) => r.item))),
+        Effect.orDie
+      ),
 
-      /**
-       * Replaces, for every plate and module present in `records`, the records held: an import
-       * is the current picture of what it covers. Runs inside the caller's transaction.
-       */
-      replace: (records: ReadonlyArray<RegistryModuleRecord>, at: Date) =>
-        Effect.gen(function*() {
-          if (records.length === 0) return 0
-          const rows = records.map(({ kind, plate, ...item }) => ({
-            plate,
-            module: MODULE_OF[kind],
-            item: JSON.stringify(item),
-            importedAt: at
-          }))
-          const covered = [...new Set(rows.map((r) => `${r.plate}\u0000${r.module}`))].map((k) => k.split("\u0000"))
-          yield* sql`
-            delete from module_records m
-            using unnest(${covered.map(([p]) => p!)}::text[], ${covered.map(([, m]) => m!)}::text[]) as c(plate, module)
-            where m.plate = c.plate and m.module = c.module`
-          for (let i = 0; i < rows.length; i += 500) {
-            yield* sql`insert into module_records ${sql.insert(rows.slice(i, i + 500))}`
-          }
-          return rows.length
-        }).pipe(Effect.orDie)
-    }
-  })
-}) {}
+    /**
+     * Replaces, for every plate and module present in `records`, the records held: an import
+     * is the current picture of what it covers. Runs inside the caller's transaction.
+     */
+    replace: (records: ReadonlyArray<RegistryModuleRecord>, at: Date) =>
+      Effect.gen(function*() {
+        if (records.length === 0) return 0
+        const rows = records.map(({ kind, plate, ...item }) => ({
+          plate,
+          module: MODULE_OF[kind],
+          item: JSON.stringify(item),
+          importedAt: at
+        }))
+        const covered = [...new Set(rows.map((r) => `${r.plate}\u0000${r.module}`))].map((k) => k.split("\u0000"))
+        yield* sql`
+          delete from module_records m
+          using unnest(${covered.map(([p]) => p!)}::text[], ${covered.map(([, m]) => m!)}::text[]) as c(plate, module)
+          where m.plate = c.plate and m.module = c.module`
+        for (const chunk of Arr.chunksOf(rows, 500)) {
+          yield* sql`insert into module_records ${sql.insert(chunk)}`
+        }
+        return rows.length
+      }).pipe(Effect.orDie)
+  }
+})
+
+export class ModuleRegistry extends Context.Service<ModuleRegistry, Effect.Success<typeof make>>()("vda/ModuleRegistry", { make }) {
+  static readonly layer = Layer.effect(ModuleRegistry, make)
+}

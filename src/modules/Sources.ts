@@ -2,7 +2,7 @@
  * Where module records come from: the sandbox generator (by scenario, with a simulated latency),
  * or in production the module's upstream when one is configured, else the registry.
  */
-import { Clock, Data, Effect, Option } from "effect"
+import { Clock, Context, Data, Effect, Layer, Option } from "effect"
 import type { ModuleName, ModuleOutcome } from "../../workflows/shared.js"
 import { AppConfig } from "../platform/Config.js"
 import type { Environment } from "../platform/RequestContext.js"
@@ -34,40 +34,41 @@ const answered = (data: unknown, reducedCoverage: boolean): ModuleOutcome => ({
   warnings: reducedCoverage ? [{ code: "reduced_coverage", message: REDUCED_COVERAGE }] : []
 })
 
-export class ModuleSources extends Effect.Service<ModuleSources>()("vda/ModuleSources", {
-  effect: Effect.gen(function*() {
-    const config = yield* AppConfig
-    const registry = yield* ModuleRegistry
-    const upstream = yield* ModuleUpstream
+const make = Effect.gen(function*() {
+  const config = yield* AppConfig
+  const registry = yield* ModuleRegistry
+  const upstream = yield* ModuleUpstream
 
-    const sandbox = (lookup: ModuleLookup) =>
-      Effect.gen(function*() {
-        yield* Effect.sleep(config.sandboxLatencyMs)
-        const { scenario } = sandboxBehaviour(lookup.plate, undefined)
-        const synthetic = syntheticModule(lookup.plate, scenario, lookup.module, lookup.requested, yield* Clock.currentTimeMillis)
-        if (synthetic._tag === "Unavailable") {
-          return yield* new ModuleUnavailable({
-            message: `The ${lookup.module} source is unavailable (sandbox scenario ${scenario})`,
-            retryable: synthetic.retryable
-          })
-        }
-        return answered(synthetic.data, synthetic.reducedCoverage)
-      })
+  const sandbox = (lookup: ModuleLookup) =>
+    Effect.gen(function*() {
+      yield* Effect.sleep(config.sandboxLatencyMs)
+      const { scenario } = sandboxBehaviour(lookup.plate, undefined)
+      const synthetic = syntheticModule(lookup.plate, scenario, lookup.module, lookup.requested, yield* Clock.currentTimeMillis)
+      if (synthetic._tag === "Unavailable") {
+        return yield* new ModuleUnavailable({
+          message: `The ${lookup.module} source is unavailable (sandbox scenario ${scenario})`,
+          retryable: synthetic.retryable
+        })
+      }
+      return answered(synthetic.data, synthetic.reducedCoverage)
+    })
 
-    const production = (lookup: ModuleLookup) =>
-      Option.match(upstream.lookup(lookup.module, lookup.plate), {
-        onNone: () => Effect.map(registry.data(lookup.plate, lookup.module), (data) => answered(data, false)),
-        onSome: (fetch) =>
-          fetch.pipe(
-            Effect.map((a) => answered(a.data, a.reducedCoverage)),
-            Effect.mapError((e) => new ModuleUnavailable({ message: `The ${lookup.module} source failed: ${e.message}`, retryable: e.retryable }))
-          )
-      })
+  const production = (lookup: ModuleLookup) =>
+    Option.match(upstream.lookup(lookup.module, lookup.plate), {
+      onNone: () => Effect.map(registry.data(lookup.plate, lookup.module), (data) => answered(data, false)),
+      onSome: (fetch) =>
+        fetch.pipe(
+          Effect.map((a) => answered(a.data, a.reducedCoverage)),
+          Effect.mapError((e) => new ModuleUnavailable({ message: `The ${lookup.module} source failed: ${e.message}`, retryable: e.retryable }))
+        )
+    })
 
-    return {
-      fetch: (lookup: ModuleLookup): Effect.Effect<ModuleOutcome, ModuleUnavailable> =>
-        lookup.environment === "sandbox" ? sandbox(lookup) : production(lookup)
-    }
-  }),
-  dependencies: [ModuleRegistry.Default, ModuleUpstream.Default]
-}) {}
+  return {
+    fetch: (lookup: ModuleLookup): Effect.Effect<ModuleOutcome, ModuleUnavailable> =>
+      lookup.environment === "sandbox" ? sandbox(lookup) : production(lookup)
+  }
+})
+
+export class ModuleSources extends Context.Service<ModuleSources, Effect.Success<typeof make>>()("vda/ModuleSources", { make }) {
+  static readonly layer = Layer.effect(ModuleSources, make).pipe(Layer.provide([ModuleRegistry.layer, ModuleUpstream.layer]))
+}

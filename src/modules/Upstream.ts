@@ -11,8 +11,8 @@
  * errors and 5xx are retryable failures (the workflow retries them), anything else is not. Five
  * failures in a row open a circuit breaker for 30 s, then one trial call decides.
  */
-import { HttpClient } from "@effect/platform"
-import { Data, Duration, Effect, Option, Schema } from "effect"
+import { Context, Data, Duration, Effect, Layer, Option, Schema } from "effect"
+import { HttpClient } from "effect/http"
 import type { ModuleName } from "../../workflows/shared.js"
 import * as CircuitBreaker from "../platform/CircuitBreaker.js"
 import { AppConfig } from "../platform/Config.js"
@@ -26,8 +26,8 @@ export interface UpstreamAnswer {
   readonly reducedCoverage: boolean
 }
 
-const answer = <I>(item: Schema.Schema<I, any>) =>
-  Schema.Struct({ items: Schema.Array(item), coverage: Schema.optional(Schema.Literal("full", "reduced")) })
+const answer = <S extends Schema.Top>(item: S) =>
+  Schema.Struct({ items: Schema.Array(item), coverage: Schema.optional(Schema.Literals(["full", "reduced"])) })
 
 const DECODERS = {
   fines: { schema: answer(FineItem), data: finesData },
@@ -36,53 +36,55 @@ const DECODERS = {
   gnc: { schema: answer(GncItem), data: gncData }
 } as const
 
-export class ModuleUpstream extends Effect.Service<ModuleUpstream>()("vda/ModuleUpstream", {
-  effect: Effect.gen(function*() {
-    const config = yield* AppConfig
-    const client = yield* HttpClient.HttpClient
-    const { upstream } = config
-    const breakers = {
-      fines: yield* CircuitBreaker.fromSettings(upstream),
-      vtv: yield* CircuitBreaker.fromSettings(upstream),
-      tax_debt: yield* CircuitBreaker.fromSettings(upstream),
-      gnc: yield* CircuitBreaker.fromSettings(upstream)
-    }
+const make = Effect.gen(function*() {
+  const config = yield* AppConfig
+  const client = yield* HttpClient.HttpClient
+  const { upstream } = config
+  const breakers = {
+    fines: yield* CircuitBreaker.fromSettings(upstream),
+    vtv: yield* CircuitBreaker.fromSettings(upstream),
+    tax_debt: yield* CircuitBreaker.fromSettings(upstream),
+    gnc: yield* CircuitBreaker.fromSettings(upstream)
+  }
 
-    const MESSAGES = {
-      timeout: "the source timed out",
-      unreachable: "the source could not be reached",
-      too_large: "the source's answer is too large",
-      unreadable: "the source gave an unexpected answer"
-    } as const
+  const MESSAGES = {
+    timeout: "the source timed out",
+    unreachable: "the source could not be reached",
+    too_large: "the source's answer is too large",
+    unreadable: "the source gave an unexpected answer"
+  } as const
 
-    const fetch = (module: ModuleName, base: string, plate: string) => {
-      const { data, schema } = DECODERS[module]
-      const decode = Schema.decodeUnknown(schema as Schema.Schema<{ items: ReadonlyArray<any>; coverage?: "full" | "reduced" }, unknown>)
-      return UpstreamCall.getJson(client, `${base.replace(/\/+$/, "")}/${encodeURIComponent(plate)}`, {
-        deadline: Duration.millis(upstream.moduleTimeoutMs),
-        maxBytes: upstream.maxBodyBytes
-      }).pipe(
-        Effect.mapError((e) => new UpstreamFailure({ message: MESSAGES[e.reason], retryable: e.retryable })),
-        Effect.flatMap((reply): Effect.Effect<UpstreamAnswer, UpstreamFailure> => {
-          if (reply.status === 404) return Effect.succeed({ data: data([] as never), reducedCoverage: false })
-          if (reply.status !== 200) {
-            return Effect.fail(new UpstreamFailure({ message: `the source answered ${reply.status}`, retryable: reply.status >= 500 }))
-          }
-          return decode(reply.body).pipe(
-            Effect.map((body) => ({ data: data(body.items as never), reducedCoverage: body.coverage === "reduced" })),
-            Effect.mapError(() => new UpstreamFailure({ message: MESSAGES.unreadable, retryable: false }))
-          )
-        }),
-        breakers[module],
-        Effect.catchTag("CircuitOpen", () =>
-          Effect.fail(new UpstreamFailure({ message: "the source is failing; not called for a while", retryable: true })))
-      )
-    }
+  const fetch = (module: ModuleName, base: string, plate: string) => {
+    const { data, schema } = DECODERS[module]
+    const decode = Schema.decodeUnknownEffect(schema)
+    return UpstreamCall.getJson(client, `${base.replace(/\/+$/, "")}/${encodeURIComponent(plate)}`, {
+      deadline: Duration.millis(upstream.moduleTimeoutMs),
+      maxBytes: upstream.maxBodyBytes
+    }).pipe(
+      Effect.mapError((e) => new UpstreamFailure({ message: MESSAGES[e.reason], retryable: e.retryable })),
+      Effect.flatMap((reply): Effect.Effect<UpstreamAnswer, UpstreamFailure> => {
+        if (reply.status === 404) return Effect.succeed({ data: data([] as never), reducedCoverage: false })
+        if (reply.status !== 200) {
+          return Effect.fail(new UpstreamFailure({ message: `the source answered ${reply.status}`, retryable: reply.status >= 500 }))
+        }
+        return decode(reply.body).pipe(
+          Effect.map((body) => ({ data: data(body.items as never), reducedCoverage: body.coverage === "reduced" })),
+          Effect.mapError(() => new UpstreamFailure({ message: MESSAGES.unreadable, retryable: false }))
+        )
+      }),
+      breakers[module],
+      Effect.catchTag("CircuitOpen", () =>
+        Effect.fail(new UpstreamFailure({ message: "the source is failing; not called for a while", retryable: true })))
+    )
+  }
 
-    return {
-      /** None when no upstream is configured for the module. */
-      lookup: (module: ModuleName, plate: string): Option.Option<Effect.Effect<UpstreamAnswer, UpstreamFailure>> =>
-        Option.map(config.moduleUpstreamUrls[module], (base) => fetch(module, base, plate))
-    }
-  })
-}) {}
+  return {
+    /** None when no upstream is configured for the module. */
+    lookup: (module: ModuleName, plate: string): Option.Option<Effect.Effect<UpstreamAnswer, UpstreamFailure>> =>
+      Option.map(config.moduleUpstreamUrls[module], (base) => fetch(module, base, plate))
+  }
+})
+
+export class ModuleUpstream extends Context.Service<ModuleUpstream, Effect.Success<typeof make>>()("vda/ModuleUpstream", { make }) {
+  static readonly layer = Layer.effect(ModuleUpstream, make)
+}

@@ -3,7 +3,7 @@
  * inline engine on the server's runtime, the Temporal worker through `worker/Activities.ts`.
  * Each is idempotent (keyed by operation id and module), because an engine may run it again.
  */
-import { Clock, Effect, Option } from "effect"
+import { Clock, Context, Effect, Layer, Option } from "effect"
 import { failedModule, failedVehicleSearch, reportStatus } from "../../workflows/orchestration.js"
 import { type FinalStatus, finalStatus, isFinal, type ModuleName, type ModuleOutcome, type RetryPolicy, type VehicleSearchResult } from "../../workflows/shared.js"
 import { ModuleSources } from "../modules/Sources.js"
@@ -67,127 +67,133 @@ const loggedEnd = (extra?: Record<string, string | boolean>) => (finalized: Opti
     onSome: (done) => Effect.as(logFinalized(done, extra), true)
   })
 
-export class OperationActivities extends Effect.Service<OperationActivities>()("vda/OperationActivities", {
-  effect: Effect.gen(function*() {
-    const repo = yield* OperationsRepo
-    const sources = yield* ModuleSources
-    const vehicles = yield* VehicleQuery
-    const deliveries = yield* WebhookDeliveries
+const make = Effect.gen(function*() {
+  const repo = yield* OperationsRepo
+  const sources = yield* ModuleSources
+  const vehicles = yield* VehicleQuery
+  const deliveries = yield* WebhookDeliveries
 
-    const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
+  const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
 
-    const operation = (id: string) =>
-      Effect.flatMap(repo.find(id), Option.match({
-        onNone: () => Effect.die(new Error(`unknown operation ${id}`)),
-        onSome: Effect.succeed
-      }))
+  const operation = (id: string) =>
+    Effect.flatMap(repo.find(id), Option.match({
+      onNone: () => Effect.die(new Error(`unknown operation ${id}`)),
+      onSome: Effect.succeed
+    }))
 
-    return {
-      markProcessing: (operationId: string) =>
-        Effect.flatMap(now, (at) => repo.markProcessing(operationId, at)).pipe(activity("markProcessing", ofOperation(operationId))),
+  return {
+    markProcessing: (operationId: string) =>
+      Effect.flatMap(now, (at) => repo.markProcessing(operationId, at)).pipe(activity("markProcessing", ofOperation(operationId))),
 
-      /** A module already recorded answers what was recorded: nothing is looked up twice. */
-      fetchModule: ({ module, operationId }: { readonly operationId: string; readonly module: ModuleName }) =>
-        Effect.gen(function*() {
-          const op = yield* operation(operationId)
-          const recorded = (yield* repo.modules(operationId)).find((m) => m.module === module)
-          if (recorded !== undefined && isFinal(recorded.status)) return storedOutcome(recorded)
-          const requested = op.input.kind === "vehicle" ? [module] : op.input.modules
-          return yield* sources.fetch({ environment: op.environment, plate: op.plate, module, requested })
-        }).pipe(activity("fetchModule", ofOperation(operationId, { "vda.module": module }))),
+    /** A module already recorded answers what was recorded: nothing is looked up twice. */
+    fetchModule: ({ module, operationId }: { readonly operationId: string; readonly module: ModuleName }) =>
+      Effect.gen(function*() {
+        const op = yield* operation(operationId)
+        const recorded = (yield* repo.modules(operationId)).find((m) => m.module === module)
+        if (recorded !== undefined && isFinal(recorded.status)) return storedOutcome(recorded)
+        const requested = op.input.kind === "vehicle" ? [module] : op.input.modules
+        return yield* sources.fetch({ environment: op.environment, plate: op.plate, module, requested })
+      }).pipe(activity("fetchModule", ofOperation(operationId, { "vda.module": module }))),
 
-      recordModule: ({ module, operationId, outcome }: { readonly operationId: string; readonly module: ModuleName; readonly outcome: ModuleOutcome }) =>
-        Effect.flatMap(now, (at) => repo.recordModule(operationId, module, outcome, at)).pipe(
-          // logged by the call that recorded it: a repeated activity finds it recorded
-          Effect.flatMap(({ accountId, recorded }) => recorded ? logModuleOutcome(module, outcome, accountId) : Effect.void),
-          activity("recordModule", ofOperation(operationId, { "vda.module": module, "vda.module_status": outcome.status }))
-        ),
+    recordModule: ({ module, operationId, outcome }: { readonly operationId: string; readonly module: ModuleName; readonly outcome: ModuleOutcome }) =>
+      Effect.flatMap(now, (at) => repo.recordModule(operationId, module, outcome, at)).pipe(
+        // logged by the call that recorded it: a repeated activity finds it recorded
+        Effect.flatMap(({ accountId, recorded }) => recorded ? logModuleOutcome(module, outcome, accountId) : Effect.void),
+        activity("recordModule", ofOperation(operationId, { "vda.module": module, "vda.module_status": outcome.status }))
+      ),
 
-      finalizeOperation: ({ operationId, status }: { readonly operationId: string; readonly status: FinalStatus }) =>
-        Effect.flatMap(now, (at) => repo.finalize(operationId, status, at)).pipe(
-          Effect.flatMap(loggedEnd()),
-          Effect.asVoid,
-          activity("finalizeOperation", ofOperation(operationId, { "vda.status": status }))
-        ),
+    finalizeOperation: ({ operationId, status }: { readonly operationId: string; readonly status: FinalStatus }) =>
+      Effect.flatMap(now, (at) => repo.finalize(operationId, status, at)).pipe(
+        Effect.flatMap(loggedEnd()),
+        Effect.asVoid,
+        activity("finalizeOperation", ofOperation(operationId, { "vda.status": status }))
+      ),
 
-      searchVehicle: ({ operationId }: { readonly operationId: string }) =>
-        Effect.gen(function*() {
-          const op = yield* operation(operationId)
-          // a report's vehicle is the basic query's, without options
-          if (op.input.kind === "report") return yield* vehicles.search(op.environment, op.plate, {}, op.id)
-          if (op.input.kind !== "vehicle") return yield* Effect.die(new Error(`${operationId} has no vehicle to search`))
-          return yield* vehicles.search(op.environment, op.plate, op.input.params as VehicleQueryParams, op.input.requestId)
-        }).pipe(activity("searchVehicle", ofOperation(operationId))),
+    searchVehicle: ({ operationId }: { readonly operationId: string }) =>
+      Effect.gen(function*() {
+        const op = yield* operation(operationId)
+        // a report's vehicle is the basic query's, without options
+        if (op.input.kind === "report") return yield* vehicles.search(op.environment, op.plate, {}, op.id)
+        if (op.input.kind !== "vehicle") return yield* Effect.die(new Error(`${operationId} has no vehicle to search`))
+        return yield* vehicles.search(op.environment, op.plate, op.input.params as VehicleQueryParams, op.input.requestId)
+      }).pipe(activity("searchVehicle", ofOperation(operationId))),
 
-      finalizeVehicleSearch: ({ operationId, result }: { readonly operationId: string; readonly result: VehicleSearchResult }) =>
-        Effect.flatMap(now, (at) => repo.finalize(operationId, result.ok ? "completed" : "failed", at, result)).pipe(
-          Effect.flatMap(loggedEnd(result.ok ? {} : { errorCode: result.error.code })),
-          Effect.asVoid,
-          activity("finalizeVehicleSearch", ofOperation(operationId))
-        ),
+    finalizeVehicleSearch: ({ operationId, result }: { readonly operationId: string; readonly result: VehicleSearchResult }) =>
+      Effect.flatMap(now, (at) => repo.finalize(operationId, result.ok ? "completed" : "failed", at, result)).pipe(
+        Effect.flatMap(loggedEnd(result.ok ? {} : { errorCode: result.error.code })),
+        Effect.asVoid,
+        activity("finalizeVehicleSearch", ofOperation(operationId))
+      ),
 
-      finalizeReport: (input: { readonly operationId: string; readonly status: FinalStatus; readonly vehicle: VehicleSearchResult }) =>
-        Effect.flatMap(now, (at) => repo.finalize(input.operationId, input.status, at, input.vehicle)).pipe(
-          Effect.flatMap(loggedEnd()),
-          Effect.asVoid,
-          activity("finalizeReport", ofOperation(input.operationId, { "vda.status": input.status }))
-        ),
+    finalizeReport: (input: { readonly operationId: string; readonly status: FinalStatus; readonly vehicle: VehicleSearchResult }) =>
+      Effect.flatMap(now, (at) => repo.finalize(input.operationId, input.status, at, input.vehicle)).pipe(
+        Effect.flatMap(loggedEnd()),
+        Effect.asVoid,
+        activity("finalizeReport", ofOperation(input.operationId, { "vda.status": input.status }))
+      ),
 
-      /** The final operation's webhook event, recorded once; the delivery to start, if any. */
-      emitEvent: ({ operationId }: { readonly operationId: string }) =>
-        deliveries.emitForOperation(operationId).pipe(activity("emitEvent", ofOperation(operationId))),
+    /** The final operation's webhook event, recorded once; the delivery to start, if any. */
+    emitEvent: ({ operationId }: { readonly operationId: string }) =>
+      deliveries.emitForOperation(operationId).pipe(activity("emitEvent", ofOperation(operationId))),
 
-      /**
-       * Attempt number `attempt` of a delivery's series (absent: the first); fails with
-       * DeliveryFailed unless the endpoint took it.
-       */
-      attemptDelivery: (input: {
-        readonly deliveryId: string
-        readonly series?: number | undefined
-        readonly attempt: number
-        readonly policy: RetryPolicy
-      }) =>
-        deliveries.attempt(input).pipe(activity("attemptDelivery", { "vda.delivery_id": input.deliveryId, "vda.attempt": input.attempt })),
+    /**
+     * Attempt number `attempt` of a delivery's series (absent: the first); fails with
+     * DeliveryFailed unless the endpoint took it.
+     */
+    attemptDelivery: (input: {
+      readonly deliveryId: string
+      readonly series?: number | undefined
+      readonly attempt: number
+      readonly policy: RetryPolicy
+    }) =>
+      deliveries.attempt(input).pipe(activity("attemptDelivery", { "vda.delivery_id": input.deliveryId, "vda.attempt": input.attempt })),
 
-      /** A delivery whose last attempt failed inside the activity: settled `failed` (no-op once settled or resent). */
-      settleDelivery: ({ deliveryId, series }: { readonly deliveryId: string; readonly series?: number | undefined }) =>
-        deliveries.settle(deliveryId, series, "the delivery's attempts ran out").pipe(
-          Effect.asVoid,
-          activity("settleDelivery", { "vda.delivery_id": deliveryId })
-        ),
+    /** A delivery whose last attempt failed inside the activity: settled `failed` (no-op once settled or resent). */
+    settleDelivery: ({ deliveryId, series }: { readonly deliveryId: string; readonly series?: number | undefined }) =>
+      deliveries.settle(deliveryId, series, "the delivery's attempts ran out").pipe(
+        Effect.asVoid,
+        activity("settleDelivery", { "vda.delivery_id": deliveryId })
+      ),
 
-      /**
-       * An operation whose workflow is gone (terminated, timed out, reset): every module not
-       * answered yet fails as its source being unavailable (retryable), and the operation takes
-       * the status the spec's rules give. True when this finalised it.
-       */
-      finalizeLost: (operationId: string) =>
-        Effect.gen(function*() {
-          const op = yield* operation(operationId)
-          if (isFinal(op.status)) return false
-          const at = yield* now
-          // the end says why: the workflow was lost, not the sources' answers
-          const ended = loggedEnd({ lost: true })
-          if (op.input.kind === "vehicle") {
-            return yield* Effect.flatMap(repo.finalize(operationId, "failed", at, failedVehicleSearch({ retryable: true })), ended)
+    /**
+     * An operation whose workflow is gone (terminated, timed out, reset): every module not
+     * answered yet fails as its source being unavailable (retryable), and the operation takes
+     * the status the spec's rules give. True when this finalised it.
+     */
+    finalizeLost: (operationId: string) =>
+      Effect.gen(function*() {
+        const op = yield* operation(operationId)
+        if (isFinal(op.status)) return false
+        const at = yield* now
+        // the end says why: the workflow was lost, not the sources' answers
+        const ended = loggedEnd({ lost: true })
+        if (op.input.kind === "vehicle") {
+          return yield* Effect.flatMap(repo.finalize(operationId, "failed", at, failedVehicleSearch({ retryable: true })), ended)
+        }
+        const lostVehicle = failedVehicleSearch({ retryable: true })
+        const outcomes: Array<ModuleOutcome> = []
+        for (const row of yield* repo.modules(operationId)) {
+          if (isFinal(row.status)) {
+            outcomes.push(storedOutcome(row))
+            continue
           }
-          const lostVehicle = failedVehicleSearch({ retryable: true })
-          const outcomes: Array<ModuleOutcome> = []
-          for (const row of yield* repo.modules(operationId)) {
-            if (isFinal(row.status)) {
-              outcomes.push(storedOutcome(row))
-              continue
-            }
-            const outcome = failedModule(row.module, { retryable: true })
-            const { recorded } = yield* repo.recordModule(operationId, row.module, outcome, at)
-            if (recorded) yield* logModuleOutcome(row.module, outcome, op.accountId)
-            outcomes.push(outcome)
-          }
-          return op.input.kind === "report"
-            ? yield* Effect.flatMap(repo.finalize(operationId, reportStatus(op.result ?? lostVehicle, outcomes), at, op.result ?? lostVehicle), ended)
-            : yield* Effect.flatMap(repo.finalize(operationId, finalStatus(outcomes), at), ended)
-        }).pipe(Effect.annotateLogs({ operationId }))
-    }
-  }),
-  dependencies: [OperationsRepo.Default, ModuleSources.Default, WebhookDeliveries.Default]
-}) {}
+          const outcome = failedModule(row.module, { retryable: true })
+          const { recorded } = yield* repo.recordModule(operationId, row.module, outcome, at)
+          if (recorded) yield* logModuleOutcome(row.module, outcome, op.accountId)
+          outcomes.push(outcome)
+        }
+        return op.input.kind === "report"
+          ? yield* Effect.flatMap(repo.finalize(operationId, reportStatus(op.result ?? lostVehicle, outcomes), at, op.result ?? lostVehicle), ended)
+          : yield* Effect.flatMap(repo.finalize(operationId, finalStatus(outcomes), at), ended)
+      }).pipe(Effect.annotateLogs({ operationId }))
+  }
+})
+
+export class OperationActivities extends Context.Service<OperationActivities, Effect.Success<typeof make>>()(
+  "vda/OperationActivities",
+  { make }
+) {
+  static readonly layer = Layer.effect(OperationActivities, make).pipe(
+    Layer.provide([OperationsRepo.layer, ModuleSources.layer, WebhookDeliveries.layer])
+  )
+}

@@ -2,40 +2,40 @@
  * Contract of durable operations: the module query (`POST /v2/vehicles/{plate}/modules`), the
  * Operation resource and its polling endpoint.
  */
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { ApiKeyAuth } from "../accounts/Security.js"
 import { FinesData, GncData, TaxDebtData, VtvData } from "../modules/Records.js"
 import { DateTimeUtc } from "../platform/Schemas.js"
 import { VehicleResponse } from "../vehicles/Response.js"
 
-export const OperationStatus = Schema.Literal("queued", "processing", "completed", "partial", "failed")
+export const OperationStatus = Schema.Literals(["queued", "processing", "completed", "partial", "failed"])
 
 export const ModuleError = Schema.Struct({
   code: Schema.Literal("module_unavailable"),
   message: Schema.String,
   retryable: Schema.Boolean
-}).annotations({ identifier: "ModuleError" })
+}).annotate({ identifier: "ModuleError" })
 
 export const ModuleWarning = Schema.Struct({
   code: Schema.Literal("reduced_coverage"),
   message: Schema.String
-}).annotations({ identifier: "ModuleWarning" })
+}).annotate({ identifier: "ModuleWarning" })
 
-const moduleResult = <A, I>(data: Schema.Schema<A, I>, identifier: string) =>
+const moduleResult = <S extends Schema.Constraint>(data: S, identifier: string) =>
   Schema.Struct({
     status: OperationStatus,
     data: Schema.NullOr(data),
     error: Schema.NullOr(ModuleError),
     warnings: Schema.optional(Schema.Array(ModuleWarning))
-  }).annotations({ identifier })
+  }).annotate({ identifier })
 
 export const ModuleResults = Schema.Struct({
   fines: Schema.optional(moduleResult(FinesData, "FinesResult")),
   vtv: Schema.optional(moduleResult(VtvData, "VtvResult")),
   tax_debt: Schema.optional(moduleResult(TaxDebtData, "TaxDebtResult")),
   gnc: Schema.optional(moduleResult(GncData, "GncResult"))
-}).annotations({ identifier: "ModuleResults" })
+}).annotate({ identifier: "ModuleResults" })
 export type ModuleResults = typeof ModuleResults.Type
 
 const common = {
@@ -50,21 +50,21 @@ export const ModulesOperation = Schema.Struct({
   ...common,
   kind: Schema.Literal("modules"),
   modules: ModuleResults
-}).annotations({ identifier: "ModulesOperation" })
+}).annotate({ identifier: "ModulesOperation" })
 export type ModulesOperation = typeof ModulesOperation.Type
 
 export const VehicleSearchError = Schema.Struct({
   error: Schema.Struct({ code: Schema.String, message: Schema.String, retryable: Schema.Boolean })
-}).annotations({ identifier: "VehicleSearchError" })
+}).annotate({ identifier: "VehicleSearchError" })
 
 export const VehicleOperation = Schema.Struct({
   ...common,
   kind: Schema.Literal("vehicle"),
-  result: Schema.NullOr(Schema.Union(VehicleResponse, VehicleSearchError))
-}).annotations({ identifier: "VehicleOperation" })
+  result: Schema.NullOr(Schema.Union([VehicleResponse, VehicleSearchError]))
+}).annotate({ identifier: "VehicleOperation" })
 export type VehicleOperation = typeof VehicleOperation.Type
 
-export const Operation = Schema.Union(ModulesOperation, VehicleOperation).annotations({ identifier: "Operation" })
+export const Operation = Schema.Union([ModulesOperation, VehicleOperation]).annotate({ identifier: "Operation" })
 export type Operation = typeof Operation.Type
 
 /** A new operation, answered 202 (documents the second success status; see operations/Http.ts). */
@@ -75,21 +75,29 @@ export class AcceptedVehicleOperation extends Schema.Class<AcceptedVehicleOperat
   VehicleOperation.fields
 ) {}
 
-/** Strings here: unknown and repeated modules have error codes of their own. */
+/**
+ * Strings here: unknown and repeated modules have error codes of their own. Other properties are
+ * refused: the endpoints taking it say so (`HttpApi.PayloadParseOptions`).
+ */
 export const ModulesRequest = Schema.Struct({
-  modules: Schema.Array(Schema.String).pipe(Schema.minItems(1), Schema.maxItems(4))
-}).annotations({
+  modules: Schema.Array(Schema.String).check(Schema.isMinLength(1), Schema.isMaxLength(4))
+}).annotate({
   identifier: "ModulesRequest",
-  parseOptions: { onExcessProperty: "error" },
   description: "1 to 4 distinct modules among fines, vtv, tax_debt, gnc; no other properties"
 })
 
 export class OperationsApi extends HttpApiGroup.make("operations")
   .add(
-    HttpApiEndpoint.post("createModulesOperation")`/v2/vehicles/${HttpApiSchema.param("plate", Schema.String)}/modules`
-      .setPayload(ModulesRequest)
-      .addSuccess(ModulesOperation)
-      .addSuccess(AcceptedModulesOperation, { status: 202 })
+    HttpApiEndpoint.post("createModulesOperation", "/v2/vehicles/:plate/modules", {
+      params: { plate: Schema.String },
+      payload: ModulesRequest,
+      success: [
+        ModulesOperation,
+        // documented under the class's name (a class's encoded side is otherwise `…Encoded`)
+        AcceptedModulesOperation.pipe(Schema.annotateEncoded({ identifier: "AcceptedModulesOperation" }), HttpApiSchema.status(202))
+      ]
+    })
+      .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error" })
       .annotate(OpenApi.Summary, "Module query")
       .annotate(
         OpenApi.Description,
@@ -97,8 +105,7 @@ export class OperationsApi extends HttpApiGroup.make("operations")
       )
   )
   .add(
-    HttpApiEndpoint.get("getOperation")`/v2/operations/${HttpApiSchema.param("id", Schema.String)}`
-      .addSuccess(Operation)
+    HttpApiEndpoint.get("getOperation", "/v2/operations/:id", { params: { id: Schema.String }, success: Operation })
       .annotate(OpenApi.Summary, "Poll an operation")
       .annotate(
         OpenApi.Description,

@@ -1,5 +1,6 @@
-import { HttpApiBuilder, HttpApp, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
+import { HttpEffect, HttpServerResponse } from "effect/http"
+import { HttpApiBuilder } from "effect/http-api"
 import { isFinal } from "../../workflows/shared.js"
 import { CurrentPrincipal } from "../accounts/Domain.js"
 import { Api } from "../Api.js"
@@ -19,7 +20,7 @@ import {
  * answers carry an Operation; the status is set here rather than left to which schema encodes.)
  */
 export const accepted = (id: string) =>
-  HttpApp.appendPreResponseHandler((_request, response) =>
+  HttpEffect.appendPreResponseHandler((_request, response) =>
     Effect.succeed(
       HttpServerResponse.setHeader(HttpServerResponse.setStatus(response, 202), "location", `/v2/operations/${id}`)
     ))
@@ -35,7 +36,7 @@ export const pollHeadersOf = (status: string): Record<string, string> =>
 export const pollHint = (status: string) =>
   isFinal(status)
     ? Effect.void
-    : HttpApp.appendPreResponseHandler((_request, response) =>
+    : HttpEffect.appendPreResponseHandler((_request, response) =>
       Effect.succeed(HttpServerResponse.setHeaders(response, pollHeadersOf(status))))
 
 const listed = (modules: ReadonlyArray<string>) => modules.join(", ")
@@ -61,15 +62,15 @@ export const OperationsHttpLive = HttpApiBuilder.group(Api, "operations", (handl
   Effect.gen(function*() {
     const operations = yield* Operations
     return handlers
-      .handle("createModulesOperation", ({ path, payload }) =>
+      .handle("createModulesOperation", ({ params, payload }) =>
         Effect.gen(function*() {
           const principal = yield* CurrentPrincipal
-          const { created, operation } = yield* operations.createModules(principal, path.plate, payload.modules)
+          const { created, operation } = yield* operations.createModules(principal, params.plate, payload.modules)
           if (created) yield* accepted(operation.id)
           return operation
         }).pipe(refuseModulesRequest))
-      .handle("getOperation", ({ path }) =>
-        Effect.flatMap(CurrentPrincipal, (principal) => operations.get(principal, path.id)).pipe(
+      .handle("getOperation", ({ params }) =>
+        Effect.flatMap(CurrentPrincipal, (principal) => operations.get(principal, params.id)).pipe(
           Effect.tap((operation) => pollHint(operation.status)),
           Effect.catchTag("OperationNotFound", (e) => Errors.notFound("operation_not_found", `No operation ${e.id}`))
         ))

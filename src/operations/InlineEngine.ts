@@ -9,7 +9,7 @@
  * by Temporal.
  */
 import { randomUUID } from "node:crypto"
-import { Cause, Clock, Duration, Effect, Either, FiberMap, Layer, Option, Runtime, Schedule, type Tracer } from "effect"
+import { Cause, Clock, Duration, Effect, FiberMap, Layer, Option, Result, Schedule, type Tracer } from "effect"
 import {
   type Attempted,
   type EventActivities,
@@ -39,8 +39,8 @@ import {
 
 /** A failure an engine may retry unless it says otherwise (`retryable: false`). */
 const isRetryable = (cause: Cause.Cause<unknown>) => {
-  if (Cause.isInterruptedOnly(cause)) return false
-  const failure = Cause.failureOption(cause)
+  if (Cause.hasInterruptsOnly(cause)) return false
+  const failure = Cause.findErrorOption(cause)
   return !(Option.isSome(failure) && (failure.value as { retryable?: boolean }).retryable === false)
 }
 
@@ -48,9 +48,9 @@ const isRetryable = (cause: Cause.Cause<unknown>) => {
 export const withRetry = <A, E>(policy: RetryPolicy, effect: Effect.Effect<A, E>): Effect.Effect<A, E> => {
   const attempt = (n: number): Effect.Effect<A, E> =>
     effect.pipe(
-      Effect.catchAllCause((cause) =>
+      Effect.catchCause((cause) =>
         isRetryable(cause) && (policy.maximumAttempts === 0 || n < policy.maximumAttempts)
-          ? Effect.zipRight(Effect.sleep(retryDelayMs(policy, n)), attempt(n + 1))
+          ? Effect.andThen(Effect.sleep(retryDelayMs(policy, n)), attempt(n + 1))
           : Effect.failCause(cause)
       )
     )
@@ -64,9 +64,9 @@ const attempted = <A, E extends { readonly retryable: boolean }>(
 ): Effect.Effect<Attempted<A>> =>
   withRetry(policy, effect).pipe(
     Effect.map((value): Attempted<A> => ({ ok: true, value })),
-    Effect.catchAllCause((cause) => {
-      if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
-      const failure = Cause.failureOption(cause)
+    Effect.catchCause((cause) => {
+      if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
+      const failure = Cause.findErrorOption(cause)
       return Effect.succeed<Attempted<A>>({ ok: false, retryable: Option.isSome(failure) ? failure.value.retryable : true })
     })
   )
@@ -74,14 +74,14 @@ const attempted = <A, E extends { readonly retryable: boolean }>(
 /** What the inline engine needs of a delivery to run: which one, and which attempt series of it. */
 type DeliveryRun = Pick<DeliveryStartRequest, "deliveryId" | "series">
 
-export const InlineEngineLive = Layer.scoped(
+export const InlineEngineLive = Layer.effect(
   WorkflowEngine,
   Effect.gen(function*() {
     const config = yield* AppConfig
     const activities = yield* OperationActivities
     const repo = yield* OperationsRepo
     const webhooks = yield* WebhooksRepo
-    const runtime = yield* Effect.runtime<never>()
+    const context = yield* Effect.context<never>()
     const workflows = yield* FiberMap.make<string>()
     // this process, as the holder of the operations and deliveries it runs
     const holder = randomUUID()
@@ -93,10 +93,10 @@ export const InlineEngineLive = Layer.scoped(
     const stopping = new AbortController()
     yield* Effect.addFinalizer(() => Effect.sync(() => stopping.abort()))
 
-    const runPromise = Runtime.runPromise(runtime)
+    const runPromise = Effect.runPromiseWith(context)
 
     /**
-     * How a workflow runs its activities: on the engine's runtime, under the workflow's span (so
+     * How a workflow runs its activities: on the engine's services, under the workflow's span (so
      * a trace goes from the request to each activity), and its bookkeeping retried.
      */
     const within = (workflow: Tracer.Span) => {
@@ -122,9 +122,9 @@ export const InlineEngineLive = Layer.scoped(
         if (row.status !== "pending") return Option.some({ ok: true, value: row.status })
         const wait = row.nextAttemptAt.getTime() - (yield* Clock.currentTimeMillis)
         if (wait > 0) yield* Effect.sleep(wait)
-        const result = yield* Effect.either(activities.attemptDelivery({ deliveryId, series, attempt: row.attempts + 1, policy }))
-        if (Either.isRight(result)) return Option.some({ ok: true, value: result.right })
-        return result.left.retryable
+        const result = yield* Effect.result(activities.attemptDelivery({ deliveryId, series, attempt: row.attempts + 1, policy }))
+        if (Result.isSuccess(result)) return Option.some({ ok: true, value: result.success })
+        return result.failure.retryable
           ? Option.none() // recorded as pending with its planned time: read it and go again
           : Option.some({ ok: false, retryable: false })
       })
@@ -150,7 +150,7 @@ export const InlineEngineLive = Layer.scoped(
         )
       }).pipe(
         Effect.annotateLogs("deliveryId", request.deliveryId),
-        Effect.catchAll((error) =>
+        Effect.catch((error) =>
           stopping.signal.aborted ? Effect.void : Effect.logError(`delivery ${request.deliveryId} stopped`, error)
         )
       )
@@ -165,10 +165,10 @@ export const InlineEngineLive = Layer.scoped(
       Effect.flatMap(webhooks.claim(request.deliveryId, holder, claimTtlMs), (claimed) =>
         claimed
           ? FiberMap.run(workflows, deliveryKey(request), delivery(request), { onlyIfMissing: true }).pipe(
-            Effect.zipRight(Effect.flatMap(Clock.currentTimeMillis, (now) => webhooks.markStarted(request.deliveryId, new Date(now))))
+            Effect.andThen(Effect.flatMap(Clock.currentTimeMillis, (now) => webhooks.markStarted(request.deliveryId, new Date(now))))
           )
           : Effect.logDebug(`delivery ${request.deliveryId} runs in another process`)).pipe(
-          Effect.catchAllCause((cause) => Effect.logError("could not start a delivery", cause))
+          Effect.catchCause((cause) => Effect.logError("could not start a delivery", cause))
         )
 
     type Within = ReturnType<typeof within>
@@ -217,7 +217,7 @@ export const InlineEngineLive = Layer.scoped(
       workflowSpan(request.kind, { "vda.operation_id": request.operationId }, (span) =>
         Effect.tryPromise(() => orchestrate(request, within(span)))).pipe(
         Effect.annotateLogs("operationId", request.operationId),
-        Effect.catchAll((error) =>
+        Effect.catch((error) =>
           stopping.signal.aborted
             ? Effect.void
             : Effect.logError(`operation ${request.operationId} stopped`, error)
@@ -228,10 +228,10 @@ export const InlineEngineLive = Layer.scoped(
       Effect.flatMap(repo.claim(request.operationId, holder, claimTtlMs), (claimed) =>
         claimed
           ? FiberMap.run(workflows, request.operationId, workflow(request), { onlyIfMissing: true }).pipe(
-            Effect.zipRight(repo.markStarted(request.operationId, new Date()))
+            Effect.andThen(repo.markStarted(request.operationId, new Date()))
           )
           : Effect.logDebug(`operation ${request.operationId} runs in another process`)).pipe(
-          Effect.catchAllCause((cause) => Effect.logError("could not start an operation", cause)),
+          Effect.catchCause((cause) => Effect.logError("could not start an operation", cause)),
           Effect.withSpan("workflow.start", { attributes: { "vda.operation_id": request.operationId, "vda.kind": request.kind } })
         )
 
@@ -259,15 +259,15 @@ export const InlineEngineLive = Layer.scoped(
           yield* Effect.logInfo(`resuming ${pending.length} pending webhook ${pending.length === 1 ? "delivery" : "deliveries"}`)
         }
         yield* Effect.forEach(pending, startDelivery, { discard: true })
-      }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("could not take up unfinished work; trying again shortly", cause)))
+      }).pipe(Effect.catchCause((cause) => Effect.logWarning("could not take up unfinished work; trying again shortly", cause)))
 
-    const runningHere = (key: string) => FiberMap.unsafeHas(workflows, key)
+    const runningHere = (key: string) => FiberMap.hasUnsafe(workflows, key)
 
     // claims lapse when this process stops renewing them; at shutdown they are handed over at once
     yield* Effect.addFinalizer(() =>
       Effect.all([repo.releaseClaims(holder), webhooks.releaseClaims(holder)], { discard: true }).pipe(Effect.ignore)
     )
-    yield* Effect.forkScoped(Effect.zipRight(
+    yield* Effect.forkScoped(Effect.andThen(
       sweep(true),
       sweep(false).pipe(Effect.repeat(Schedule.spaced(Duration.millis(sweepEveryMs))))
     ))

@@ -4,26 +4,25 @@
  * operation, where it becomes final (`OperationsRepo.finalize`), whichever engine or process
  * ran it; the reconciler's findings are counted where it acts on them.
  */
-import { Metric, MetricBoundaries } from "effect"
-import { durationBuckets, labelSets } from "../platform/Telemetry.js"
+import { Metric } from "effect"
+import { durationBuckets, labelSets, updateUnsafe } from "../platform/Telemetry.js"
 
 const finished = Metric.counter("vda_operations_finished", {
   description: "Operations that reached a final status, by kind and status",
   incremental: true
 })
 
-const durations = Metric.histogram(
-  "vda_operation_duration_seconds",
-  MetricBoundaries.fromIterable([...durationBuckets, 60, 300, 900]),
-  "Time from an operation's creation to its final status, by kind and status"
-)
+const durations = Metric.histogram("vda_operation_duration_seconds", {
+  boundaries: Metric.boundariesFromIterable([...durationBuckets, 60, 300, 900]),
+  description: "Time from an operation's creation to its final status, by kind and status"
+})
 
 const kindAndStatus = labelSets("kind", "status")
 
 export const countFinished = (kind: string, status: string, createdAt: Date, at: Date) => {
   const labels = kindAndStatus(kind, status)
-  finished.unsafeUpdate(1, labels)
-  durations.unsafeUpdate(Math.max(0, at.getTime() - createdAt.getTime()) / 1000, labels)
+  updateUnsafe(finished, 1, labels)
+  updateUnsafe(durations, Math.max(0, at.getTime() - createdAt.getTime()) / 1000, labels)
 }
 
 const findings = Metric.counter("vda_reconciler_findings", {
@@ -33,5 +32,5 @@ const findings = Metric.counter("vda_reconciler_findings", {
 const findingLabels = labelSets("finding")
 
 export const countFinding = (finding: "started" | "restarted" | "finalized_lost" | "resumed", count = 1) => {
-  if (count > 0) findings.unsafeUpdate(count, findingLabels(finding))
+  if (count > 0) updateUnsafe(findings, count, findingLabels(finding))
 }

@@ -9,8 +9,8 @@
  * one's operation, even at the quota's edge. The partial unique index on active operations stays
  * as the guarantee behind it.
  */
-import { SqlClient } from "@effect/sql"
-import { Clock, Data, Effect, Either, Exit, Option } from "effect"
+import { Clock, Context, Data, Effect, Layer, Option, Result } from "effect"
+import { SqlClient } from "effect/sql"
 import { MODULES, type ModuleName, modulesKey } from "../../workflows/shared.js"
 import type { Principal } from "../accounts/Domain.js"
 import * as Charges from "../metering/Charges.js"
@@ -35,12 +35,11 @@ import {
 import { perObject } from "../platform/PerObject.js"
 import { WorkflowEngine } from "./WorkflowEngine.js"
 
-/** A modules request as checked for a principal: its plate, its modules in canonical order, its reuse key (and as text). */
+/** A modules request as checked for a principal: its plate, its modules in canonical order, its reuse key. */
 interface ModulesRequestChecked {
   readonly plate: string
   readonly modules: ReadonlyArray<ModuleName>
   readonly key: ReuseKey
-  readonly keyText: string
 }
 
 export class InvalidModulesPlate extends Data.TaggedError("InvalidModulesPlate")<{ readonly raw: string }> {}
@@ -133,227 +132,228 @@ const logCreated = (row: NewOperation) =>
 /** Why a modules request is refused before anything is read or charged. */
 type ModulesRefusal = InvalidModulesPlate | UnsupportedModule | DuplicateModule | ModuleNotEnabled
 
-export class Operations extends Effect.Service<Operations>()("vda/Operations", {
-  scoped: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const repo = yield* OperationsRepo
-    const metering = yield* Metering
-    const engine = yield* WorkflowEngine
+const make = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const repo = yield* OperationsRepo
+  const metering = yield* Metering
+  const engine = yield* WorkflowEngine
 
-    const requireOperation = (id: string) =>
-      Effect.flatMap(repo.findManyWithModules([id]), ([found]) =>
-        found === undefined
-          ? Effect.die(new Error(`operation ${id} vanished`))
-          : Effect.succeed(operationOf(found)))
+  const requireOperation = (id: string) =>
+    Effect.flatMap(repo.findManyWithModules([id]), ([found]) =>
+      found === undefined
+        ? Effect.die(new Error(`operation ${id} vanished`))
+        : Effect.succeed(operationOf(found)))
 
-    const validateModules = (
-      principal: Principal,
-      requested: ReadonlyArray<string>
-    ): Either.Either<ReadonlyArray<ModuleName>, Exclude<ModulesRefusal, InvalidModulesPlate>> => {
-      const unknown = requested.filter((m) => !isModule(m))
-      if (unknown.length > 0) return Either.left(new UnsupportedModule({ modules: unknown }))
-      const repeated = requested.filter((m, i) => requested.indexOf(m) !== i)
-      if (repeated.length > 0) return Either.left(new DuplicateModule({ modules: [...new Set(repeated)] }))
-      const modules = MODULES.filter((m) => requested.includes(m))
-      const disabled = modules.filter((m) => !principal.entitlements.enabledModules.includes(m))
-      if (disabled.length > 0) return Either.left(new ModuleNotEnabled({ modules: disabled }))
-      return Either.right(modules)
-    }
+  const validateModules = (
+    principal: Principal,
+    requested: ReadonlyArray<string>
+  ): Result.Result<ReadonlyArray<ModuleName>, Exclude<ModulesRefusal, InvalidModulesPlate>> => {
+    const unknown = requested.filter((m) => !isModule(m))
+    if (unknown.length > 0) return Result.fail(new UnsupportedModule({ modules: unknown }))
+    const repeated = requested.filter((m, i) => requested.indexOf(m) !== i)
+    if (repeated.length > 0) return Result.fail(new DuplicateModule({ modules: [...new Set(repeated)] }))
+    const modules = MODULES.filter((m) => requested.includes(m))
+    const disabled = modules.filter((m) => !principal.entitlements.enabledModules.includes(m))
+    if (disabled.length > 0) return Result.fail(new ModuleNotEnabled({ modules: disabled }))
+    return Result.succeed(modules)
+  }
 
-    /** Charges and inserts in the current transaction; fails with LostRace on a concurrent twin. */
-    const chargeAndInsert = (operation: NewOperation, consumption: Parameters<typeof metering.applyBatch>[0][number]) =>
-      Effect.gen(function*() {
-        const [decision] = yield* metering.applyBatch([consumption])
-        if (decision && Either.isLeft(decision)) return yield* Effect.fail(decision.left)
-        if (!(yield* repo.insert(operation))) return yield* new LostRace()
+  /** Charges and inserts in the current transaction; fails with LostRace on a concurrent twin. */
+  const chargeAndInsert = (operation: NewOperation, consumption: Parameters<typeof metering.applyBatch>[0][number]) =>
+    Effect.gen(function*() {
+      const [decision] = yield* metering.applyBatch([consumption])
+      if (decision && Result.isFailure(decision)) return yield* Effect.fail(decision.failure)
+      if (!(yield* repo.insert(operation))) return yield* new LostRace()
+    })
+
+  /** A modules request checked for `principal`: its plate, its modules in canonical order, its reuse key. */
+  const modulesRequestOf = (
+    principal: Principal,
+    rawPlate: string,
+    requested: ReadonlyArray<string>,
+    apiVersion: ApiVersion
+  ): Result.Result<ModulesRequestChecked, ModulesRefusal> => {
+    const plate = normalizePlate(rawPlate)
+    if (plate === undefined) return Result.fail(new InvalidModulesPlate({ raw: rawPlate }))
+    return Result.map(validateModules(principal, requested), (modules) => {
+      const key: ReuseKey = { accountId: principal.accountId, environment: principal.environment, apiVersion, plate, modulesKey: modulesKey(modules) }
+      return { plate, modules, key }
+    })
+  }
+
+  /** An operation as the spec shapes it, once per batched read (each batch reads new objects). */
+  const shapedOf = perObject(operationOf)
+
+  // Reads of the active operation an identical request reuses (the common case when clients
+  // retry or poll by POSTing) are batched per account, as polls are: one read for many requests.
+  const reuseReads = yield* Batcher.make({
+    key: (key: ReuseKey) => key.accountId,
+    process: (_lane, keys) =>
+      Effect.map(repo.findActiveModulesMany([...new Map(keys.map((key) => [reuseKeyText(key), key])).values()]), (found) => {
+        const byKey = new Map(found.map((active) => [reuseKeyText(active.row), shapedOf(active) as ModulesOperation]))
+        return keys.map((key) => Result.succeed(Option.fromNullishOr(byKey.get(reuseKeyText(key)))))
       })
+  })
 
-    const checkModulesRequest = (
-      principal: Principal,
-      rawPlate: string,
-      requested: ReadonlyArray<string>,
-      apiVersion: ApiVersion
-    ): Either.Either<ModulesRequestChecked, ModulesRefusal> => {
+  /** Counts a reuse of the active identical operation, if there is one. */
+  const countedReuse = (key: ReuseKey) => (running: Option.Option<ModulesOperation>) => {
+    if (Option.isSome(running)) countReused(key.environment)
+    return running
+  }
+
+  /** The active identical operation, reused (nothing charged), if there is one. */
+  const runningTwin = (key: ReuseKey) => Effect.map(reuseReads.submit(key), countedReuse(key))
+
+  const createModules = (principal: Principal, rawPlate: string, requested: ReadonlyArray<string>, apiVersion: ApiVersion = "v2") =>
+    Effect.gen(function*() {
+      const { key, modules, plate } = yield* Effect.fromResult(modulesRequestOf(principal, rawPlate, requested, apiVersion))
+      // reused from a plain read, without queueing on the lock below
+      const running = yield* runningTwin(key)
+      if (Option.isSome(running)) return { operation: running.value, created: false }
+      const at = yield* Clock.currentTimeMillis
+      const id = `op_${yield* ulid}`
+      const row: NewOperation = { id, ...key, kind: "modules", input: { kind: "modules", modules }, createdAt: new Date(at) }
+      const attempt: Effect.Effect<string | undefined, LimitReached | LostRace> = Effect.gen(function*() {
+        // identical requests queue here, in every process: the second sees the first's operation
+        // (reuse is decided before quota, and the unique index is never raced)
+        yield* repo.lockReuseKey(key)
+        const active = yield* repo.findActiveModules(key)
+        if (Option.isSome(active)) return active.value.id
+        yield* chargeAndInsert(row, Charges.moduleQueries(principal, modules, at, apiVersion))
+        return undefined
+      }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+      // once committed the operation is durable: if the client leaves before the engine has it,
+      // the engine's sweep (inline) or reconciler (Temporal) starts it
+      const reused = yield* countCommitted(key.environment)(attempt.pipe(Effect.catchTag("LostRace", Effect.die)), (id) => id === undefined)
+      if (reused !== undefined) {
+        countReused(key.environment)
+        return { operation: (yield* requireOperation(reused)) as ModulesOperation, created: false }
+      }
+      yield* logCreated(row)
+      yield* engine.start({ kind: "modules", operationId: id, accountId: key.accountId, environment: key.environment, plate, modules })
+      const committed = justCommitted(row)
+      return { operation: toOperation(committed.row, committed.modules) as ModulesOperation, created: true } satisfies Created<ModulesOperation>
+    })
+
+  /**
+   * A v1 report: the vehicle and every module enabled for the account. Reuses the active report
+   * for the same plate (nothing charged), else charges everything at once and starts it.
+   */
+  const createReport = (principal: Principal, rawPlate: string) =>
+    Effect.gen(function*() {
       const plate = normalizePlate(rawPlate)
-      if (plate === undefined) return Either.left(new InvalidModulesPlate({ raw: rawPlate }))
-      return Either.map(validateModules(principal, requested), (modules) => {
-        const key: ReuseKey = { accountId: principal.accountId, environment: principal.environment, apiVersion, plate, modulesKey: modulesKey(modules) }
-        return { plate, modules, key, keyText: reuseKeyText(key) }
-      })
-    }
-
-    /** A modules request checked for `principal`: its plate, its modules in canonical order, its reuse key. */
-    const modulesRequestOf = checkModulesRequest
-
-    /** An operation as the spec shapes it, once per batched read (each batch reads new objects). */
-    const shapedOf = perObject(operationOf)
-
-    // Reads of the active operation an identical request reuses (the common case when clients
-    // retry or poll by POSTing) are batched per account, as polls are: one read for many requests.
-    const reuseReads = yield* Batcher.make({
-      key: (key: ReuseKey) => key.accountId,
-      process: (_lane, keys) =>
-        Effect.map(repo.findActiveModulesMany([...new Map(keys.map((key) => [reuseKeyText(key), key])).values()]), (found) => {
-          const byKey = new Map(found.map((active) => [reuseKeyText(active.row), shapedOf(active) as ModulesOperation]))
-          return keys.map((key) => Either.right(Option.fromNullable(byKey.get(reuseKeyText(key)))))
-        })
+      if (plate === undefined) return yield* new InvalidModulesPlate({ raw: rawPlate })
+      const modules = MODULES.filter((m) => principal.entitlements.enabledModules.includes(m))
+      const key = { accountId: principal.accountId, environment: principal.environment, plate }
+      // an active report for the plate: reused from a plain read, as modules operations are
+      const running = yield* repo.findActiveReport(key).pipe(Effect.catchTag("SqlError", Effect.die))
+      if (Option.isSome(running)) {
+        countReused(key.environment)
+        return { row: running.value, modules: yield* repo.modules(running.value.id), created: false }
+      }
+      const at = yield* Clock.currentTimeMillis
+      const id = `rep_${yield* ulid}`
+      const row: NewOperation = {
+        id, ...key, kind: "report", apiVersion: "v1", modulesKey: null, input: { kind: "report", modules }, createdAt: new Date(at)
+      }
+      const reused = yield* countCommitted(key.environment)(Effect.gen(function*() {
+        yield* repo.lockReuseKey({ ...key, apiVersion: "v1", modulesKey: "report" })
+        const active = yield* repo.findActiveReport(key)
+        if (Option.isSome(active)) return active.value
+        yield* chargeAndInsert(row, Charges.report(principal, plate, modules, at))
+        return undefined
+      }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die), Effect.catchTag("LostRace", Effect.die)), (active) =>
+        active === undefined)
+      if (reused !== undefined) {
+        countReused(key.environment)
+        return { row: reused, modules: yield* repo.modules(reused.id), created: false }
+      }
+      yield* logCreated(row)
+      yield* engine.start({ kind: "report", operationId: id, accountId: key.accountId, environment: key.environment, plate, modules })
+      return { ...justCommitted(row), created: true }
     })
 
-    /** Counts a reuse of the active identical operation, if there is one. */
-    const countedReuse = (key: ReuseKey) => (running: Option.Option<ModulesOperation>) => {
-      if (Option.isSome(running)) countReused(key.environment)
-      return running
-    }
+  /** The caller's own report, with its module rows. */
+  const getReport = (principal: Principal, id: string) => pollOwn(principal, id, (r) => r.kind === "report")
 
-    /** The active identical operation, reused (nothing charged), if there is one. */
-    const runningTwin = (key: ReuseKey) => Effect.map(reuseReads.submit(key), countedReuse(key))
-
-    const createModules = (principal: Principal, rawPlate: string, requested: ReadonlyArray<string>, apiVersion: ApiVersion = "v2") =>
-      Effect.gen(function*() {
-        const { key, modules, plate } = yield* modulesRequestOf(principal, rawPlate, requested, apiVersion)
-        // reused from a plain read, without queueing on the lock below
-        const running = yield* runningTwin(key)
-        if (Option.isSome(running)) return { operation: running.value, created: false }
-        const at = yield* Clock.currentTimeMillis
-        const id = `op_${yield* ulid}`
-        const row: NewOperation = { id, ...key, kind: "modules", input: { kind: "modules", modules }, createdAt: new Date(at) }
-        const attempt: Effect.Effect<string | undefined, LimitReached | LostRace> = Effect.gen(function*() {
-          // identical requests queue here, in every process: the second sees the first's operation
-          // (reuse is decided before quota, and the unique index is never raced)
-          yield* repo.lockReuseKey(key)
-          const active = yield* repo.findActiveModules(key)
-          if (Option.isSome(active)) return active.value.id
-          yield* chargeAndInsert(row, Charges.moduleQueries(principal, modules, at, apiVersion))
-          return undefined
-        }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
-        // once committed the operation is durable: if the client leaves before the engine has it,
-        // the engine's sweep (inline) or reconciler (Temporal) starts it
-        const reused = yield* countCommitted(key.environment)(attempt.pipe(Effect.catchTag("LostRace", Effect.die)), (id) => id === undefined)
-        if (reused !== undefined) {
-          countReused(key.environment)
-          return { operation: (yield* requireOperation(reused)) as ModulesOperation, created: false }
-        }
-        yield* logCreated(row)
-        yield* engine.start({ kind: "modules", operationId: id, accountId: key.accountId, environment: key.environment, plate, modules })
-        const committed = justCommitted(row)
-        return { operation: toOperation(committed.row, committed.modules) as ModulesOperation, created: true } satisfies Created<ModulesOperation>
-      })
-
-    /**
-     * A v1 report: the vehicle and every module enabled for the account. Reuses the active report
-     * for the same plate (nothing charged), else charges everything at once and starts it.
-     */
-    const createReport = (principal: Principal, rawPlate: string) =>
-      Effect.gen(function*() {
-        const plate = normalizePlate(rawPlate)
-        if (plate === undefined) return yield* new InvalidModulesPlate({ raw: rawPlate })
-        const modules = MODULES.filter((m) => principal.entitlements.enabledModules.includes(m))
-        const key = { accountId: principal.accountId, environment: principal.environment, plate }
-        // an active report for the plate: reused from a plain read, as modules operations are
-        const running = yield* repo.findActiveReport(key).pipe(Effect.catchTag("SqlError", Effect.die))
-        if (Option.isSome(running)) {
-          countReused(key.environment)
-          return { row: running.value, modules: yield* repo.modules(running.value.id), created: false }
-        }
-        const at = yield* Clock.currentTimeMillis
-        const id = `rep_${yield* ulid}`
-        const row: NewOperation = {
-          id, ...key, kind: "report", apiVersion: "v1", modulesKey: null, input: { kind: "report", modules }, createdAt: new Date(at)
-        }
-        const reused = yield* countCommitted(key.environment)(Effect.gen(function*() {
-          yield* repo.lockReuseKey({ ...key, apiVersion: "v1", modulesKey: "report" })
-          const active = yield* repo.findActiveReport(key)
-          if (Option.isSome(active)) return active.value
-          yield* chargeAndInsert(row, Charges.report(principal, plate, modules, at))
-          return undefined
-        }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die), Effect.catchTag("LostRace", Effect.die)), (active) =>
-          active === undefined)
-        if (reused !== undefined) {
-          countReused(key.environment)
-          return { row: reused, modules: yield* repo.modules(reused.id), created: false }
-        }
-        yield* logCreated(row)
-        yield* engine.start({ kind: "report", operationId: id, accountId: key.accountId, environment: key.environment, plate, modules })
-        return { ...justCommitted(row), created: true }
-      })
-
-    /** The caller's own report, with its module rows. */
-    const getReport = (principal: Principal, id: string) => pollOwn(principal, id, (r) => r.kind === "report")
-
-    /** A vehicle search for `onMiss=search`: one plate query charged now, answered by the workflow. */
-    const createVehicleSearch = (principal: Principal, plate: string, params: VehicleQueryParams) =>
-      Effect.gen(function*() {
-        const at = yield* Clock.currentTimeMillis
-        const id = `op_${yield* ulid}`
-        const requestId = yield* RequestId
-        const search: NewOperation = {
-          id,
-          accountId: principal.accountId,
-          environment: principal.environment,
-          plate,
-          modulesKey: null,
-          kind: "vehicle",
-          apiVersion: "v2",
-          input: { kind: "vehicle", params: { ...params }, requestId },
-          createdAt: new Date(at)
-        }
-        yield* countCommitted(principal.environment)(
-          chargeAndInsert(search, Charges.plateQuery(principal, plate, at)).pipe(
-            sql.withTransaction,
-            Effect.catchTag("SqlError", Effect.die),
-            Effect.catchTag("LostRace", Effect.die)
-          ),
-          () => true
-        )
-        yield* logCreated(search)
-        yield* engine.start({ kind: "vehicle", operationId: id, accountId: principal.accountId, environment: principal.environment, plate })
-        return toOperation(justCommitted(search).row, []) as VehicleOperation
-      })
-
-    // Polls, the most frequent reads, are batched: concurrent polls (of any operations) share one
-    // read of the operations and one of their modules, and the polls of one operation its answer.
-    const polls = yield* Batcher.make({
-      key: Batcher.spreadOver(POLL_LANES),
-      process: (_lane, ids) =>
-        Effect.map(repo.findManyWithModules([...new Set(ids)]), (found) => {
-          const byId = new Map(found.map((polled) => [polled.row.id, Option.some(polled)]))
-          return ids.map((id) => Either.right(byId.get(id) ?? Option.none()))
-        })
-    })
-
-    /** The caller's own operation (as polled) of the kind `accept` takes; anything else is indistinguishable from a missing one. */
-    const isOwn = (principal: Principal, row: OperationRow) =>
-      row.accountId === principal.accountId && row.environment === principal.environment
-    const ownIn = (principal: Principal, id: string, accept: (row: OperationRow) => boolean, found: OperationWithModules | undefined) =>
-      found !== undefined && isOwn(principal, found.row) && accept(found.row)
-        ? Exit.succeed(found)
-        : Exit.fail(new OperationNotFound({ id }))
-
-    /** The caller's own operation (as polled) of the kind `accept` takes, with its module rows. */
-    const pollOwn = (principal: Principal, id: string, accept: (row: OperationRow) => boolean) =>
-      Effect.flatMap(polls.submit(id), (found) => ownIn(principal, id, accept, Option.getOrUndefined(found)))
-
-    // a report is v1's resource, polled at /v1/reports/:id
-    const isOperation = (row: OperationRow) => row.kind !== "report"
-
-    /** The caller's own operation. */
-    const get = (principal: Principal, id: string) => Effect.map(pollOwn(principal, id, isOperation), shapedOf)
-
-    /** The caller's own modules operation created through `apiVersion` (v1 polls only its own). */
-    const getModules = (principal: Principal, id: string, apiVersion: ApiVersion) =>
-      Effect.map(
-        pollOwn(principal, id, (r) => r.kind === "modules" && r.apiVersion === apiVersion),
-        (polled) => shapedOf(polled) as ModulesOperation
+  /** A vehicle search for `onMiss=search`: one plate query charged now, answered by the workflow. */
+  const createVehicleSearch = (principal: Principal, plate: string, params: VehicleQueryParams) =>
+    Effect.gen(function*() {
+      const at = yield* Clock.currentTimeMillis
+      const id = `op_${yield* ulid}`
+      const requestId = yield* RequestId
+      const search: NewOperation = {
+        id,
+        accountId: principal.accountId,
+        environment: principal.environment,
+        plate,
+        modulesKey: null,
+        kind: "vehicle",
+        apiVersion: "v2",
+        input: { kind: "vehicle", params: { ...params }, requestId },
+        createdAt: new Date(at)
+      }
+      yield* countCommitted(principal.environment)(
+        chargeAndInsert(search, Charges.plateQuery(principal, plate, at)).pipe(
+          sql.withTransaction,
+          Effect.catchTag("SqlError", Effect.die),
+          Effect.catchTag("LostRace", Effect.die)
+        ),
+        () => true
       )
+      yield* logCreated(search)
+      yield* engine.start({ kind: "vehicle", operationId: id, accountId: principal.accountId, environment: principal.environment, plate })
+      return toOperation(justCommitted(search).row, []) as VehicleOperation
+    })
 
-    return {
-      createModules,
-      createVehicleSearch,
-      createReport,
-      get,
-      getModules,
-      getReport
-    }
-  }),
-  dependencies: [OperationsRepo.Default]
-}) {}
+  // Polls, the most frequent reads, are batched: concurrent polls (of any operations) share one
+  // read of the operations and one of their modules, and the polls of one operation its answer.
+  const polls = yield* Batcher.make({
+    key: Batcher.spreadOver(POLL_LANES),
+    process: (_lane, ids) =>
+      Effect.map(repo.findManyWithModules([...new Set(ids)]), (found) => {
+        const byId = new Map(found.map((polled) => [polled.row.id, Option.some(polled)]))
+        return ids.map((id) => Result.succeed(byId.get(id) ?? Option.none()))
+      })
+  })
+
+  /** Whether an operation is the caller's: its account and environment. */
+  const isOwn = (principal: Principal, row: OperationRow) =>
+    row.accountId === principal.accountId && row.environment === principal.environment
+
+  /**
+   * The caller's own operation (as polled) of the kind `accept` takes, with its module rows;
+   * anything else is indistinguishable from a missing one.
+   */
+  const pollOwn = (principal: Principal, id: string, accept: (row: OperationRow) => boolean) =>
+    Effect.flatMap(polls.submit(id), (found) =>
+      Option.isSome(found) && isOwn(principal, found.value.row) && accept(found.value.row)
+        ? Effect.succeed(found.value)
+        : Effect.fail(new OperationNotFound({ id })))
+
+  // a report is v1's resource, polled at /v1/reports/:id
+  const isOperation = (row: OperationRow) => row.kind !== "report"
+
+  /** The caller's own operation. */
+  const get = (principal: Principal, id: string) => Effect.map(pollOwn(principal, id, isOperation), shapedOf)
+
+  /** The caller's own modules operation created through `apiVersion` (v1 polls only its own). */
+  const getModules = (principal: Principal, id: string, apiVersion: ApiVersion) =>
+    Effect.map(
+      pollOwn(principal, id, (r) => r.kind === "modules" && r.apiVersion === apiVersion),
+      (polled) => shapedOf(polled) as ModulesOperation
+    )
+
+  return {
+    createModules,
+    createVehicleSearch,
+    createReport,
+    get,
+    getModules,
+    getReport
+  }
+})
+
+export class Operations extends Context.Service<Operations, Effect.Success<typeof make>>()("vda/Operations", { make }) {
+  static readonly layer = Layer.effect(Operations, make).pipe(Layer.provide(OperationsRepo.layer))
+}

@@ -1,8 +1,8 @@
 /**
  * SQL for operations and their module results.
  */
-import { SqlClient } from "@effect/sql"
-import { Effect, Option } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
+import { SqlClient } from "effect/sql"
 import {
   FINAL_STATUSES,
   type FinalStatus,
@@ -13,7 +13,6 @@ import {
 } from "../../workflows/shared.js"
 import { PRESENCE_PREFIX } from "../platform/Presence.js"
 import type { Environment } from "../platform/RequestContext.js"
-import { arrayArguments, type DecodedReadAlong, partsOf, type ReadAlong, type ReadRow } from "../platform/ReadAlong.js"
 import type { ApiVersion } from "../metering/Meters.js"
 import { countFinished } from "./Metrics.js"
 
@@ -86,37 +85,6 @@ const withModules = ({ modules, ...row }: OperationWithModulesRow): OperationWit
 export const reuseKeyText = (key: Omit<ReuseKey, "modulesKey"> & { readonly modulesKey: string | null }) =>
   `${key.accountId}/${key.environment}/${key.apiVersion}/${key.plate}/${key.modulesKey}`
 
-/** A read of operations with their modules (migration 0016's functions), by id or by reuse key. */
-const operationsRead = (name: string, from: ReadAlong["from"], parameters: ReadAlong["parameters"], valueOf: (row: OperationRow) => string) =>
-  ({
-    name,
-    from,
-    parameters,
-    valueOf: (row) => (row.id == null ? undefined : valueOf(row as unknown as OperationRow)),
-    decode: (row) => withModules(row as unknown as OperationWithModulesRow)
-  }) satisfies DecodedReadAlong<OperationWithModules>
-
-/** Operations by id: a batch of polls, here or read along with their admission. */
-export const operationsReadAlong = operationsRead(
-  "operations",
-  arrayArguments("vda_operations_by_id", ["text"]),
-  (ids) => [ids],
-  (row) => row.id
-)
-
-/** The active modules operations of reuse keys (`reuseKeyText`): a batch of reuse checks, here or read along with their admission. */
-export const activeModulesReadAlong = operationsRead(
-  "active modules operations",
-  arrayArguments("vda_active_modules_operations", ["text", "text", "text", "text", "text"]),
-  // a key's parts hold no "/": ids, environments, versions, normalized plates and module names are plain
-  (keys) => partsOf(keys, 5),
-  reuseKeyText
-)
-
-/** The operations a read finds, shaped. */
-const readOperations = (sql: SqlClient.SqlClient, read: DecodedReadAlong<OperationWithModules>, values: ReadonlyArray<string>) =>
-  Effect.map(sql.unsafe<ReadRow>(`select * from ${read.from(1)}`, read.parameters(values)), (rows) => rows.map(read.decode))
-
 /** An operation as a list shows it. */
 export interface OperationSummaryRow {
   readonly id: string
@@ -153,183 +121,198 @@ export type ReuseKey = Pick<OperationRow, "accountId" | "environment" | "apiVers
 
 const ACTIVE = ["queued", "processing"]
 
-export class OperationsRepo extends Effect.Service<OperationsRepo>()("vda/OperationsRepo", {
-  effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    /** Free, ours, lapsed, or held by a process whose presence session is gone (it died). */
-    const claimOpenTo = (holder: string) =>
-      sql`(claimed_by is null or claimed_by = ${holder} or claimed_until < now()
-        or not exists (select 1 from pg_stat_activity where application_name = ${PRESENCE_PREFIX} || claimed_by))`
+const make = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  /** Free, ours, lapsed, or held by a process whose presence session is gone (it died). */
+  const claimOpenTo = (holder: string) =>
+    sql`(claimed_by is null or claimed_by = ${holder} or claimed_until < now()
+      or not exists (select 1 from pg_stat_activity where application_name = ${PRESENCE_PREFIX} || claimed_by))`
 
-    const columns = sql.literal(
-      "id, account_id, environment, kind, api_version, plate, modules_key, status, input, result, started_at, created_at, updated_at"
-    )
+  const columns = sql.literal(
+    "id, account_id, environment, kind, api_version, plate, modules_key, status, input, result, started_at, created_at, updated_at"
+  )
 
-    return {
-      /** The account's operations in `environment`, newest first, optionally of one status and before one. */
-      recent: (
-        accountId: string,
-        environment: Environment,
-        status: OperationStatus | undefined,
-        limit: number,
-        before: Option.Option<string>
-      ) =>
-        sql<OperationSummaryRow>`
-          select id, kind, api_version, plate, status, created_at, updated_at from operations
-          where account_id = ${accountId} and environment = ${environment}
-            ${status === undefined ? sql`` : sql`and status = ${status}`}
-            ${
-            Option.isSome(before)
-              ? sql`and (created_at, id) < (select created_at, id from operations
-                  where id = ${before.value} and account_id = ${accountId} and environment = ${environment})`
-              : sql``
-          }
-          order by created_at desc, id desc limit ${limit}`.pipe(Effect.orDie),
+  return {
+    /** The account's operations in `environment`, newest first, optionally of one status and before one. */
+    recent: (
+      accountId: string,
+      environment: Environment,
+      status: OperationStatus | undefined,
+      limit: number,
+      before: Option.Option<string>
+    ) =>
+      sql<OperationSummaryRow>`
+        select id, kind, api_version, plate, status, created_at, updated_at from operations
+        where account_id = ${accountId} and environment = ${environment}
+          ${status === undefined ? sql`` : sql`and status = ${status}`}
+          ${
+          Option.isSome(before)
+            ? sql`and (created_at, id) < (select created_at, id from operations
+                where id = ${before.value} and account_id = ${accountId} and environment = ${environment})`
+            : sql``
+        }
+        order by created_at desc, id desc limit ${limit}`.pipe(Effect.orDie),
 
-      /** Inserts unless an identical active modules operation exists; true when inserted. */
-      insert: (operation: NewOperation) =>
-        Effect.gen(function*() {
-          const rows = yield* sql`
-            insert into operations (id, account_id, environment, kind, api_version, plate, modules_key, status, input, created_at, updated_at)
-            values (${operation.id}, ${operation.accountId}, ${operation.environment}, ${operation.kind}, ${operation.apiVersion},
-              ${operation.plate}, ${operation.modulesKey}, 'queued', ${JSON.stringify(operation.input)}, ${operation.createdAt},
-              ${operation.createdAt})
-            on conflict do nothing
-            returning id`
-          if (rows.length === 0) return false
-          if (operation.input.kind !== "vehicle") {
-            yield* sql`
-              insert into operation_modules (operation_id, module, status, updated_at)
-              select ${operation.id}, module, 'queued', ${operation.createdAt}
-              from unnest(${[...operation.input.modules]}::text[]) as module`
-          }
-          return true
+    /** Inserts unless an identical active modules operation exists; true when inserted. */
+    insert: (operation: NewOperation) =>
+      Effect.gen(function*() {
+        const rows = yield* sql`
+          insert into operations (id, account_id, environment, kind, api_version, plate, modules_key, status, input, created_at, updated_at)
+          values (${operation.id}, ${operation.accountId}, ${operation.environment}, ${operation.kind}, ${operation.apiVersion},
+            ${operation.plate}, ${operation.modulesKey}, 'queued', ${JSON.stringify(operation.input)}, ${operation.createdAt},
+            ${operation.createdAt})
+          on conflict do nothing
+          returning id`
+        if (rows.length === 0) return false
+        if (operation.input.kind !== "vehicle") {
+          yield* sql`
+            insert into operation_modules (operation_id, module, status, updated_at)
+            select ${operation.id}, module, 'queued', ${operation.createdAt}
+            from unnest(${[...operation.input.modules]}::text[]) as module`
+        }
+        return true
+      }),
+
+    /** Held until the transaction ends: requests with the same reuse key are decided one at a time. */
+    lockReuseKey: (key: ReuseKey) =>
+      sql`select pg_advisory_xact_lock(hashtextextended(${reuseKeyText(key)}, 0))`.pipe(Effect.asVoid),
+
+    findActiveModules: (key: ReuseKey) =>
+      sql<OperationRow>`
+        select ${columns} from operations
+        where account_id = ${key.accountId} and environment = ${key.environment} and api_version = ${key.apiVersion}
+          and plate = ${key.plate} and modules_key = ${key.modulesKey} and kind = 'modules' and status in ('queued', 'processing')`.pipe(
+        Effect.map((rows) => Option.fromNullishOr(rows[0]))
+      ),
+
+    /**
+     * The active modules operations with any of these reuse keys, with their module rows, in one
+     * statement (migration 0016's function: one array per part of the key).
+     */
+    findActiveModulesMany: (keys: ReadonlyArray<ReuseKey>) =>
+      sql<OperationWithModulesRow>`
+        select * from vda_active_modules_operations(
+          ${keys.map((key) => key.accountId)}::text[], ${keys.map((key) => key.environment)}::text[],
+          ${keys.map((key) => key.apiVersion)}::text[], ${keys.map((key) => key.plate)}::text[],
+          ${keys.map((key) => key.modulesKey)}::text[])`.pipe(
+        Effect.map((rows) => rows.map(withModules)),
+        Effect.orDie
+      ),
+
+    findActiveReport: (key: Pick<OperationRow, "accountId" | "environment" | "plate">) =>
+      sql<OperationRow>`
+        select ${columns} from operations
+        where account_id = ${key.accountId} and environment = ${key.environment} and plate = ${key.plate}
+          and kind = 'report' and status in ('queued', 'processing')`.pipe(
+        Effect.map((rows) => Option.fromNullishOr(rows[0]))
+      ),
+
+    find: (id: string) =>
+      sql<OperationRow>`select ${columns} from operations where id = ${id}`.pipe(
+        Effect.map((rows) => Option.fromNullishOr(rows[0])),
+        Effect.orDie
+      ),
+
+    /** Operations by id with their module rows, in one statement for any number of ids (migration 0016's function). */
+    findManyWithModules: (ids: ReadonlyArray<string>) =>
+      sql<OperationWithModulesRow>`select * from vda_operations_by_id(${ids}::text[])`.pipe(
+        Effect.map((rows) => rows.map(withModules)),
+        Effect.orDie
+      ),
+
+    modules: (id: string) =>
+      sql<ModuleRow>`
+        select operation_id, module, status, data, error, warnings, updated_at
+        from operation_modules where operation_id = ${id}`.pipe(Effect.orDie),
+
+    markStarted: (id: string, at: Date) =>
+      sql`update operations set started_at = coalesce(started_at, ${at}) where id = ${id}`.pipe(Effect.asVoid, Effect.orDie),
+
+    markProcessing: (id: string, at: Date) =>
+      Effect.gen(function*() {
+        yield* sql`update operations set status = 'processing', updated_at = ${at} where id = ${id} and status = 'queued'`
+        yield* sql`update operation_modules set status = 'processing', updated_at = ${at}
+                   where operation_id = ${id} and status = 'queued'`
+      }).pipe(sql.withTransaction, Effect.orDie),
+
+    /**
+     * Records a module's outcome once: `recorded` is false when the module already had one (a
+     * repeated activity changes nothing). `accountId` is the operation's, while it is active.
+     */
+    recordModule: (id: string, module: ModuleName, outcome: ModuleOutcome, at: Date) =>
+      Effect.gen(function*() {
+        const recorded = yield* sql`
+          update operation_modules set status = ${outcome.status},
+            data = ${outcome.data === null ? null : JSON.stringify(outcome.data)},
+            error = ${outcome.error === null ? null : JSON.stringify(outcome.error)},
+            warnings = ${JSON.stringify(outcome.warnings)}, updated_at = ${at}
+          where operation_id = ${id} and module = ${module} and status in ${sql.in(ACTIVE)}
+          returning module`
+        const operation = yield* sql<{ readonly accountId: string }>`
+          update operations set updated_at = ${at} where id = ${id} and status in ${sql.in(ACTIVE)}
+          returning account_id`
+        return { recorded: recorded.length > 0, accountId: operation[0]?.accountId } satisfies ModuleRecorded
+      }).pipe(sql.withTransaction, Effect.orDie),
+
+    /** Moves an operation to its final state once; None when it already was final. */
+    finalize: (id: string, status: FinalStatus, at: Date, result?: VehicleSearchResult) =>
+      sql`
+        update operations set status = ${status}, updated_at = ${at},
+          result = coalesce(${result === undefined ? null : JSON.stringify(result)}::jsonb, result)
+        where id = ${id} and status not in ${sql.in(FINAL_STATUSES)}
+        returning kind, account_id, created_at`.pipe(
+        Effect.map((rows) => {
+          const row = rows[0] as Omit<Finalized, "status" | "at"> | undefined
+          if (row === undefined) return Option.none<Finalized>()
+          countFinished(row.kind, status, row.createdAt, at)
+          return Option.some<Finalized>({ kind: row.kind, accountId: row.accountId, createdAt: row.createdAt, status, at })
         }),
+        Effect.orDie
+      ),
 
-      /** Held until the transaction ends: requests with the same reuse key are decided one at a time. */
-      lockReuseKey: (key: ReuseKey) =>
-        sql`select pg_advisory_xact_lock(hashtextextended(${reuseKeyText(key)}, 0))`.pipe(Effect.asVoid),
+    /** Claims an active operation for `holder` (the inline engine of one process); false if another holds it. */
+    claim: (id: string, holder: string, ttlMs: number) =>
+      sql`
+        update operations set claimed_by = ${holder}, claimed_until = now() + ${ttlMs} * interval '1 millisecond'
+        where id = ${id} and status in ${sql.in(ACTIVE)}
+          and ${claimOpenTo(holder)}
+        returning id`.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie),
 
-      findActiveModules: (key: ReuseKey) =>
-        sql<OperationRow>`
-          select ${columns} from operations
-          where account_id = ${key.accountId} and environment = ${key.environment} and api_version = ${key.apiVersion}
-            and plate = ${key.plate} and modules_key = ${key.modulesKey} and kind = 'modules' and status in ('queued', 'processing')`.pipe(
-          Effect.map((rows) => Option.fromNullable(rows[0]))
-        ),
+    /** Active operations nobody holds a live claim on, oldest first. */
+    claimable: (holder: string) =>
+      sql<OperationRow>`
+        select ${columns} from operations
+        where status in ${sql.in(ACTIVE)} and ${claimOpenTo(holder)}
+        order by created_at`.pipe(Effect.orDie),
 
-      /** The active modules operations with any of these reuse keys, with their module rows. */
-      findActiveModulesMany: (keys: ReadonlyArray<ReuseKey>) =>
-        readOperations(sql, activeModulesReadAlong, keys.map(reuseKeyText)).pipe(Effect.orDie),
+    renewClaims: (holder: string, ttlMs: number) =>
+      sql`update operations set claimed_until = now() + ${ttlMs} * interval '1 millisecond'
+          where claimed_by = ${holder} and status in ${sql.in(ACTIVE)}`.pipe(Effect.asVoid, Effect.orDie),
 
-      findActiveReport: (key: Pick<OperationRow, "accountId" | "environment" | "plate">) =>
-        sql<OperationRow>`
-          select ${columns} from operations
-          where account_id = ${key.accountId} and environment = ${key.environment} and plate = ${key.plate}
-            and kind = 'report' and status in ('queued', 'processing')`.pipe(
-          Effect.map((rows) => Option.fromNullable(rows[0]))
-        ),
+    /** Lets another process take this holder's unfinished work at once (at shutdown). */
+    releaseClaims: (holder: string) =>
+      sql`update operations set claimed_until = now() where claimed_by = ${holder} and status in ${sql.in(ACTIVE)}`.pipe(
+        Effect.asVoid,
+        Effect.orDie
+      ),
 
-      find: (id: string) =>
-        sql<OperationRow>`select ${columns} from operations where id = ${id}`.pipe(
-          Effect.map((rows) => Option.fromNullable(rows[0])),
-          Effect.orDie
-        ),
+    /** Started operations not final yet that have not moved since `before` (oldest first). */
+    stale: (before: Date, limit: number) =>
+      sql<OperationRow>`
+        select ${columns} from operations
+        where status in ('queued', 'processing') and started_at is not null and updated_at < ${before}
+        order by updated_at limit ${limit}`.pipe(Effect.orDie),
 
-      /** Operations by id with their module rows, in one statement for any number of ids. */
-      findManyWithModules: (ids: ReadonlyArray<string>) =>
-        readOperations(sql, operationsReadAlong, ids).pipe(Effect.orDie),
+    /** Operations not final yet, oldest first (`unstartedFor`: only those never handed to an engine). */
+    unfinished: (options: { readonly unstartedBefore?: Date } = {}) =>
+      sql<OperationRow>`
+        select ${columns} from operations
+        where status in ('queued', 'processing')
+          ${options.unstartedBefore ? sql`and started_at is null and created_at < ${options.unstartedBefore}` : sql``}
+        order by created_at`.pipe(Effect.orDie)
+  }
+})
 
-      modules: (id: string) =>
-        sql<ModuleRow>`
-          select operation_id, module, status, data, error, warnings, updated_at
-          from operation_modules where operation_id = ${id}`.pipe(Effect.orDie),
-
-      markStarted: (id: string, at: Date) =>
-        sql`update operations set started_at = coalesce(started_at, ${at}) where id = ${id}`.pipe(Effect.asVoid, Effect.orDie),
-
-      markProcessing: (id: string, at: Date) =>
-        Effect.gen(function*() {
-          yield* sql`update operations set status = 'processing', updated_at = ${at} where id = ${id} and status = 'queued'`
-          yield* sql`update operation_modules set status = 'processing', updated_at = ${at}
-                     where operation_id = ${id} and status = 'queued'`
-        }).pipe(sql.withTransaction, Effect.orDie),
-
-      /**
-       * Records a module's outcome once: `recorded` is false when the module already had one (a
-       * repeated activity changes nothing). `accountId` is the operation's, while it is active.
-       */
-      recordModule: (id: string, module: ModuleName, outcome: ModuleOutcome, at: Date) =>
-        Effect.gen(function*() {
-          const recorded = yield* sql`
-            update operation_modules set status = ${outcome.status},
-              data = ${outcome.data === null ? null : JSON.stringify(outcome.data)},
-              error = ${outcome.error === null ? null : JSON.stringify(outcome.error)},
-              warnings = ${JSON.stringify(outcome.warnings)}, updated_at = ${at}
-            where operation_id = ${id} and module = ${module} and status in ${sql.in(ACTIVE)}
-            returning module`
-          const operation = yield* sql<{ readonly accountId: string }>`
-            update operations set updated_at = ${at} where id = ${id} and status in ${sql.in(ACTIVE)}
-            returning account_id`
-          return { recorded: recorded.length > 0, accountId: operation[0]?.accountId } satisfies ModuleRecorded
-        }).pipe(sql.withTransaction, Effect.orDie),
-
-      /** Moves an operation to its final state once; None when it already was final. */
-      finalize: (id: string, status: FinalStatus, at: Date, result?: VehicleSearchResult) =>
-        sql`
-          update operations set status = ${status}, updated_at = ${at},
-            result = coalesce(${result === undefined ? null : JSON.stringify(result)}::jsonb, result)
-          where id = ${id} and status not in ${sql.in(FINAL_STATUSES)}
-          returning kind, account_id, created_at`.pipe(
-          Effect.map((rows) => {
-            const row = rows[0] as Omit<Finalized, "status" | "at"> | undefined
-            if (row === undefined) return Option.none<Finalized>()
-            countFinished(row.kind, status, row.createdAt, at)
-            return Option.some<Finalized>({ kind: row.kind, accountId: row.accountId, createdAt: row.createdAt, status, at })
-          }),
-          Effect.orDie
-        ),
-
-      /** Claims an active operation for `holder` (the inline engine of one process); false if another holds it. */
-      claim: (id: string, holder: string, ttlMs: number) =>
-        sql`
-          update operations set claimed_by = ${holder}, claimed_until = now() + ${ttlMs} * interval '1 millisecond'
-          where id = ${id} and status in ${sql.in(ACTIVE)}
-            and ${claimOpenTo(holder)}
-          returning id`.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie),
-
-      /** Active operations nobody holds a live claim on, oldest first. */
-      claimable: (holder: string) =>
-        sql<OperationRow>`
-          select ${columns} from operations
-          where status in ${sql.in(ACTIVE)} and ${claimOpenTo(holder)}
-          order by created_at`.pipe(Effect.orDie),
-
-      renewClaims: (holder: string, ttlMs: number) =>
-        sql`update operations set claimed_until = now() + ${ttlMs} * interval '1 millisecond'
-            where claimed_by = ${holder} and status in ${sql.in(ACTIVE)}`.pipe(Effect.asVoid, Effect.orDie),
-
-      /** Lets another process take this holder's unfinished work at once (at shutdown). */
-      releaseClaims: (holder: string) =>
-        sql`update operations set claimed_until = now() where claimed_by = ${holder} and status in ${sql.in(ACTIVE)}`.pipe(
-          Effect.asVoid,
-          Effect.orDie
-        ),
-
-      /** Started operations not final yet that have not moved since `before` (oldest first). */
-      stale: (before: Date, limit: number) =>
-        sql<OperationRow>`
-          select ${columns} from operations
-          where status in ('queued', 'processing') and started_at is not null and updated_at < ${before}
-          order by updated_at limit ${limit}`.pipe(Effect.orDie),
-
-      /** Operations not final yet, oldest first (`unstartedFor`: only those never handed to an engine). */
-      unfinished: (options: { readonly unstartedBefore?: Date } = {}) =>
-        sql<OperationRow>`
-          select ${columns} from operations
-          where status in ('queued', 'processing')
-            ${options.unstartedBefore ? sql`and started_at is null and created_at < ${options.unstartedBefore}` : sql``}
-          order by created_at`.pipe(Effect.orDie)
-    }
-  })
-}) {}
+export class OperationsRepo extends Context.Service<OperationsRepo, Effect.Success<typeof make>>()("vda/OperationsRepo", { make }) {
+  static readonly layer = Layer.effect(OperationsRepo, make)
+}

@@ -205,7 +205,10 @@ export const makeTemporalEngine = (gateway: TemporalGateway) =>
     /** One call to Temporal, abandoned (and its RPC cancelled) after the start deadline. */
     const call = <A>(what: string, f: (signal: AbortSignal) => Promise<A>) =>
       Effect.tryPromise({ try: f, catch: (error) => error }).pipe(
-        Effect.timeoutFail({ duration: deadline, onTimeout: () => new Error(`Temporal did not answer within ${Duration.format(deadline)} (${what})`) })
+        Effect.timeoutOrElse({
+          duration: deadline,
+          orElse: () => Effect.fail(new Error(`Temporal did not answer within ${Duration.format(deadline)} (${what})`))
+        })
       )
 
     /** Starts (an id already started counts as started); false when it must be tried again later. */
@@ -215,9 +218,9 @@ export const makeTemporalEngine = (gateway: TemporalGateway) =>
           Effect.catchIf((error) => error instanceof WorkflowExecutionAlreadyStartedError, () => Effect.void)
         ))
       return started.pipe(
-        Effect.zipRight(Effect.flatMap(Clock.currentTimeMillis, (now) => markStarted(new Date(now)))),
+        Effect.andThen(Effect.flatMap(Clock.currentTimeMillis, (now) => markStarted(new Date(now)))),
         Effect.as(true),
-        Effect.catchAll((error) =>
+        Effect.catch((error) =>
           Effect.as(Effect.logWarning(`workflow ${start.workflowId} not started yet (${describeCause(error)}); the reconciler will start it`), false)
         )
       )
@@ -251,7 +254,7 @@ export const makeTemporalEngine = (gateway: TemporalGateway) =>
           ? Effect.void
           : Effect.logWarning(`search attributes not registered (register them as an operator): ${failures.join("; ")}`)
       ),
-      Effect.catchAll((error) => Effect.logWarning(`search attributes not registered (${describeCause(error)})`))
+      Effect.catch((error) => Effect.logWarning(`search attributes not registered (${describeCause(error)})`))
     )
 
     const reconcile: Effect.Effect<Reconciled> = Effect.gen(function*() {
@@ -284,13 +287,13 @@ export const makeTemporalEngine = (gateway: TemporalGateway) =>
       for (const row of yield* repo.stale(staleBefore, RECONCILE_BATCH)) {
         const request = startRequestOf(row)
         const state = yield* describe(workflowStart(request, settings).workflowId)
-        if (state === "missing") yield* Effect.flatMap(Effect.zipRight(beforeStarting, start(request)), count("restarted"))
+        if (state === "missing") yield* Effect.flatMap(Effect.andThen(beforeStarting, start(request)), count("restarted"))
         if (state === "closed") yield* Effect.flatMap(finalizeLost(row.id), count("finalized"))
       }
       for (const row of yield* webhooks.overdue(staleBefore, RECONCILE_BATCH)) {
         const request = deliveryStartRequestOf(row)
         const state = yield* describe(deliveryStart(request, settings).workflowId)
-        if (state === "missing") yield* Effect.flatMap(Effect.zipRight(beforeStarting, startDelivery(request)), count("restarted"))
+        if (state === "missing") yield* Effect.flatMap(Effect.andThen(beforeStarting, startDelivery(request)), count("restarted"))
         if (state === "closed") {
           yield* Effect.flatMap(deliveries.settle(row.id, row.series, "the delivery's workflow ended without settling it"), count("finalized"))
         }
@@ -302,12 +305,13 @@ export const makeTemporalEngine = (gateway: TemporalGateway) =>
       }
       return found
     }).pipe(
-      Effect.tap((found) => {
-        countFinding("started", found.started)
-        countFinding("restarted", found.restarted)
-        countFinding("finalized_lost", found.finalized)
-      }),
-      Effect.catchAllCause((cause) =>
+      Effect.tap((found) =>
+        Effect.sync(() => {
+          countFinding("started", found.started)
+          countFinding("restarted", found.restarted)
+          countFinding("finalized_lost", found.finalized)
+        })),
+      Effect.catchCause((cause) =>
         Effect.as(Effect.logWarning("reconciler pass failed; trying again next pass", cause), {
           started: 0,
           restarted: 0,
@@ -370,7 +374,7 @@ export const clientGateway = (
   }
 }
 
-export const TemporalEngineLive = Layer.scoped(
+export const TemporalEngineLive = Layer.effect(
   WorkflowEngine,
   Effect.gen(function*() {
     const config = yield* AppConfig
@@ -391,7 +395,7 @@ export const TemporalEngineLive = Layer.scoped(
     const pass = leases.acquire(RECONCILER_LEASE, interval * 3).pipe(
       Effect.flatMap((held) => (held ? engine.reconcile : Effect.succeed({ reachable: true }))),
       Effect.flatMap(({ reachable }) => (reachable ? Effect.void : leases.release(RECONCILER_LEASE))),
-      Effect.catchAllCause((cause) => Effect.logWarning("reconciler could not take its lease", cause))
+      Effect.catchCause((cause) => Effect.logWarning("reconciler could not take its lease", cause))
     )
     yield* Effect.addFinalizer(() => leases.release(RECONCILER_LEASE).pipe(Effect.ignore))
     yield* Effect.forkScoped(pass.pipe(Effect.repeat(Schedule.spaced(Duration.millis(interval)))))
@@ -400,7 +404,7 @@ export const TemporalEngineLive = Layer.scoped(
     ).pipe(
       Effect.as<EngineReadiness>({ engine: "temporal", up: true }),
       // the probe is public: where Temporal lives goes to the log, not to the answer
-      Effect.catchAll(() =>
+      Effect.catch(() =>
         Effect.as(
           Effect.logWarning(`not ready: Temporal at ${config.temporal.address} does not answer`),
           { engine: "temporal", up: false, detail: "the workflow engine does not answer" } satisfies EngineReadiness

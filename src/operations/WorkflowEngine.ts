@@ -61,7 +61,7 @@ export interface EngineReadiness {
   readonly detail?: string
 }
 
-export class WorkflowEngine extends Context.Tag("vda/WorkflowEngine")<WorkflowEngine, {
+export class WorkflowEngine extends Context.Service<WorkflowEngine, {
   /**
    * Starts the operation's workflow; idempotent (starting one already running is a no-op).
    * Never fails the caller: an operation that could not be started is picked up by recovery.
@@ -71,7 +71,7 @@ export class WorkflowEngine extends Context.Tag("vda/WorkflowEngine")<WorkflowEn
   readonly startDelivery: (request: DeliveryStartRequest) => Effect.Effect<void>
   /** Answers within about a second, and never fails. */
   readonly readiness: Effect.Effect<EngineReadiness>
-}>() {}
+}>()("vda/WorkflowEngine") {}
 
 export const startRequestOf = (row: {
   readonly id: string

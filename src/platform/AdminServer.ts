@@ -30,11 +30,11 @@ export const serveAdmin = (host: string, port: number) =>
       refreshGauges().then(() => reader.getMetricsRequestHandler(request, response))
     })
     yield* Effect.acquireRelease(
-      Effect.async<void, Error>((resume) => {
+      Effect.callback<void, Error>((resume) => {
         server.once("error", (error) => resume(Effect.fail(error)))
         server.listen({ port, host, exclusive: true }, () => resume(Effect.void))
       }),
-      () => Effect.async<void>((resume) => {
+      () => Effect.callback<void>((resume) => {
         server.closeAllConnections()
         server.close(() => resume(Effect.void))
       })

@@ -5,7 +5,7 @@
  * stays exact across processes because metering is decided in the database (`vda_consume`).
  */
 import Cluster, { type Worker } from "node:cluster"
-import { Deferred, Effect, Runtime } from "effect"
+import { Deferred, Effect } from "effect"
 import { startupError } from "./Startup.js"
 
 /** What a worker tells the primary once its listeners are open. */
@@ -34,7 +34,7 @@ export const reportListening = (urls: ReadonlyArray<string>) =>
   })
 
 const stopWorker = (worker: Worker, graceMs: number) =>
-  Effect.async<void>((resume) => {
+  Effect.callback<void>((resume) => {
     if (worker.isDead()) return resume(Effect.void)
     const cut = setTimeout(() => worker.process.kill("SIGKILL"), graceMs)
     worker.once("exit", () => {
@@ -50,8 +50,8 @@ const stopWorker = (worker: Worker, graceMs: number) =>
  */
 export const startApiProcesses = (count: number, env: Record<string, string>, graceMs: number) =>
   Effect.gen(function*() {
-    const runtime = yield* Effect.runtime<never>()
-    const log = (message: string) => Runtime.runSync(runtime)(Effect.logWarning(message))
+    const runSync = Effect.runSyncWith(yield* Effect.context<never>())
+    const log = (message: string) => runSync(Effect.logWarning(message))
     const workers = new Set<Worker>()
     let stopping = false
 
@@ -62,7 +62,7 @@ export const startApiProcesses = (count: number, env: Record<string, string>, gr
       worker.on("message", (message: unknown) => {
         if (!isListening(message)) return
         listened = true
-        if (listening) Runtime.runSync(runtime)(Deferred.succeed(listening, message.urls))
+        if (listening) runSync(Deferred.succeed(listening, message.urls))
       })
       worker.once("exit", (code, signal) => {
         workers.delete(worker)
@@ -70,7 +70,7 @@ export const startApiProcesses = (count: number, env: Record<string, string>, gr
         if (stopping) return
         // one that never started would fail again: start-up fails instead
         if (!listened) {
-          if (listening) Runtime.runSync(runtime)(Deferred.fail(listening, new Error(`an API process exited while starting (${how})`)))
+          if (listening) runSync(Deferred.fail(listening, new Error(`an API process exited while starting (${how})`)))
           return
         }
         log(`API process ${worker.process.pid} exited (${how}); starting another`)

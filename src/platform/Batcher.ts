@@ -6,7 +6,7 @@
  * This sits on every request's path, so a waiting item is just a callback: no fiber or deferred
  * per item, one fiber per busy key.
  */
-import { Effect, Either, Exit, FiberId, FiberSet, type Scope } from "effect"
+import { Effect, Exit, FiberSet, Result, type Scope } from "effect"
 
 /**
  * A `key` for items with no owner to batch by (plates, ids): spread over `lanes` by their last
@@ -21,7 +21,7 @@ export interface Batcher<A, B, E> {
 export interface BatcherOptions<A, B, E, E2> {
   readonly key: (item: A) => string
   /** One result per item, in order. A failure of the whole batch fails every item with it. */
-  readonly process: (key: string, items: ReadonlyArray<A>) => Effect.Effect<ReadonlyArray<Either.Either<B, E>>, E2>
+  readonly process: (key: string, items: ReadonlyArray<A>) => Effect.Effect<ReadonlyArray<Result.Result<B, E>>, E2>
   readonly maxBatchSize?: number
 }
 
@@ -44,7 +44,7 @@ export const make = <A, B, E, E2>(
     const lanes = new Map<string, Lane<A, B, E | E2>>()
     const maxBatchSize = options.maxBatchSize ?? 500
 
-    const settle = (batch: ReadonlyArray<Pending<A, B, E | E2>>, exit: Exit.Exit<ReadonlyArray<Either.Either<B, E>>, E2>) => {
+    const settle = (batch: ReadonlyArray<Pending<A, B, E | E2>>, exit: Exit.Exit<ReadonlyArray<Result.Result<B, E>>, E2>) => {
       if (Exit.isFailure(exit)) {
         const failed = Exit.failCause(exit.cause)
         for (const pending of batch) pending.resume(failed)
@@ -55,7 +55,7 @@ export const make = <A, B, E, E2>(
         pending.resume(
           result === undefined
             ? Exit.die(new Error("batch returned fewer results than items"))
-            : Either.isRight(result) ? Exit.succeed(result.right) : Exit.fail(result.left)
+            : Result.isSuccess(result) ? Exit.succeed(result.success) : Exit.fail(result.failure)
         )
       })
     }
@@ -76,7 +76,7 @@ export const make = <A, B, E, E2>(
       }).pipe(
         Effect.onInterrupt(() =>
           Effect.sync(() => {
-            for (const pending of [...lane.inFlight, ...lane.queue.splice(0)]) pending.resume(Exit.interrupt(FiberId.none))
+            for (const pending of [...lane.inFlight, ...lane.queue.splice(0)]) pending.resume(Exit.interrupt())
             lanes.delete(key)
           })
         )
@@ -96,7 +96,7 @@ export const make = <A, B, E, E2>(
     }
 
     const submit = (item: A): Effect.Effect<B, E | E2> =>
-      Effect.async<B, E | E2>((resume) => {
+      Effect.callback<B, E | E2>((resume) => {
         const pending: Pending<A, B, E | E2> = { item, resume }
         const key = enqueue(pending)
         // A caller that gives up before its batch starts leaves nothing behind.

@@ -4,7 +4,7 @@
  * while the others still fail fast; its success closes the circuit, its failure opens it again.
  */
 import { BrokenCircuitError, circuitBreaker, ConsecutiveBreaker, handleAll, IsolatedCircuitError } from "cockatiel"
-import { Cause, Data, Duration, Effect, Exit, Runtime } from "effect"
+import { Cause, Data, Duration, Effect, Exit } from "effect"
 
 export class CircuitOpen extends Data.TaggedError("CircuitOpen") {}
 
@@ -13,25 +13,25 @@ class Failed<E> {
   constructor(readonly cause: Cause.Cause<E>) {}
 }
 
-export const make = (options: { readonly threshold: number; readonly cooldown: Duration.DurationInput }) =>
+export const make = (options: { readonly threshold: number; readonly cooldown: Duration.Input }) =>
   Effect.gen(function*() {
     const policy = circuitBreaker(handleAll, {
       halfOpenAfter: Duration.toMillis(options.cooldown),
       breaker: new ConsecutiveBreaker(options.threshold)
     })
-    const runtime = yield* Effect.runtime<never>()
+    const services = yield* Effect.context<never>()
 
     return <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E | CircuitOpen> =>
       Effect.tryPromise({
         try: (signal) =>
           policy.execute(async () => {
-            const exit = await Runtime.runPromiseExit(runtime)(effect, { signal })
+            const exit = await Effect.runPromiseExitWith(services)(effect, { signal })
             if (Exit.isFailure(exit)) throw new Failed(exit.cause)
             return exit.value
           }),
         catch: (error) => error
       }).pipe(
-        Effect.catchAll((error): Effect.Effect<never, E | CircuitOpen> => {
+        Effect.catch((error): Effect.Effect<never, E | CircuitOpen> => {
           if (error instanceof Failed) return Effect.failCause(error.cause as Cause.Cause<E>)
           if (error instanceof BrokenCircuitError || error instanceof IsolatedCircuitError) return Effect.fail(new CircuitOpen())
           return Effect.die(error)

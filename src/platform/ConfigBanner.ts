@@ -3,7 +3,7 @@
  * operator sees what the process actually runs with. Secrets are masked (`Redacted` values show
  * as set or unset, a database URL without its password).
  */
-import { Option, Redacted } from "effect"
+import { LogLevel, Option, Redacted } from "effect"
 
 const MASKED = "<redacted>"
 
@@ -40,11 +40,12 @@ export const describeConfig = (config: object): Record<string, string | number |
       else walk(value.value, path)
       return
     }
+    if (/loglevel$/i.test(name) && typeof value === "string" && (LogLevel.values as ReadonlyArray<string>).includes(value)) {
+      // a LogLevel ("Info"), shown as LOG_LEVEL is written ("info")
+      fields[path.join(".")] = value.toLowerCase()
+      return
+    }
     if (typeof value === "object" && value !== null && !Array.isArray(value) && !Redacted.isRedacted(value)) {
-      if ("_tag" in value && "label" in value) { // a LogLevel
-        fields[path.join(".")] = String((value as { label: string }).label).toLowerCase()
-        return
-      }
       for (const [key, inner] of Object.entries(value)) walk(inner, [...path, key])
       return
     }

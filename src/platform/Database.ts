@@ -2,17 +2,15 @@
  * PostgreSQL: the given server (`DATABASE_URL`) or an embedded one under `DATA_DIR`, with the
  * migrations applied before anything else is built.
  */
-import { NodeContext } from "@effect/platform-node"
-import * as Statement from "@effect/sql/Statement"
-import { SqlError } from "@effect/sql/SqlError"
+import { NodeServices } from "@effect/platform-node"
 import { PgClient, PgMigrator } from "@effect/sql-pg"
-import { Context, Effect, Layer, Metric, Option, Redacted, Runtime, String as Str } from "effect"
-import Pg from "pg"
+import { Context, Effect, Layer, Metric, Option, Redacted, String as Str } from "effect"
+import { SqlClient, SqlError } from "effect/sql"
 import { AppConfig } from "./Config.js"
 import { maskUrl } from "./ConfigBanner.js"
 import { otherSessions, startCluster, stopCluster } from "./EmbeddedPostgres.js"
 import { describeCause, type StartupError, startupError } from "./Startup.js"
-import { labelSets, onScrape } from "./Telemetry.js"
+import { labelSets, onScrape, updateUnsafe } from "./Telemetry.js"
 import migration0001 from "./migrations/0001_foundation.js"
 import migration0002 from "./migrations/0002_vehicles_catalog.js"
 import migration0003 from "./migrations/0003_metering_functions.js"
@@ -54,10 +52,10 @@ export const migrations = {
 }
 
 /** Where the database is, and whether it is the embedded one this process manages. */
-export class DatabaseLocation extends Context.Tag("vda/DatabaseLocation")<DatabaseLocation, {
+export class DatabaseLocation extends Context.Service<DatabaseLocation, {
   readonly url: Redacted.Redacted<string>
   readonly embedded: boolean
-}>() {}
+}>()("vda/DatabaseLocation") {}
 
 const URL_FORM = "use postgres://USER:PASSWORD@HOST:5432/DATABASE"
 
@@ -76,10 +74,14 @@ const checkedUrl = (url: Redacted.Redacted<string>) => {
     : Effect.fail(startupError("DATABASE_URL", shownUrl(url), `${parsed.protocol} is not a PostgreSQL URL`, URL_FORM))
 }
 
-/** pg's codes for a server that refuses this user or has no such database. */
-const isRefusedLogin = (error: SqlError) => {
-  const code = (error.cause as { code?: unknown } | undefined)?.code
-  return typeof code === "string" && (code.startsWith("28") || code === "3D000")
+/** The server refused this user or has no such database. */
+const isRefusedLogin = (error: SqlError.SqlError) =>
+  error.reason._tag === "AuthenticationError" || sqlStateOf(error) === "3D000"
+
+/** The PostgreSQL error code (SQLSTATE) behind a failure, when the server gave one. */
+const sqlStateOf = (error: SqlError.SqlError): string | undefined => {
+  const code = (error.reason.cause as { code?: unknown } | undefined)?.code
+  return typeof code === "string" ? code : undefined
 }
 
 /**
@@ -90,13 +92,13 @@ const isRefusedLogin = (error: SqlError) => {
 export type EmbeddedRole = "server" | "cli"
 
 export const makeDatabaseLocation = (role: EmbeddedRole) =>
-  Layer.scoped(
+  Layer.effect(
     DatabaseLocation,
     Effect.gen(function*() {
       const config = yield* AppConfig
       if (Option.isSome(config.databaseUrl)) return { url: yield* checkedUrl(config.databaseUrl.value), embedded: false }
-      const runtime = yield* Effect.runtime<never>()
-      const log = (message: string) => Runtime.runSync(runtime)(Effect.logInfo(message))
+      const services = yield* Effect.context<never>()
+      const log = (message: string) => Effect.runSyncWith(services)(Effect.logInfo(message))
       const cluster = yield* Effect.acquireRelease(
         Effect.tryPromise(() => startCluster({ dataDir: config.dataDir, log })).pipe(Effect.orDie),
         (cluster) =>
@@ -126,95 +128,66 @@ export interface DatabaseTimeouts {
 
 export const DEFAULT_DATABASE_TIMEOUTS: DatabaseTimeouts = { statementMs: 5_000, lockMs: 2_000, acquireMs: 2_000 }
 
-const poolConnections = Metric.gauge("vda_db_pool_connections", { description: "The database pool's connections, in use or idle" })
-const poolWaiting = Metric.gauge("vda_db_pool_waiting", { description: "Queries waiting for a free database connection" })
+const poolConnections = Metric.gauge("vda_db_pool_connections", { description: "This process's database connections, in use or idle" })
 const poolState = labelSets("state")
 
-/** The pool's gauges, read at each scrape until the returned function is called. */
-const watchPool = (pool: Pg.Pool) =>
-  onScrape(() => {
-    poolConnections.unsafeUpdate(pool.totalCount - pool.idleCount, poolState("in_use"))
-    poolConnections.unsafeUpdate(pool.idleCount, poolState("idle"))
-    poolWaiting.unsafeUpdate(pool.waitingCount, [])
+/** This process's connections' name on the server: how the pool's gauges find them. */
+const applicationNameOf = () => `vehicle-data-api/${process.pid}`
+
+/**
+ * The pool's gauges, read at each scrape from the server's own view of this process's
+ * connections (the driver keeps no counts of its own). Unregistered when the scope closes.
+ */
+const watchPool = (sql: SqlClient.SqlClient) =>
+  Effect.gen(function*() {
+    const services = yield* Effect.context<never>()
+    const read = sql<{ readonly inUse: number; readonly idle: number }>`
+      select count(*) filter (where state <> 'idle')::int as in_use, count(*) filter (where state = 'idle')::int as idle
+      from pg_stat_activity where application_name = ${applicationNameOf()} and pid <> pg_backend_pid()`
+    const unwatch = onScrape(() =>
+      Effect.runPromiseWith(services)(read).then(([counts]) => {
+        // the scrape's own statement holds one connection: it is not the application's
+        updateUnsafe(poolConnections, counts?.inUse ?? 0, poolState("in_use"))
+        updateUnsafe(poolConnections, (counts?.idle ?? 0) + 1, poolState("idle"))
+      }))
+    yield* Effect.addFinalizer(() => Effect.sync(unwatch))
   })
 
 /** Result names as our SQL client gives them (snake_case columns to camelCase fields). */
 const RESULT_NAMES = Str.snakeToCamel
 /** JSON columns hold API shapes (snake_case module names, sandbox_seed…): their names are kept verbatim. */
 const TRANSFORM_JSON = false
-const rowsWithResultNames = Statement.defaultTransforms(RESULT_NAMES, TRANSFORM_JSON).array
 
 /**
- * Named statements on the SQL client's own pool. The client sends every statement unnamed, so
- * PostgreSQL parses and plans it on each run; a named one is parsed once per connection, and then
- * only bound. For the statements every admission batch runs.
- */
-export class PreparedStatements extends Context.Tag("vda/PreparedStatements")<PreparedStatements, {
-  /** Runs `text`, named after it; rows with the SQL client's result names. */
-  readonly execute: <A extends object>(text: string, values: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<A>, SqlError>
-}>() {}
-
-const preparedOn = (pool: Pg.Pool): PreparedStatements["Type"] => {
-  // a name per text: a connection holds each name for one text only
-  const names = new Map<string, string>()
-  const nameOf = (text: string) => {
-    let name = names.get(text)
-    if (name === undefined) names.set(text, name = `vda_${names.size + 1}`)
-    return name
-  }
-  return {
-    execute: <A extends object>(text: string, values: ReadonlyArray<unknown>) =>
-      Effect.async<ReadonlyArray<A>, SqlError>((resume) => {
-        pool.query({ name: nameOf(text), text, values: values as Array<unknown> }, (cause, result) =>
-          resume(cause ? Effect.fail(new SqlError({ cause, message: "Failed to execute statement" })) : Effect.succeed(rowsWithResultNames(result.rows) as ReadonlyArray<A>)))
-      })
-  }
-}
-
-/**
- * A pool on the given URL with our naming conventions (snake_case columns, camelCase fields):
- * the SQL client, and the pool's prepared statements.
+ * A pool on the given URL with our naming conventions (snake_case columns, camelCase fields) and
+ * the timeouts every connection applies: a statement, a lock, and the connection's opening. The
+ * driver prepares and caches every statement, so the hot batch statements are parsed once per
+ * connection.
  */
 export const pgClientLayer = (
   url: Redacted.Redacted<string>,
   maxConnections: number,
   timeouts: DatabaseTimeouts = DEFAULT_DATABASE_TIMEOUTS
 ) =>
-  Layer.unwrapScoped(Effect.map(
-    Effect.acquireRelease(
-      Effect.sync(() => {
-        const pool = new Pg.Pool({
-          connectionString: Redacted.value(url),
-          max: maxConnections,
-          idleTimeoutMillis: 30_000,
-          // also how long a request waits for a free connection
-          connectionTimeoutMillis: timeouts.acquireMs,
-          statement_timeout: timeouts.statementMs,
-          lock_timeout: timeouts.lockMs,
-          application_name: "vehicle-data-api"
-        })
-        pool.on("error", () => {}) // an idle client's error: the next query reports it
-        return { pool, unwatch: watchPool(pool) }
-      }),
-      ({ pool, unwatch }) => Effect.zipRight(Effect.sync(unwatch), Effect.promise(() => pool.end()).pipe(Effect.timeoutOption(1_000)))
-    ),
-    ({ pool }) =>
-      Layer.merge(
-        PgClient.layerFromPool({
-          acquire: Effect.succeed(pool),
-          transformQueryNames: Str.camelToSnake,
-          transformResultNames: RESULT_NAMES,
-          transformJson: TRANSFORM_JSON
-        }),
-        Layer.succeed(PreparedStatements, preparedOn(pool))
-      )
-  ))
+  Layer.effectDiscard(Effect.flatMap(SqlClient.SqlClient, watchPool)).pipe(
+    Layer.provideMerge(PgClient.layer({
+      url,
+      maxConnections,
+      idleTimeout: "30 seconds",
+      connectTimeout: `${timeouts.acquireMs} millis`,
+      applicationName: applicationNameOf(),
+      startupParameters: { statement_timeout: String(timeouts.statementMs), lock_timeout: String(timeouts.lockMs) },
+      transformQueryNames: Str.camelToSnake,
+      transformResultNames: RESULT_NAMES,
+      transformJson: TRANSFORM_JSON
+    }))
+  )
 
 export const MigratorLive = PgMigrator.layer({ loader: PgMigrator.fromRecord(migrations) }).pipe(
-  Layer.provide(NodeContext.layer)
+  Layer.provide(NodeServices.layer)
 )
 
-const PgLive = Layer.unwrapEffect(
+const PgLive = Layer.unwrap(
   Effect.gen(function*() {
     const location = yield* DatabaseLocation
     const config = yield* AppConfig
@@ -226,9 +199,9 @@ const PgLive = Layer.unwrapEffect(
  * The first connection fails at the migrations: a database that cannot be reached or refuses us
  * stops the process with the one line of its setting.
  */
-const asStartupError = <E>(error: E) =>
+const asStartupError = <E>(error: E): Effect.Effect<E | StartupError, never, DatabaseLocation | AppConfig> =>
   Effect.gen(function*() {
-    if (!(error instanceof SqlError) || !(isUnavailable(error) || isRefusedLogin(error))) return error as E | StartupError
+    if (!SqlError.isSqlError(error) || !(isUnavailable(error) || isRefusedLogin(error))) return error as E | StartupError
     const location = yield* DatabaseLocation
     const remedy = location.embedded
       ? "the embedded PostgreSQL did not answer; see its server.log under DATA_DIR"
@@ -241,8 +214,9 @@ const asStartupError = <E>(error: E) =>
     )
   })
 
-const MigratedLive = MigratorLive.pipe(
-  Layer.catchAll((error) => Layer.unwrapEffect(Effect.map(asStartupError(error), Layer.fail)))
+const MigratedLive = Layer.catch(
+  MigratorLive,
+  (error) => Layer.effectDiscard(Effect.flatMap(asStartupError(error), (failure) => Effect.fail(failure)))
 )
 
 /** SqlClient on a migrated database; also exposes where it is. */
@@ -259,19 +233,19 @@ const UNAVAILABLE_NODE_CODES = new Set([
 /**
  * Whether a database failure means "the database is unreachable right now" (503, retryable)
  * rather than a bug (500): connection failures, terminated sessions, a server starting or
- * shutting down, too many connections.
+ * shutting down, too many connections, a statement or lock that timed out.
  */
-export const isUnavailable = (error: SqlError): boolean => {
-  if (/connection/i.test(error.message)) return true
-  const cause = error.cause as { code?: unknown; message?: unknown } | undefined
-  if (cause === undefined || cause === null) return false
-  const code = typeof cause.code === "string" ? cause.code : ""
-  const message = typeof cause.message === "string" ? cause.message : ""
+export const isUnavailable = (error: SqlError.SqlError): boolean => {
+  const reason = error.reason
+  if (reason._tag === "ConnectionError" || reason._tag === "LockTimeoutError" || reason._tag === "StatementTimeoutError") return true
+  const code = sqlStateOf(error) ?? ""
+  const message = typeof (reason.cause as { message?: unknown } | undefined)?.message === "string"
+    ? (reason.cause as { message: string }).message
+    : reason.message
   return UNAVAILABLE_NODE_CODES.has(code) ||
     code.startsWith("08") || // connection exception class
     code === "57P01" || code === "57P02" || code === "57P03" || // admin/crash shutdown, cannot connect now
     code === "53300" || // too many connections
-    code === "57014" || // statement timeout
-    code === "55P03" || // lock timeout
     /terminated|timeout|not queryable|connection/i.test(message)
 }
+

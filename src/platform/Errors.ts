@@ -3,12 +3,13 @@
  * and one class per HTTP status. HttpApi encodes errors API-wide by matching the class, so a class
  * shared by two statuses would always answer with the first; hence the per-status family.
  */
-import { HttpApiSchema, HttpServerResponse } from "@effect/platform"
-import { Clock, Effect, Schema } from "effect"
+import { Clock, Effect, Schema, SchemaTransformation } from "effect"
+import { HttpEffect, HttpServerResponse } from "effect/http"
+import { HttpApiSchema } from "effect/http-api"
 import { RequestId } from "./RequestContext.js"
 import { DateTimeUtc, Limit, NonNegativeInt } from "./Schemas.js"
 
-export const ErrorCode = Schema.Literal(
+export const ErrorCode = Schema.Literals([
   "invalid_api_key",
   "access_denied",
   "invalid_plate",
@@ -21,10 +22,10 @@ export const ErrorCode = Schema.Literal(
   "operation_not_found",
   "temporarily_unavailable",
   "internal_error"
-)
+])
 export type ErrorCode = typeof ErrorCode.Type
 
-export const MeterName = Schema.Literal("plate_queries", "module_queries", "unique_plates", "requests")
+export const MeterName = Schema.Literals(["plate_queries", "module_queries", "unique_plates", "requests"])
 export type MeterName = typeof MeterName.Type
 
 export const ErrorDetails = Schema.Struct({
@@ -32,7 +33,7 @@ export const ErrorDetails = Schema.Struct({
   limit: Limit,
   used: NonNegativeInt,
   resetAt: DateTimeUtc
-}).annotations({ identifier: "ErrorDetails" })
+}).annotate({ identifier: "ErrorDetails" })
 export type ErrorDetails = typeof ErrorDetails.Type
 
 export const ErrorBody = Schema.Struct({
@@ -41,10 +42,11 @@ export const ErrorBody = Schema.Struct({
   requestId: Schema.String,
   retryable: Schema.Boolean,
   details: Schema.optional(ErrorDetails)
-}).annotations({ identifier: "ErrorBody" })
+}).annotate({ identifier: "ErrorBody" })
 export type ErrorBody = typeof ErrorBody.Type
 
-const Envelope = Schema.Struct({ error: ErrorBody }).annotations({ identifier: "Error" })
+/** The body of an error of one class, documented under the class's name. */
+const envelopeOf = (name: ApiError["_tag"]) => Schema.Struct({ error: ErrorBody }).annotate({ identifier: name })
 
 export class BadRequest extends Schema.TaggedError<BadRequest>()("BadRequest", { error: ErrorBody }) {}
 export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthorized", { error: ErrorBody }) {}
@@ -74,35 +76,51 @@ export const STATUS = {
   Unavailable: 503
 } as const satisfies Record<ApiError["_tag"], number>
 
-type ErrorClass<Self> = Schema.Schema<Self, any, never> & { new(props: { readonly error: ErrorBody }): Self }
+type ErrorClass<Self> = Schema.Top & { readonly Type: Self } & { new(props: { readonly error: ErrorBody }): Self }
 
 /** The wire form of an error class: only `{error}`, no `_tag`, with its status for HttpApi. */
-const wire = <Self extends { readonly error: ErrorBody }>(Self: ErrorClass<Self>, status: number, description: string) =>
-  Schema.transform(Envelope, Schema.typeSchema(Self), {
-    strict: true,
-    decode: ({ error }) => new Self({ error }),
-    encode: (self) => ({ error: self.error })
-  }).annotations(HttpApiSchema.annotations({ status, description }))
+const wire = <Self extends ApiError>(Self: ErrorClass<Self>, name: Self["_tag"], description: string) =>
+  envelopeOf(name).pipe(
+    Schema.decodeTo(Schema.toType(Self), SchemaTransformation.transform({
+      decode: ({ error }) => new Self({ error }),
+      encode: (self: Self) => ({ error: self.error })
+    })),
+    HttpApiSchema.status(STATUS[name])
+  ).annotate({ description })
 
-export const BadRequestJson = wire(BadRequest, STATUS.BadRequest, "Invalid request, plate, module or parameters")
-export const UnauthorizedJson = wire(Unauthorized, STATUS.Unauthorized, "Missing, unknown or revoked API key")
-export const ForbiddenJson = wire(Forbidden, STATUS.Forbidden, "The plan or account does not allow this")
-export const NotFoundJson = wire(NotFound, STATUS.NotFound, "Unknown route or resource")
-export const TooManyRequestsJson = wire(TooManyRequests, STATUS.TooManyRequests, "Requests per minute or quota exhausted")
-export const InternalErrorJson = wire(InternalError, STATUS.InternalError, "Internal failure")
-export const UnavailableJson = wire(Unavailable, STATUS.Unavailable, "Temporarily unavailable")
+export const BadRequestJson = wire(BadRequest, "BadRequest", "Invalid request, plate, module or parameters")
+export const UnauthorizedJson = wire(Unauthorized, "Unauthorized", "Missing, unknown or revoked API key")
+export const ForbiddenJson = wire(Forbidden, "Forbidden", "The plan or account does not allow this")
+export const NotFoundJson = wire(NotFound, "NotFound", "Unknown route or resource")
+export const TooManyRequestsJson = wire(TooManyRequests, "TooManyRequests", "Requests per minute or quota exhausted")
+export const InternalErrorJson = wire(InternalError, "InternalError", "Internal failure")
+export const UnavailableJson = wire(Unavailable, "Unavailable", "Temporarily unavailable")
 
 /** The body of an error: v2's `{error}`, or v1's envelope `{success: false, error}`. */
 export const errorBodyOf = (failure: ApiError, version: "v1" | "v2") =>
   version === "v1" ? { success: false, error: failure.error } : { error: failure.error }
 
 /** The `Retry-After` of an error that may be retried later, in seconds. */
-export const retryAfterOf = (failure: ApiError): string | undefined =>
+export const retryAfterOf = (failure: unknown): string | undefined =>
   failure instanceof TooManyRequests || failure instanceof Unavailable ? String(failure.retryAfterSeconds ?? 1) : undefined
+
+/** Answers `effect`'s 429 and 503 failures with their `Retry-After` header, wherever they are encoded. */
+export const withRetryAfter = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.tapError(effect, (failure) => {
+    const retryAfter = retryAfterOf(failure)
+    return retryAfter === undefined
+      ? Effect.void
+      : HttpEffect.appendPreResponseHandler((_request, response) =>
+        Effect.succeed(HttpServerResponse.setHeader(response, "retry-after", retryAfter)))
+  })
+
+/** An error as v2 answers it: `{error}`, with its status. */
+export const errorResponse = (failure: ApiError) =>
+  HttpServerResponse.jsonUnsafe(errorBodyOf(failure, "v2"), { status: STATUS[failure._tag] })
 
 /** v1 answers errors in its envelope: `{success: false, error}`, same statuses, codes and headers. */
 export const v1ErrorResponse = (failure: ApiError) =>
-  HttpServerResponse.unsafeJson(errorBodyOf(failure, "v1"), { status: STATUS[failure._tag] })
+  HttpServerResponse.jsonUnsafe(errorBodyOf(failure, "v1"), { status: STATUS[failure._tag] })
 
 const decoder = new TextDecoder()
 
@@ -116,7 +134,7 @@ export const toV1Envelope = (response: HttpServerResponse.HttpServerResponse): H
     return response
   }
   if (typeof parsed !== "object" || parsed === null || !("error" in parsed) || "success" in parsed) return response
-  return HttpServerResponse.unsafeJson({ success: false, error: parsed.error }, { status: response.status, headers: response.headers })
+  return HttpServerResponse.jsonUnsafe({ success: false, error: parsed.error }, { status: response.status, headers: response.headers })
 }
 
 const body = (code: ErrorCode, message: string, retryable: boolean, details?: ErrorDetails) =>
@@ -145,7 +163,7 @@ export const forbidden = (code: "access_denied" | "module_not_enabled", message:
  */
 export const refusalResponse = (status: 405 | 413 | 415, message: string, headers: Record<string, string> = {}) =>
   Effect.map(body("invalid_request", message, false), (error) =>
-    HttpServerResponse.unsafeJson({ error }, { status, headers }))
+    HttpServerResponse.jsonUnsafe({ error }, { status, headers }))
 
 export const routeNotFound = (method: string, path: string) =>
   Effect.flatMap(

@@ -1,19 +1,19 @@
 /**
- * Every request a listener takes, observed once at the Node level, whichever path serves it (the
- * lane or HttpApi): its count and duration by route template and status, its access-log line,
+ * Every request a listener takes, observed once at the Node level, whichever app serves it (the
+ * API or the console): its count and duration by route template and status, its access-log line,
  * and, with tracing on, its server span, which the request's Effect program continues
  * (`withRequestSpan`). The route is the contract's template (`/v2/vehicles/{plate}`), so neither
  * a metric label, a span name nor a log line ever holds a plate.
  */
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { performance } from "node:perf_hooks"
-import * as OtelTracer from "@effect/opentelemetry/Tracer"
+import { OtelTracer } from "@effect/opentelemetry"
 import * as Otel from "@opentelemetry/api"
-import { type Headers, HttpTraceContext } from "@effect/platform"
-import { type Effect, Metric, MetricBoundaries, Option } from "effect"
+import { type Effect, Metric, Option } from "effect"
+import { Headers, HttpTraceContext } from "effect/http"
 import type { AccessLog } from "./Logging.js"
 import type { Environment } from "./RequestContext.js"
-import { durationBuckets, labelSets } from "./Telemetry.js"
+import { durationBuckets, labelSets, updateUnsafe } from "./Telemetry.js"
 
 export type NodeHandler = (request: IncomingMessage, response: ServerResponse) => void
 
@@ -53,11 +53,10 @@ const requests = Metric.counter("vda_http_requests", {
   incremental: true
 })
 
-const durations = Metric.histogram(
-  "vda_http_request_duration_seconds",
-  MetricBoundaries.fromIterable(durationBuckets),
-  "Time from a request's arrival to the end of its answer, by environment, method, route template and status"
-)
+const durations = Metric.histogram("vda_http_request_duration_seconds", {
+  boundaries: Metric.boundariesFromIterable(durationBuckets),
+  description: "Time from a request's arrival to the end of its answer, by environment, method, route template and status"
+})
 
 /** A request its client gave up on before the answer was complete (nginx's convention). */
 const CLIENT_CLOSED = 499
@@ -71,7 +70,7 @@ export interface ObserverOptions {
 }
 
 const parentContextOf = (request: IncomingMessage): Otel.Context => {
-  const parent = HttpTraceContext.fromHeaders(request.headers as unknown as Headers.Headers)
+  const parent = HttpTraceContext.fromHeaders(Headers.fromInput(request.headers as Record<string, string | ReadonlyArray<string> | undefined>))
   if (Option.isNone(parent)) return Otel.ROOT_CONTEXT
   return Otel.trace.setSpanContext(Otel.ROOT_CONTEXT, {
     traceId: parent.value.traceId,
@@ -105,8 +104,8 @@ export const makeObserver = (options: ObserverOptions) => {
       const status = response.writableFinished ? response.statusCode : CLIENT_CLOSED
       const seconds = (performance.now() - started) / 1000
       const tags = labelsOf(environment, method, route, status)
-      requests.unsafeUpdate(1, tags)
-      durations.unsafeUpdate(seconds, tags)
+      updateUnsafe(requests, 1, tags)
+      updateUnsafe(durations, seconds, tags)
       const requestId = observed.requestId
       if (span !== undefined) {
         span.setAttribute("http.response.status_code", status)

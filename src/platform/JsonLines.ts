@@ -2,8 +2,8 @@
  * Reading JSON Lines files for imports: every line is parsed and validated, and every problem is
  * reported with its line number, before anything is written.
  */
-import { FileSystem } from "@effect/platform"
-import { Data, Effect, Either, ParseResult, Schema } from "effect"
+import { Data, Effect, FileSystem, Result, Schema } from "effect"
+import { describeIssues } from "./SchemaIssues.js"
 
 export class FileUnreadable extends Data.TaggedError("FileUnreadable")<{ readonly path: string; readonly reason: string }> {
   override get message() {
@@ -23,13 +23,16 @@ export class InvalidLines extends Data.TaggedError("InvalidLines")<{
 
 const MAX_PROBLEMS = 50
 
+
+
 /**
  * Decodes every non-empty line with `schema`; fails with all the problems found (up to 50).
  * `unique` names what must not appear twice in the file (a plate, a codia).
  */
-export const readJsonLines = <A, I>(
+
+export const readJsonLines = <S extends Schema.Decoder<unknown>, A = S["Type"]>(
   path: string,
-  schema: Schema.Schema<A, I>,
+  schema: S,
   unique?: { readonly name: string; readonly key: (a: A) => string | undefined }
 ) =>
   Effect.gen(function*() {
@@ -37,7 +40,7 @@ export const readJsonLines = <A, I>(
     const text = yield* fs.readFileString(path).pipe(
       Effect.mapError((error) => new FileUnreadable({ path, reason: error.message }))
     )
-    const decode = Schema.decodeUnknownEither(schema, { errors: "all", onExcessProperty: "error" })
+    const decode = Schema.decodeUnknownResult(schema, { errors: "all", onExcessProperty: "error" })
     const rows: Array<{ readonly line: number; readonly value: A }> = []
     const problems: Array<LineProblem> = []
     const seen = new Map<string, number>()
@@ -52,15 +55,12 @@ export const readJsonLines = <A, I>(
         return
       }
       const result = decode(json)
-      if (Either.isLeft(result)) {
-        const issues = ParseResult.ArrayFormatter.formatErrorSync(result.left).slice(0, 3)
-        problems.push({
-          line,
-          message: issues.map((issue) => (issue.path.length > 0 ? `${issue.path.join(".")}: ` : "") + issue.message).join("; ")
-        })
+      if (Result.isFailure(result)) {
+        problems.push({ line, message: describeIssues(result.failure.issue) })
         return
       }
-      const key = unique?.key(result.right)
+      const value = result.success as A
+      const key = unique?.key(value)
       if (unique && key !== undefined) {
         const first = seen.get(key)
         if (first !== undefined) {
@@ -69,7 +69,7 @@ export const readJsonLines = <A, I>(
         }
         seen.set(key, line)
       }
-      rows.push({ line, value: result.right })
+      rows.push({ line, value })
     })
     if (problems.length > 0) return yield* new InvalidLines({ path, problems })
     return rows

@@ -9,7 +9,7 @@
  * apart from other text.
  */
 import { writeSync } from "node:fs"
-import { Cause, Context, Effect, FiberRef, FiberRefs, HashMap, Layer, Logger, LogLevel, Tracer } from "effect"
+import { Cause, Context, Effect, Layer, Logger, LogLevel, References, Tracer } from "effect"
 import { AppConfig } from "./Config.js"
 import { isRecordedSpan } from "./Telemetry.js"
 
@@ -38,7 +38,7 @@ const jsonValue = (value: string | number | boolean) =>
 
 const OWN_FIELDS = new Set(["timestamp", "level", "message"])
 
-/** Formats one line; the level is Effect's label (`INFO`, `WARN`…). */
+/** Formats one line; the level as the log shows it (`INFO`, `WARN`…). */
 export const formatLine = (format: LogFormat, date: Date, level: string, message: string, fields: LogFields): string => {
   if (format === "json") {
     let line = `{"timestamp":"${timestampOf(date)}","level":${jsonText(level.toLowerCase())},"message":${jsonText(message)}`
@@ -70,19 +70,22 @@ export const traceFieldsOf = (context: Context.Context<never>): { traceId?: stri
   return { traceId: span.value.traceId, spanId: span.value.spanId }
 }
 
+/** A level as the log shows it: `INFO`, `WARN`… (Effect's names are `Info`, `Warn`…). */
+export const levelLabel = (level: LogLevel.LogLevel) => level.toUpperCase()
+
 const makeLogger = (format: LogFormat, write: (line: string) => void) =>
-  Logger.make(({ annotations, cause, context, date, logLevel, message }) => {
-    const fields: Record<string, string | number | boolean | undefined> = {
-      ...traceFieldsOf(FiberRefs.getOrDefault(context, FiberRef.currentContext))
-    }
+  Logger.make(({ cause, date, fiber, logLevel, message }) => {
+    const fields: Record<string, string | number | boolean | undefined> = { ...traceFieldsOf(fiber.context) }
     // annotations in name order: a line reads the same every time
-    for (const [name, value] of HashMap.toEntries(annotations).sort(([a], [b]) => a < b ? -1 : 1)) {
+    const annotations = fiber.getRef(References.CurrentLogAnnotations)
+    for (const name of Object.keys(annotations).sort()) {
+      const value = annotations[name]
       fields[name] = typeof value === "string" || typeof value === "number" || typeof value === "boolean"
         ? value
         : JSON.stringify(value)
     }
-    if (!Cause.isEmpty(cause)) fields.cause = Cause.pretty(cause, { renderErrorCause: true })
-    write(formatLine(format, date, logLevel.label, messageOf(message), fields))
+    if (cause.reasons.length > 0) fields.cause = Cause.pretty(cause)
+    write(formatLine(format, date, levelLabel(logLevel), messageOf(message), fields))
   })
 
 /** Writes lines to standard output; swapped in tests to read what was logged. */
@@ -147,12 +150,12 @@ export interface AccessLog {
 }
 
 export const makeAccessLog = (format: LogFormat, minimum: LogLevel.LogLevel, on: boolean): AccessLog => ({
-  enabled: on && LogLevel.lessThanEqual(minimum, LogLevel.Info),
+  enabled: on && !LogLevel.isGreaterThan(minimum, "Info"),
   write: (message, fields) => gatheredStdout(formatLine(format, new Date(), "INFO", message, fields))
 })
 
 export const loggerLayer = (format: LogFormat, minimum: LogLevel.LogLevel, sink: LineSink = gatheredStdout) =>
-  Layer.merge(Logger.replace(Logger.defaultLogger, makeLogger(format, sink)), Logger.minimumLogLevel(minimum))
+  Layer.merge(Logger.layer([makeLogger(format, sink)]), Layer.succeed(References.MinimumLogLevel, minimum))
 
 /** The logger AppConfig asks for. */
-export const LoggingLive = Layer.unwrapEffect(Effect.map(AppConfig, (config) => loggerLayer(config.logFormat, config.logLevel)))
+export const LoggingLive = Layer.unwrap(Effect.map(AppConfig, (config) => loggerLayer(config.logFormat, config.logLevel)))

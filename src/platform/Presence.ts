@@ -13,7 +13,7 @@ export const PRESENCE_PREFIX = "vda-presence-"
 export const presence = (holder: string) =>
   Effect.gen(function*() {
     const pg = yield* PgClient.PgClient
-    const url = Option.getOrUndefined(Option.fromNullable(pg.config.url))
+    const url = Option.getOrUndefined(Option.fromNullishOr(pg.config.url))
     yield* Effect.acquireRelease(
       Effect.tryPromise(async () => {
         const client = new Pg.Client({

@@ -4,19 +4,19 @@
  * can reach the client before our 413 does. (Effect's own reader destroys the stream at its
  * limit.) The text read is the one the router decodes afterwards.
  */
-import { FileSystem, HttpIncomingMessage, type HttpServerRequest } from "@effect/platform"
-import { NodeHttpServerRequest } from "@effect/platform-node"
-import { Effect, Option } from "effect"
 import { IncomingMessage } from "node:http"
+import { NodeHttpServerRequest } from "@effect/platform-node"
+import { ByteSize, Effect, Option } from "effect"
+import { HttpIncomingMessage, type HttpServerRequest } from "effect/http"
 
 /** The body's text, or None when it is larger than `maxBytes`. */
 export const readBodyText = (request: HttpServerRequest.HttpServerRequest, maxBytes: number) => {
   const incoming = nodeRequestOf(request)
   if (incoming === undefined) {
     // a request made in-process (web handlers in tests): nothing on a wire to keep sane
-    return request.text.pipe(HttpIncomingMessage.withMaxBodySize(Option.some(FileSystem.Size(maxBytes))), Effect.option)
+    return request.text.pipe(Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(maxBytes)), Effect.option)
   }
-  return Effect.async<Option.Option<string>>((resume) => {
+  return Effect.callback<Option.Option<string>>((resume) => {
     const chunks: Array<Buffer> = []
     let bytes = 0
     const onData = (chunk: Buffer) => {
@@ -59,7 +59,8 @@ const nodeRequestOf = (request: HttpServerRequest.HttpServerRequest): IncomingMe
 
 /**
  * The router reads the body through `request.text`, which Effect caches per request in this
- * field (pinned @effect/platform-node version; the input-layer tests fail if it moves).
+ * field (pinned @effect/platform-node version, `NodeHttpIncomingMessage`; the input-layer tests
+ * fail if it moves).
  */
 const rememberText = (request: HttpServerRequest.HttpServerRequest, text: string) => {
   ;(request as unknown as { textEffect: Effect.Effect<string> }).textEffect = Effect.succeed(text)

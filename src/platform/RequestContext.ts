@@ -3,15 +3,15 @@
  */
 import { Context, Schema } from "effect"
 
-export const Environment = Schema.Literal("production", "sandbox")
+export const Environment = Schema.Literals(["production", "sandbox"])
 export type Environment = typeof Environment.Type
 
-export class RequestId extends Context.Reference<RequestId>()("vda/RequestId", {
+export class RequestId extends Context.Reference<string>("vda/RequestId", {
   defaultValue: () => "unknown"
 }) {}
 
 /** Which listener the request arrived on; each listener provides its own. */
-export class CurrentEnvironment extends Context.Reference<CurrentEnvironment>()("vda/CurrentEnvironment", {
+export class CurrentEnvironment extends Context.Reference<Environment>("vda/CurrentEnvironment", {
   defaultValue: (): Environment => "production"
 }) {}
 

@@ -8,6 +8,6 @@ import type { RetryPolicy } from "../../workflows/shared.js"
 /** Exponential backoff capped at the policy's maximum interval, for its attempts after the first. */
 export const scheduleOf = (policy: RetryPolicy) =>
   Schedule.exponential(Duration.millis(policy.initialIntervalMs), policy.backoffCoefficient).pipe(
-    Schedule.union(Schedule.spaced(Duration.millis(policy.maximumIntervalMs))),
-    Schedule.intersect(Schedule.recurs(Math.max(0, policy.maximumAttempts - 1)))
+    (backoff) => Schedule.min([backoff, Schedule.spaced(Duration.millis(policy.maximumIntervalMs))]),
+    (capped) => Schedule.max([capped, Schedule.recurs(Math.max(0, policy.maximumAttempts - 1))])
   )

@@ -1,19 +1,24 @@
 /**
  * Schema building blocks shared by every capability's contract.
  */
-import { Schema } from "effect"
+import { Schema, SchemaTransformation } from "effect"
 
-/** A date-time on the wire: RFC 3339, always emitted in UTC with milliseconds. */
-export const DateTimeUtc = Schema.Date.annotations({
+/**
+ * A date-time on the wire: RFC 3339, always emitted in UTC with milliseconds. The annotations are
+ * the wire string's (the side OpenAPI documents), so the document has one `DateTime` schema.
+ */
+export const DateTimeUtc = Schema.String.annotate({
   identifier: "DateTime",
-  jsonSchema: { type: "string", format: "date-time", examples: ["2026-11-21T23:00:00.000Z"] }
-})
+  format: "date-time",
+  description: "RFC 3339, in UTC with milliseconds, e.g. 2026-11-21T23:00:00.000Z",
+  expected: "a string that will be decoded as a Date"
+}).pipe(Schema.decodeTo(Schema.Date, SchemaTransformation.dateFromString))
 
-export const NonNegativeInt = Schema.Int.pipe(Schema.nonNegative())
+export const NonNegativeInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 
 /** An allowance: null is unlimited, 0 is disabled. */
 export const Limit = Schema.NullOr(NonNegativeInt)
 
-export const Module = Schema.Literal("fines", "vtv", "tax_debt", "gnc")
+export const Module = Schema.Literals(["fines", "vtv", "tax_debt", "gnc"])
 export type Module = typeof Module.Type
 export const ALL_MODULES: ReadonlyArray<Module> = Module.literals

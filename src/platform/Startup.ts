@@ -5,8 +5,10 @@
  * process exits with code 1 before it announces any listener.
  */
 import { NodeRuntime } from "@effect/platform-node"
-import { Cause, Config, ConfigError, Data, Effect, Option, Runtime } from "effect"
+import { Cause, Config, Data, Effect, Exit, Option, Schema } from "effect"
+import { logFormat } from "./Config.js"
 import { formatLine, gatheredStdout, type LogFormat } from "./Logging.js"
+import { issuesOf } from "./SchemaIssues.js"
 
 export class StartupError extends Data.TaggedError("StartupError")<{ readonly message: string }> {}
 
@@ -33,36 +35,40 @@ export const listenError = (setting: string, host: string, port: number, error: 
 export const describeCause = (error: unknown): string => {
   if (error instanceof Error) {
     const nested = (error as { cause?: unknown }).cause
-    // wrappers such as the SQL client's "Failed to acquire connection" hide the reason in `cause`
-    return nested instanceof Error && nested.message !== "" ? nested.message : error.message || String((error as { code?: unknown }).code ?? "unknown error")
+    // wrappers such as the SQL client's "Failed to connect" hide the reason in `cause`, maybe several deep
+    if (nested instanceof Error && nested.message !== "") return describeCause(nested)
+    return error.message || String((error as { code?: unknown }).code ?? "unknown error")
   }
   return String(error)
 }
 
-const configErrorLine = (error: ConfigError.ConfigError): string =>
-  ConfigError.reduceWithContext(error, undefined, {
-    andCase: (_, left: string, right: string) => `${left}; ${right}`,
-    orCase: (_, left: string, right: string) => `${left}; ${right}`,
-    invalidDataCase: (_, path, message) => `${path.join(".")}: ${message}`,
-    missingDataCase: (_, path, message) => `${path.join(".")}: ${message}`,
-    sourceUnavailableCase: (_, path, message) => `${path.join(".")}: ${message}`,
-    unsupportedCase: (_, path, message) => `${path.join(".")}: ${message}`
-  })
+/** A setting's value as the operator may see it in a line: secrets are never shown. */
+const shownValue = (name: string) => {
+  const value = process.env[name]
+  if (value === undefined) return "unset"
+  return /KEY|SECRET|TOKEN|SALT|PASSWORD|URL/.test(name) ? "<redacted>" : JSON.stringify(value)
+}
+
+/** `NAME=value: what is wrong` for each setting a configuration error names. */
+const configErrorLine = (error: Config.ConfigError): string => {
+  if (!Schema.isSchemaError(error.cause)) return error.cause.message
+  return issuesOf(error.cause.issue).map(({ message, path }) => {
+    const name = (path ?? []).map(String).join("_")
+    return name === "" ? message : `${name}=${shownValue(name)}: ${message}`
+  }).join("; ")
+}
 
 /** The one line of a start-up failure, or none when the failure is a bug (reported with its cause). */
 export const startupLine = (cause: Cause.Cause<unknown>): string | undefined => {
-  const failure = Cause.failureOption(cause)
+  const failure = Cause.findErrorOption(cause)
   if (Option.isNone(failure)) return undefined
   const error = failure.value
   if (error instanceof StartupError) return error.message
-  if (ConfigError.isConfigError(error)) return `configuration: ${configErrorLine(error)}`
+  if (error instanceof Config.ConfigError) return `configuration: ${configErrorLine(error)}`
   return undefined
 }
 
-const formatOfEnvironment: Effect.Effect<LogFormat> = Config.literal("json", "pretty")("LOG_FORMAT").pipe(
-  Config.withDefault(process.stdout.isTTY ? "pretty" as const : "json" as const),
-  Effect.orElseSucceed(() => "json" as const)
-)
+const formatOfEnvironment: Effect.Effect<LogFormat> = logFormat.pipe(Effect.orElseSucceed(() => "json" as const))
 
 /**
  * Reports why a process stopped, in LOG_FORMAT even when the configuration itself failed: a
@@ -70,20 +76,21 @@ const formatOfEnvironment: Effect.Effect<LogFormat> = Config.literal("json", "pr
  * whatever the log still gathers (written out when the process exits).
  */
 export const reportFailure = (cause: Cause.Cause<unknown>): void => {
-  if (Cause.isInterruptedOnly(cause)) return
+  if (Cause.hasInterruptsOnly(cause)) return
   const line = startupLine(cause)
   const format = Effect.runSync(formatOfEnvironment)
   const text = line === undefined
-    ? formatLine(format, new Date(), "ERROR", "stopped by an unexpected error", { cause: Cause.pretty(cause, { renderErrorCause: true }) })
+    ? formatLine(format, new Date(), "ERROR", "stopped by an unexpected error", { cause: Cause.pretty(cause) })
     : formatLine(format, new Date(), "ERROR", line, {})
   gatheredStdout(text)
 }
 
-/** A rejected promise's cause: the Effect cause of a failed run, a StartupError thrown, or else a defect. */
+/**
+ * A rejected promise's cause: a StartupError or a configuration error (Effect 4's `runPromise`
+ * rejects with the failure itself) as a failure, anything else as a defect.
+ */
 export const causeOfRejection = (error: unknown): Cause.Cause<unknown> =>
-  Runtime.isFiberFailure(error)
-    ? error[Runtime.FiberFailureCauseId]
-    : error instanceof StartupError ? Cause.fail(error) : Cause.die(error)
+  error instanceof StartupError || error instanceof Config.ConfigError ? Cause.fail(error) : Cause.die(error)
 
 /** Starts a listener; a failure to listen becomes the StartupError of its setting. */
 export const listening = async <A>(setting: string, host: string, port: number, listen: () => Promise<A>): Promise<A> => {
@@ -96,7 +103,8 @@ export const listening = async <A>(setting: string, host: string, port: number, 
 
 /** Runs a process's main effect; how it stopped, if it failed, goes to the log (`reportFailure`), then exit code 1. */
 export const runMain = <E, A>(effect: Effect.Effect<A, E>) =>
-  NodeRuntime.runMain(Effect.tapErrorCause(effect, (cause) => Effect.sync(() => reportFailure(cause))), {
-    disablePrettyLogger: true,
-    disableErrorReporting: true
+  NodeRuntime.runMain(Effect.tapCause(effect, (cause) => Effect.sync(() => reportFailure(cause))), {
+    disableErrorReporting: true,
+    // a stop asked for (SIGTERM, SIGINT) that drained cleanly is a success, as orchestrators expect
+    teardown: (exit, onExit) => onExit(Exit.isFailure(exit) && !Cause.hasInterruptsOnly(exit.cause) ? 1 : 0)
   })

@@ -8,34 +8,33 @@
  *   listener serves (`AdminServer`). Gauges that mirror a state (the pool, the event loop, the
  *   oldest pending delivery) are refreshed just before each scrape (`onScrape`).
  */
-import * as OtelMetrics from "@effect/opentelemetry/Metrics"
+import { OtelMetrics, OtelTracer, Resource as OtelResource } from "@effect/opentelemetry"
 import * as NodeSdk from "@effect/opentelemetry/NodeSdk"
-import * as OtelResource from "@effect/opentelemetry/Resource"
-import * as OtelTracer from "@effect/opentelemetry/Tracer"
 import type * as Otel from "@opentelemetry/api"
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http"
 import { PrometheusExporter } from "@opentelemetry/exporter-prometheus"
 import type * as OtelResources from "@opentelemetry/resources"
 import { BatchSpanProcessor, type SpanProcessor } from "@opentelemetry/sdk-trace-base"
-import { Context, Effect, Layer, Metric, MetricLabel, Option } from "effect"
+import { Context, Effect, Layer, Metric, Option, References } from "effect"
 import { monitorEventLoopDelay } from "node:perf_hooks"
 import { AppConfig, type TelemetryConfig } from "./Config.js"
 
 /** The Prometheus reader of this process's metrics. */
-export class MetricsReader extends Context.Tag("vda/MetricsReader")<MetricsReader, PrometheusExporter>() {}
+export class MetricsReader extends Context.Service<MetricsReader, PrometheusExporter>()("vda/MetricsReader") {}
 
 /** The OpenTelemetry tracer requests are traced with; none when tracing is off. */
-export class RequestTracer extends Context.Reference<RequestTracer>()("vda/RequestTracer", {
-  defaultValue: (): Option.Option<Otel.Tracer> => Option.none()
+export class RequestTracer extends Context.Reference<Option.Option<Otel.Tracer>>("vda/RequestTracer", {
+  defaultValue: () => Option.none()
 }) {}
 
 /**
  * Where the tracer's spans go: for spans made elsewhere and handed over whole, ids included (the
  * Temporal workflows' spans, made in their sandbox). None when tracing is off.
  */
-export class SpanPipeline extends Context.Reference<SpanPipeline>()("vda/SpanPipeline", {
-  defaultValue: (): Option.Option<{ readonly processor: SpanProcessor; readonly resource: OtelResources.Resource }> => Option.none()
-}) {}
+export class SpanPipeline extends Context.Reference<Option.Option<{ readonly processor: SpanProcessor; readonly resource: OtelResources.Resource }>>(
+  "vda/SpanPipeline",
+  { defaultValue: () => Option.none() }
+) {}
 
 /** Whether a span is a real one, to be exported (a disabled tracer's spans have no trace id). */
 export const isRecordedSpan = (span: { readonly traceId: string }) => span.traceId.length === 32
@@ -68,15 +67,20 @@ export const refreshGauges = async () => {
   ))
 }
 
+/** A metric's labels (attributes), as `labelSets` builds them once per set of values. */
+export type Labels = Readonly<Record<string, string>>
+
+const NO_LABELS: Labels = {}
+
 /**
  * A metric's label sets for the label `names`, each built once and found again by its values
  * (one map per label, no key built): updating a metric on a hot path with
- * `metric.unsafeUpdate(value, labelsOf(...values))` allocates no label.
+ * `updateUnsafe(metric, value, labelsOf(...values))` allocates no label.
  */
 export const labelSets = (...names: ReadonlyArray<string>) => {
-  type Level = Map<string | number, Level | ReadonlyArray<MetricLabel.MetricLabel>>
+  type Level = Map<string | number, Level | Labels>
   const root: Level = new Map()
-  return (...values: ReadonlyArray<string | number>): ReadonlyArray<MetricLabel.MetricLabel> => {
+  return (...values: ReadonlyArray<string | number>): Labels => {
     let level = root
     for (let i = 0; i < values.length - 1; i++) {
       let next = level.get(values[i]!) as Level | undefined
@@ -84,13 +88,28 @@ export const labelSets = (...names: ReadonlyArray<string>) => {
       level = next
     }
     const last = values[values.length - 1]!
-    let labels = level.get(last) as ReadonlyArray<MetricLabel.MetricLabel> | undefined
+    let labels = level.get(last) as Labels | undefined
     if (labels === undefined) {
-      labels = names.map((name, i) => MetricLabel.make(name, String(values[i] ?? "")))
+      labels = Object.fromEntries(names.map((name, i) => [name, String(values[i] ?? "")]))
       level.set(last, labels)
     }
     return labels
   }
+}
+
+// each metric with each label set, made once: a hot path's update finds both by identity
+const labelled = new WeakMap<Metric.Metric<any, any>, WeakMap<Labels, Metric.Metric<any, any>>>()
+
+/**
+ * Updates `metric` with `value` under `labels` (from `labelSets`, or none), outside any fiber:
+ * the counters and histograms on every request's path, and the gauges refreshed at a scrape.
+ */
+export const updateUnsafe = <Input>(metric: Metric.Metric<Input, any>, value: Input, labels: Labels = NO_LABELS) => {
+  let byLabels = labelled.get(metric)
+  if (byLabels === undefined) labelled.set(metric, byLabels = new WeakMap())
+  let target = byLabels.get(labels) as Metric.Metric<Input, any> | undefined
+  if (target === undefined) byLabels.set(labels, target = labels === NO_LABELS ? metric : Metric.withAttributes(metric, labels))
+  target.updateUnsafe(value, Context.empty())
 }
 
 /** Seconds, from 1 ms to 30 s: request, operation and delivery durations. */
@@ -101,12 +120,12 @@ const eventLoopLag = Metric.gauge("vda_event_loop_lag_seconds", {
 })
 
 /** The event loop's lag, sampled continuously and read at each scrape. */
-const EventLoopLagLive = Layer.scopedDiscard(Effect.acquireRelease(
+const EventLoopLagLive = Layer.effectDiscard(Effect.acquireRelease(
   Effect.sync(() => {
     const histogram = monitorEventLoopDelay({ resolution: 10 })
     histogram.enable()
     const unregister = onScrape(() => {
-      eventLoopLag.unsafeUpdate(histogram.count > 0 ? histogram.percentile(99) / 1e9 : 0, [])
+      updateUnsafe(eventLoopLag, histogram.count > 0 ? histogram.percentile(99) / 1e9 : 0)
       histogram.reset()
     })
     return () => {
@@ -135,7 +154,7 @@ const spanProcessorOf = (config: TelemetryConfig, options: TelemetryOptions): Op
  * Provides `MetricsReader` and, with tracing, `RequestTracer` and Effect's tracer.
  */
 export const TelemetryLive = (options: TelemetryOptions) =>
-  Layer.unwrapEffect(Effect.map(AppConfig, (config) => {
+  Layer.unwrap(Effect.map(AppConfig, (config) => {
     const reader = new PrometheusExporter({ preventServerStart: true })
     const processor = spanProcessorOf(config.telemetry, options)
     const resource = OtelResource.layer({
@@ -144,7 +163,7 @@ export const TelemetryLive = (options: TelemetryOptions) =>
     })
     const metrics = OtelMetrics.layer(() => reader)
     const tracing = Option.match(processor, {
-      onNone: () => Layer.setTracerEnabled(false),
+      onNone: () => Layer.succeed(References.TracerEnabled, false),
       onSome: (processor) =>
         Layer.effectContext(Effect.gen(function*() {
           const tracer = yield* OtelTracer.OtelTracer

@@ -4,11 +4,11 @@
  */
 import type { DataConverter } from "@temporalio/common"
 import { Option, Redacted } from "effect"
-import type { AppConfig } from "./Config.js"
+import type { AppConfigShape } from "./Config.js"
 import type { TemporalSecretsShape } from "./TemporalSecrets.js"
 import { temporalConnectionOptions } from "./TemporalConnection.js"
 
-type TemporalConfig = AppConfig["temporal"]
+type TemporalConfig = AppConfigShape["temporal"]
 
 export const connectionOptionsOf = (temporal: TemporalConfig) =>
   temporalConnectionOptions({

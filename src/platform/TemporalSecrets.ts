@@ -53,7 +53,7 @@ export interface TemporalSecretsShape {
   readonly warnings: ReadonlyArray<string>
 }
 
-export class TemporalSecrets extends Context.Tag("vda/TemporalSecrets")<TemporalSecrets, TemporalSecretsShape>() {}
+export class TemporalSecrets extends Context.Service<TemporalSecrets, TemporalSecretsShape>()("vda/TemporalSecrets") {}
 
 /**
  * Who asks, and what it needs: the API starts workflows (payloads and hashes); the worker runs them
@@ -75,10 +75,10 @@ const listed = (names: ReadonlyArray<string>) =>
 const readSecretsFile = (file: string) =>
   Effect.tryPromise(() => Fs.readFile(file, "utf8")).pipe(
     Effect.map((text) => Option.some(JSON.parse(text) as Partial<SecretValues>)),
-    Effect.catchAll((error) =>
-      (error.error as NodeJS.ErrnoException | undefined)?.code === "ENOENT"
+    Effect.catch((error) =>
+      (error.cause as NodeJS.ErrnoException | undefined)?.code === "ENOENT"
         ? Effect.succeed(Option.none())
-        : Effect.fail(startupError("DATA_DIR", Path.dirname(file), `cannot read ${file} (${describeCause(error.error)})`, `fix its permissions, or remove it to make new secrets (histories encrypted with the old key will no longer decrypt)`))
+        : Effect.fail(startupError("DATA_DIR", Path.dirname(file), `cannot read ${file} (${describeCause(error.cause)})`, `fix its permissions, or remove it to make new secrets (histories encrypted with the old key will no longer decrypt)`))
     )
   )
 
@@ -105,7 +105,7 @@ const dataDirectorySecrets = (dataDir: string, now: Date) =>
         await Fs.rm(scratch, { force: true })
       }
     }).pipe(Effect.mapError((error) =>
-      startupError("DATA_DIR", dataDir, `cannot write ${file} (${describeCause(error.error)})`, "make the data directory writable")
+      startupError("DATA_DIR", dataDir, `cannot write ${file} (${describeCause(error.cause)})`, "make the data directory writable")
     ))
     const values = yield* readSecretsFile(file)
     return { values: Option.getOrElse(values, (): Partial<SecretValues> => ({})), made, file }

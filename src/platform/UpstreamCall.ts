@@ -3,8 +3,8 @@
  * (name lookup, connection, headers and the whole body: a source that sends its headers and then
  * trickles the body is cut at the deadline like a silent one), and a cap on the body's size.
  */
-import { HttpClient } from "@effect/platform"
 import { Data, Duration, Effect, Stream } from "effect"
+import { HttpClient } from "effect/http"
 
 export const UPSTREAM_DEADLINE = Duration.seconds(8)
 export const MAX_UPSTREAM_BODY_BYTES = 1024 * 1024
@@ -24,7 +24,7 @@ export interface UpstreamReply {
 const readCapped = (stream: Stream.Stream<Uint8Array, unknown>, maxBytes: number) =>
   stream.pipe(
     Stream.mapError(() => new UpstreamCallFailed({ reason: "unreachable", retryable: true })),
-    Stream.runFoldEffect({ chunks: [] as Array<Uint8Array>, size: 0 }, (read, chunk) =>
+    Stream.runFoldEffect(() => ({ chunks: [] as Array<Uint8Array>, size: 0 }), (read, chunk: Uint8Array) =>
       read.size + chunk.length > maxBytes
         ? Effect.fail(new UpstreamCallFailed({ reason: "too_large", retryable: false }))
         : Effect.succeed({ chunks: [...read.chunks, chunk], size: read.size + chunk.length })),
@@ -32,11 +32,14 @@ const readCapped = (stream: Stream.Stream<Uint8Array, unknown>, maxBytes: number
   )
 
 /**
- * The client as upstream calls use it: its own span would record the whole URL (which ends in
- * the plate), and our trace context is not for third parties. `getJson` makes its own span.
+ * The call as upstream calls make it: the client's own span would record the whole URL (which
+ * ends in the plate), and our trace context is not for third parties. `getJson` makes its own span.
  */
-const untraced = (client: HttpClient.HttpClient) =>
-  client.pipe(HttpClient.withTracerDisabledWhen(() => true), HttpClient.withTracerPropagation(false))
+const untraced = <A, E, R>(call: Effect.Effect<A, E, R>) =>
+  call.pipe(
+    Effect.provideService(HttpClient.TracerDisabledWhen, () => true),
+    Effect.provideService(HttpClient.TracerPropagationEnabled, false)
+  )
 
 const hostOf = (url: string) => {
   try {
@@ -49,10 +52,10 @@ const hostOf = (url: string) => {
 export const getJson = (
   client: HttpClient.HttpClient,
   url: string,
-  options: { readonly deadline?: Duration.DurationInput; readonly maxBytes?: number } = {}
+  options: { readonly deadline?: Duration.Input; readonly maxBytes?: number } = {}
 ): Effect.Effect<UpstreamReply, UpstreamCallFailed> =>
-  untraced(client).get(url, { headers: { accept: "application/json" } }).pipe(
-    Effect.catchAll(() => Effect.fail(new UpstreamCallFailed({ reason: "unreachable", retryable: true }))),
+  untraced(client.get(url, { headers: { accept: "application/json" } })).pipe(
+    Effect.catch(() => Effect.fail(new UpstreamCallFailed({ reason: "unreachable", retryable: true }))),
     Effect.flatMap((response) => {
       if (response.status !== 200) return Effect.succeed<UpstreamReply>({ status: response.status, body: undefined })
       return readCapped(response.stream, options.maxBytes ?? MAX_UPSTREAM_BODY_BYTES).pipe(
@@ -65,9 +68,9 @@ export const getJson = (
       )
     }),
     Effect.scoped,
-    Effect.timeoutFail({
+    Effect.timeoutOrElse({
       duration: options.deadline ?? UPSTREAM_DEADLINE,
-      onTimeout: () => new UpstreamCallFailed({ reason: "timeout", retryable: true })
+      orElse: () => Effect.fail(new UpstreamCallFailed({ reason: "timeout", retryable: true }))
     }),
     Effect.tap((reply) => Effect.annotateCurrentSpan("http.response.status_code", reply.status)),
     // the host only: the path holds the plate

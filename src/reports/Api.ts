@@ -12,10 +12,10 @@ export const V1Digest = Schema.Struct({
   finesAmount: Schema.Number,
   taxDebtCount: NonNegativeInt,
   taxDebtAmount: Schema.Number,
-  vtvStatus: Schema.Literal("valid", "expired", "none", "unknown"),
-  gncStatus: Schema.Literal("active", "none", "unknown"),
-  alerts: Schema.Array(Schema.Literal("unpaid_fines", "tax_debt", "vtv_expired", "vtv_missing", "module_unavailable"))
-}).annotations({ identifier: "V1Digest" })
+  vtvStatus: Schema.Literals(["valid", "expired", "none", "unknown"]),
+  gncStatus: Schema.Literals(["active", "none", "unknown"]),
+  alerts: Schema.Array(Schema.Literals(["unpaid_fines", "tax_debt", "vtv_expired", "vtv_missing", "module_unavailable"]))
+}).annotate({ identifier: "V1Digest" })
 
 export const V1Report = Schema.Struct({
   id: Schema.String,
@@ -29,11 +29,9 @@ export const V1Report = Schema.Struct({
   createdAt: DateTimeUtc,
   updatedAt: DateTimeUtc,
   completedAt: Schema.NullOr(DateTimeUtc)
-}).annotations({ identifier: "V1Report", description: "`report` is null until the report is final" })
+}).annotate({ identifier: "V1Report", description: "`report` is null until the report is final" })
 export type V1Report = typeof V1Report.Type
 
-export const V1ReportRequest = Schema.Struct({ plate: Schema.String }).annotations({
-  identifier: "V1ReportRequest",
-  parseOptions: { onExcessProperty: "error" }
-})
+/** Other properties are refused: the endpoint taking it says so (`HttpApi.PayloadParseOptions`). */
+export const V1ReportRequest = Schema.Struct({ plate: Schema.String }).annotate({ identifier: "V1ReportRequest" })
 

@@ -5,7 +5,7 @@
 import { Schema } from "effect"
 import { plateDigits } from "../vehicles/Plates.js"
 
-export const Scenario = Schema.Literal("default", "clean", "debt", "partial", "unavailable", "failed")
+export const Scenario = Schema.Literals(["default", "clean", "debt", "partial", "unavailable", "failed"])
 export type Scenario = typeof Scenario.Type
 
 export interface SandboxBehaviour {

@@ -3,8 +3,8 @@
  * services. Success answers are `{success: true, data}`; errors come in v1's envelope
  * `{success: false, error}` (the request pipeline puts them there).
  */
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
-import { Schema } from "effect"
+import { Schema, Struct } from "effect"
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { KeyEntry } from "../accounts/Api.js"
 import { ApiKeyAuth } from "../accounts/Security.js"
 import { ModuleResults, OperationStatus } from "../operations/Api.js"
@@ -13,18 +13,18 @@ import { VehicleData } from "../vehicles/Response.js"
 import { V1Report, V1ReportRequest } from "../reports/Api.js"
 import { DeliveriesQuery } from "../webhooks/Api.js"
 
-const ok = <A, I>(data: Schema.Schema<A, I>, identifier: string) =>
-  Schema.Struct({ success: Schema.Literal(true), data }).annotations({ identifier })
+const ok = <S extends Schema.Constraint>(data: S, identifier: string) =>
+  Schema.Struct({ success: Schema.Literal(true), data }).annotate({ identifier })
 
 /** v1's vehicle: v2's `data` without the enrichments. */
-export const V1VehicleData = VehicleData.pipe(Schema.omit("codia", "sheet", "classification", "tires", "debug"))
-  .annotations({ identifier: "V1VehicleData" })
+export const V1VehicleData = VehicleData.mapFields(Struct.omit(["codia", "sheet", "classification", "tires", "debug"]))
+  .annotate({ identifier: "V1VehicleData" })
 
 export const V1BasicVehicle = Schema.Struct({
   success: Schema.Literal(true),
   found: Schema.Boolean,
   data: Schema.NullOr(V1VehicleData)
-}).annotations({ identifier: "V1BasicVehicle" })
+}).annotate({ identifier: "V1BasicVehicle" })
 
 export const V1ModulesOperation = Schema.Struct({
   id: Schema.String,
@@ -34,15 +34,15 @@ export const V1ModulesOperation = Schema.Struct({
   createdAt: DateTimeUtc,
   updatedAt: DateTimeUtc,
   completedAt: Schema.NullOr(DateTimeUtc)
-}).annotations({ identifier: "V1ModulesOperation" })
+}).annotate({ identifier: "V1ModulesOperation" })
 export type V1ModulesOperation = typeof V1ModulesOperation.Type
 
+/** Other properties are refused: the endpoint taking it says so (`HttpApi.PayloadParseOptions`). */
 export const V1ModulesRequest = Schema.Struct({
   plate: Schema.String,
-  modules: Schema.Array(Schema.String).pipe(Schema.minItems(1), Schema.maxItems(4))
-}).annotations({
+  modules: Schema.Array(Schema.String).check(Schema.isMinLength(1), Schema.isMaxLength(4))
+}).annotate({
   identifier: "V1ModulesRequest",
-  parseOptions: { onExcessProperty: "error" },
   description: "The plate and 1 to 4 distinct modules among fines, vtv, tax_debt, gnc; no other properties"
 })
 
@@ -52,29 +52,29 @@ export const V1WebhookConfig = Schema.Struct({
   secret: Schema.String,
   enabled: Schema.Boolean,
   updated_at: DateTimeUtc
-}).annotations({ identifier: "V1WebhookConfig" })
+}).annotate({ identifier: "V1WebhookConfig" })
 
+/** Other properties are refused: the endpoint taking it says so (`HttpApi.PayloadParseOptions`). */
 export const V1WebhookConfigUpdate = Schema.Struct({
   url: Schema.optional(Schema.NullOr(Schema.String)),
   enabled: Schema.optional(Schema.Boolean),
   rotate_secret: Schema.optional(Schema.Boolean)
-}).annotations({
+}).annotate({
   identifier: "V1WebhookConfigUpdate",
-  parseOptions: { onExcessProperty: "error" },
   description: "Every field optional; omitted ones are kept. `url: null` removes the URL and disables the webhook."
 })
 
 export const V1Delivery = Schema.Struct({
   id: Schema.String,
   event_type: Schema.String,
-  api_version: Schema.Literal("v1", "v2"),
-  status: Schema.Literal("pending", "processed", "failed"),
+  api_version: Schema.Literals(["v1", "v2"]),
+  status: Schema.Literals(["pending", "processed", "failed"]),
   attempts: NonNegativeInt,
   response_status: Schema.NullOr(Schema.Number),
   next_attempt_at: DateTimeUtc,
   created_at: DateTimeUtc,
   payload: Schema.Unknown
-}).annotations({ identifier: "V1Delivery" })
+}).annotate({ identifier: "V1Delivery" })
 
 const UsedOf = Schema.Struct({ used: NonNegativeInt, limit: Limit })
 const Remaining = { used: NonNegativeInt, limit: Limit, remaining: Limit }
@@ -101,9 +101,9 @@ export const V1CustomBilling = Schema.Struct({
     }),
     modules: Schema.Struct({ estimated_overage_cents: NonNegativeInt, currency: Schema.Literal("ARS") })
   })
-}).annotations({ identifier: "V1CustomBilling" })
+}).annotate({ identifier: "V1CustomBilling" })
 
-export const V1PlanName = Schema.Literal("free", "starter", "growth", "scale", "custom")
+export const V1PlanName = Schema.Literals(["free", "starter", "growth", "scale", "custom"])
 
 export const V1Status = Schema.Struct({
   owner: Schema.String,
@@ -113,21 +113,29 @@ export const V1Status = Schema.Struct({
   resetAt: DateTimeUtc,
   customBilling: Schema.NullOr(V1CustomBilling),
   keys: Schema.Array(KeyEntry)
-}).annotations({ identifier: "V1Status" })
+}).annotate({ identifier: "V1Status" })
 export type V1Status = typeof V1Status.Type
+
+// the success envelopes that two endpoints share, defined once
+const V1ModulesOperationResponse = ok(V1ModulesOperation, "V1ModulesOperationResponse")
+const V1ReportResponse = ok(V1Report, "V1ReportResponse")
+const V1WebhookConfigResponse = ok(V1WebhookConfig, "V1WebhookConfigResponse")
 
 export class V1Api extends HttpApiGroup.make("v1")
   .add(
-    HttpApiEndpoint.get("v1GetBasicVehicle", "/v1/vehicles/basic")
-      .setUrlParams(Schema.Struct({ plate: Schema.optional(Schema.String) }))
-      .addSuccess(V1BasicVehicle)
+    HttpApiEndpoint.get("v1GetBasicVehicle", "/v1/vehicles/basic", {
+      query: { plate: Schema.optional(Schema.String) },
+      success: V1BasicVehicle
+    })
       .annotate(OpenApi.Summary, "Basic vehicle query (v1)")
       .annotate(OpenApi.Description, "v2's vehicle query without enrichments. One plate query, counted under `byVersion.v1`.")
   )
   .add(
-    HttpApiEndpoint.post("v1CreateModulesOperation", "/v1/vehicles/modules")
-      .setPayload(V1ModulesRequest)
-      .addSuccess(ok(V1ModulesOperation, "V1ModulesOperationResponse"))
+    HttpApiEndpoint.post("v1CreateModulesOperation", "/v1/vehicles/modules", {
+      payload: V1ModulesRequest,
+      success: V1ModulesOperationResponse
+    })
+      .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error" })
       .annotate(OpenApi.Summary, "Module query (v1)")
       .annotate(
         OpenApi.Description,
@@ -135,14 +143,15 @@ export class V1Api extends HttpApiGroup.make("v1")
       )
   )
   .add(
-    HttpApiEndpoint.get("v1GetModulesOperation")`/v1/vehicles/modules/${HttpApiSchema.param("id", Schema.String)}`
-      .addSuccess(ok(V1ModulesOperation, "V1ModulesOperationResponse"))
+    HttpApiEndpoint.get("v1GetModulesOperation", "/v1/vehicles/modules/:id", {
+      params: { id: Schema.String },
+      success: V1ModulesOperationResponse
+    })
       .annotate(OpenApi.Summary, "Poll a module operation (v1)")
   )
   .add(
-    HttpApiEndpoint.post("v1CreateReport", "/v1/reports")
-      .setPayload(V1ReportRequest)
-      .addSuccess(ok(V1Report, "V1ReportResponse"))
+    HttpApiEndpoint.post("v1CreateReport", "/v1/reports", { payload: V1ReportRequest, success: V1ReportResponse })
+      .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error" })
       .annotate(OpenApi.Summary, "Vehicle report (v1)")
       .annotate(
         OpenApi.Description,
@@ -150,13 +159,11 @@ export class V1Api extends HttpApiGroup.make("v1")
       )
   )
   .add(
-    HttpApiEndpoint.get("v1GetReport")`/v1/reports/${HttpApiSchema.param("id", Schema.String)}`
-      .addSuccess(ok(V1Report, "V1ReportResponse"))
+    HttpApiEndpoint.get("v1GetReport", "/v1/reports/:id", { params: { id: Schema.String }, success: V1ReportResponse })
       .annotate(OpenApi.Summary, "Poll a report (v1)")
   )
   .add(
-    HttpApiEndpoint.get("v1GetStatus", "/v1/status")
-      .addSuccess(ok(V1Status, "V1StatusResponse"))
+    HttpApiEndpoint.get("v1GetStatus", "/v1/status", { success: ok(V1Status, "V1StatusResponse") })
       .annotate(OpenApi.Summary, "Account status (v1)")
       .annotate(
         OpenApi.Description,
@@ -164,30 +171,32 @@ export class V1Api extends HttpApiGroup.make("v1")
       )
   )
   .add(
-    HttpApiEndpoint.get("v1GetWebhookConfig", "/v1/webhooks/config")
-      .addSuccess(ok(V1WebhookConfig, "V1WebhookConfigResponse"))
+    HttpApiEndpoint.get("v1GetWebhookConfig", "/v1/webhooks/config", { success: V1WebhookConfigResponse })
       .annotate(OpenApi.Summary, "Webhook configuration (v1)")
   )
   .add(
-    HttpApiEndpoint.patch("v1UpdateWebhookConfig", "/v1/webhooks/config")
-      .setPayload(V1WebhookConfigUpdate)
-      .addSuccess(ok(V1WebhookConfig, "V1WebhookConfigResponse"))
+    HttpApiEndpoint.patch("v1UpdateWebhookConfig", "/v1/webhooks/config", {
+      payload: V1WebhookConfigUpdate,
+      success: V1WebhookConfigResponse
+    })
+      .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error" })
       .annotate(OpenApi.Summary, "Change the webhook configuration (v1)")
       .annotate(OpenApi.Description, "The same configuration as v2's, with the same rules and errors.")
   )
   .add(
-    HttpApiEndpoint.get("v1ListWebhookDeliveries", "/v1/webhooks/deliveries")
-      .setUrlParams(DeliveriesQuery)
-      .addSuccess(ok(
+    HttpApiEndpoint.get("v1ListWebhookDeliveries", "/v1/webhooks/deliveries", {
+      query: DeliveriesQuery,
+      success: ok(
         Schema.Struct({ deliveries: Schema.Array(V1Delivery), limit: NonNegativeInt, offset: NonNegativeInt }),
         "V1DeliveriesList"
-      ))
+      )
+    })
       .annotate(OpenApi.Summary, "Webhook deliveries (v1)")
       .annotate(OpenApi.Description, "The same log as v2's (v1 and v2 deliveries), newest first.")
   )
   .add(
-    HttpApiEndpoint.post("v1SendWebhookTest", "/v1/webhooks/test")
-      .addSuccess(ok(
+    HttpApiEndpoint.post("v1SendWebhookTest", "/v1/webhooks/test", {
+      success: ok(
         Schema.Struct({
           id: Schema.String,
           event_type: Schema.Literal("report.completed"),
@@ -196,7 +205,8 @@ export class V1Api extends HttpApiGroup.make("v1")
           payload: Schema.Unknown
         }),
         "V1WebhookTest"
-      ))
+      )
+    })
       .annotate(OpenApi.Summary, "Send a test event (v1)")
       .annotate(
         OpenApi.Description,

@@ -2,8 +2,9 @@
  * The v1 handlers: each one calls the v2 services (vehicle query, operations, account status,
  * webhooks) with `v1` as the version, and reshapes the answer.
  */
-import { HttpApiBuilder, HttpApp, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
+import { HttpEffect, HttpServerResponse } from "effect/http"
+import { HttpApiBuilder } from "effect/http-api"
 import { CurrentPrincipal } from "../accounts/Domain.js"
 import { AccountStatus } from "../accounts/Status.js"
 import { Api } from "../Api.js"
@@ -45,7 +46,7 @@ const toV1Delivery = (delivery: Delivery) => ({
 
 /** 202 for a new v1 operation or report, with where to poll it. */
 const acceptedAt = (location: string) =>
-  HttpApp.appendPreResponseHandler((_request, response) =>
+  HttpEffect.appendPreResponseHandler((_request, response) =>
     Effect.succeed(HttpServerResponse.setHeader(HttpServerResponse.setStatus(response, 202), "location", location)))
 
 const DEFAULT_LIMIT = 25
@@ -57,10 +58,10 @@ export const V1HttpLive = HttpApiBuilder.group(Api, "v1", (handlers) =>
     const status = yield* AccountStatus
     const webhooks = yield* Webhooks
     return handlers
-      .handle("v1GetBasicVehicle", ({ urlParams }) =>
+      .handle("v1GetBasicVehicle", ({ query: queryParams }) =>
         Effect.gen(function*() {
           const principal = yield* CurrentPrincipal
-          const outcome = yield* query.run(principal, urlParams.plate ?? "", {}, "v1")
+          const outcome = yield* query.run(principal, queryParams.plate ?? "", {}, "v1")
           if (outcome._tag !== "Answered") return yield* Effect.die(new Error("a v1 query never searches in the background"))
           return outcome.response
         }).pipe(refuseVehicleQuery))
@@ -71,8 +72,8 @@ export const V1HttpLive = HttpApiBuilder.group(Api, "v1", (handlers) =>
           if (created) yield* acceptedAt(`/v1/vehicles/modules/${operation.id}`)
           return { success: true as const, data: toV1ModulesOperation(operation) }
         }).pipe(refuseModulesRequest))
-      .handle("v1GetModulesOperation", ({ path }) =>
-        Effect.flatMap(CurrentPrincipal, (principal) => operations.getModules(principal, path.id, "v1")).pipe(
+      .handle("v1GetModulesOperation", ({ params }) =>
+        Effect.flatMap(CurrentPrincipal, (principal) => operations.getModules(principal, params.id, "v1")).pipe(
           Effect.tap((operation) => pollHint(operation.status)),
           Effect.map((operation) => ({ success: true as const, data: toV1ModulesOperation(operation) })),
           Effect.catchTag("OperationNotFound", (e) => Errors.notFound("operation_not_found", `No operation ${e.id}`))
@@ -84,8 +85,8 @@ export const V1HttpLive = HttpApiBuilder.group(Api, "v1", (handlers) =>
           if (created) yield* acceptedAt(`/v1/reports/${row.id}`)
           return { success: true as const, data: toV1Report(row, modules) }
         }).pipe(refuseModulesRequest))
-      .handle("v1GetReport", ({ path }) =>
-        Effect.flatMap(CurrentPrincipal, (principal) => operations.getReport(principal, path.id)).pipe(
+      .handle("v1GetReport", ({ params }) =>
+        Effect.flatMap(CurrentPrincipal, (principal) => operations.getReport(principal, params.id)).pipe(
           Effect.tap(({ row }) => pollHint(row.status)),
           Effect.map(({ modules, row }) => ({ success: true as const, data: toV1Report(row, modules) })),
           Effect.catchTag("OperationNotFound", (e) => Errors.notFound("operation_not_found", `No report ${e.id}`))
@@ -109,10 +110,10 @@ export const V1HttpLive = HttpApiBuilder.group(Api, "v1", (handlers) =>
         }).pipe(
           Effect.catchTag("InvalidWebhookConfig", (e) => Errors.invalidRequest(`Invalid webhook configuration: ${e.reason}`))
         ))
-      .handle("v1ListWebhookDeliveries", ({ urlParams }) =>
+      .handle("v1ListWebhookDeliveries", ({ query: queryParams }) =>
         Effect.gen(function*() {
           const principal = yield* CurrentPrincipal
-          const list = yield* webhooks.listDeliveries(principal, urlParams.limit ?? DEFAULT_LIMIT, urlParams.offset ?? 0)
+          const list = yield* webhooks.listDeliveries(principal, queryParams.limit ?? DEFAULT_LIMIT, queryParams.offset ?? 0)
           return { success: true as const, data: { ...list, deliveries: list.deliveries.map(toV1Delivery) } }
         }))
       .handle("v1SendWebhookTest", () =>

@@ -1,8 +1,8 @@
 /**
  * Contract of the vehicle query: `GET /v2/vehicles/{plate}` and the Vehicle response.
  */
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
-import { Schema } from "effect"
+import { Schema, SchemaTransformation } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { ApiKeyAuth } from "../accounts/Security.js"
 import { AcceptedVehicleOperation } from "../operations/Api.js"
 import { Scenario } from "../sandbox/Scenarios.js"
@@ -10,7 +10,9 @@ import { VehicleResponse } from "./Response.js"
 
 export { VehicleData, VehicleResponse } from "./Response.js"
 
-const Flag = Schema.BooleanFromString.annotations({ description: "true or false" })
+const Flag = Schema.Literals(["true", "false"]).annotate({ description: "true or false" }).pipe(
+  Schema.decodeTo(Schema.Boolean, SchemaTransformation.transform({ decode: (s) => s === "true", encode: (b) => (b ? "true" : "false") }))
+)
 
 export const VehicleQueryParams = Schema.Struct({
   codia: Schema.optional(Flag),
@@ -20,16 +22,21 @@ export const VehicleQueryParams = Schema.Struct({
   debug: Schema.optional(Flag),
   onMiss: Schema.optional(Schema.Literal("search")),
   sandbox_scenario: Schema.optional(Scenario),
-  sandbox_seed: Schema.optional(Schema.String.pipe(Schema.maxLength(128)))
+  sandbox_seed: Schema.optional(Schema.String.check(Schema.isMaxLength(128)))
 })
 export type VehicleQueryParams = typeof VehicleQueryParams.Type
 
 export class VehiclesApi extends HttpApiGroup.make("vehicles")
   .add(
-    HttpApiEndpoint.get("getVehicle")`/v2/vehicles/${HttpApiSchema.param("plate", Schema.String)}`
-      .setUrlParams(VehicleQueryParams)
-      .addSuccess(VehicleResponse)
-      .addSuccess(AcceptedVehicleOperation, { status: 202 })
+    HttpApiEndpoint.get("getVehicle", "/v2/vehicles/:plate", {
+      params: { plate: Schema.String },
+      query: VehicleQueryParams,
+      success: [
+        VehicleResponse,
+        // documented under the class's name (a class's encoded side is otherwise `…Encoded`)
+        AcceptedVehicleOperation.pipe(Schema.annotateEncoded({ identifier: "AcceptedVehicleOperation" }), HttpApiSchema.status(202))
+      ]
+    })
       .annotate(OpenApi.Summary, "Basic vehicle query")
       .annotate(
         OpenApi.Description,

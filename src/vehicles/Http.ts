@@ -1,5 +1,5 @@
-import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
 import { CurrentPrincipal } from "../accounts/Domain.js"
 import { Api } from "../Api.js"
 import { AcceptedVehicleOperation } from "../operations/Api.js"
@@ -31,12 +31,12 @@ export const VehiclesHttpLive = HttpApiBuilder.group(Api, "vehicles", (handlers)
   Effect.gen(function*() {
     const query = yield* VehicleQuery
     const operations = yield* Operations
-    return handlers.handle("getVehicle", ({ path, urlParams }) =>
+    return handlers.handle("getVehicle", ({ params, query: queryParams }) =>
       Effect.gen(function*() {
         const principal = yield* CurrentPrincipal
-        const outcome = yield* query.run(principal, path.plate, urlParams)
+        const outcome = yield* query.run(principal, params.plate, queryParams)
         if (outcome._tag === "Answered") return outcome.response
-        const operation = yield* operations.createVehicleSearch(principal, outcome.plate, urlParams)
+        const operation = yield* operations.createVehicleSearch(principal, outcome.plate, queryParams)
         yield* accepted(operation.id)
         return new AcceptedVehicleOperation(operation)
       }).pipe(refuseVehicleQuery))

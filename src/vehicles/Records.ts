@@ -7,38 +7,41 @@
  *    "currentLocation":{"city":"Rosario","province":"Santa Fe"},
  *    "locations":["Córdoba, Córdoba","Rosario, Santa Fe"],"sourceDate":"2026-10-28","modelImage":null}
  */
-import { Schema } from "effect"
+import { Effect, Schema } from "effect"
+import { NonNegativeInt } from "../platform/Schemas.js"
 import { normalizePlate } from "./Plates.js"
 
-const NonEmpty = Schema.Trim.pipe(Schema.nonEmptyString())
+const NonEmpty = Schema.Trim.check(Schema.isNonEmpty())
 
 /** A calendar date, `YYYY-MM-DD`. */
-export const CalendarDate = Schema.String.pipe(
-  Schema.pattern(/^\d{4}-\d{2}-\d{2}$/),
-  Schema.filter((s) => !Number.isNaN(Date.parse(`${s}T00:00:00Z`)) || "not a calendar date")
+export const CalendarDate = Schema.String.check(
+  Schema.isPattern(/^\d{4}-\d{2}-\d{2}$/),
+  Schema.makeFilter((s) => !Number.isNaN(Date.parse(`${s}T00:00:00Z`)) || "not a calendar date")
 )
 
-export const PlateString = Schema.String.pipe(
-  Schema.filter((s) => normalizePlate(s) === s || "plate must be AAA999 or AA999AA in upper case")
+export const PlateString = Schema.String.check(
+  Schema.makeFilter((s) => normalizePlate(s) === s || "plate must be AAA999 or AA999AA in upper case")
 )
 
 /** The vehicle fields every source provides (the stable part of the Vehicle response). */
 export const VehicleFacts = Schema.Struct({
   make: NonEmpty,
   model: NonEmpty,
-  year: Schema.NullOr(Schema.Int.pipe(Schema.between(1900, 2035))),
+  year: Schema.NullOr(Schema.Int.check(Schema.isBetween({ minimum: 1900, maximum: 2035 }))),
   firstRegistered: Schema.NullOr(CalendarDate),
-  totalOwners: Schema.Int.pipe(Schema.nonNegative()),
-  currentOwners: Schema.Int.pipe(Schema.nonNegative()),
+  totalOwners: NonNegativeInt,
+  currentOwners: NonNegativeInt,
   currentLocation: Schema.Struct({ city: Schema.NullOr(Schema.String), province: Schema.NullOr(Schema.String) }),
   locations: Schema.Array(Schema.String),
   sourceDate: CalendarDate,
-  modelImage: Schema.optionalWith(Schema.NullOr(Schema.String), { default: () => null })
-}).pipe(Schema.filter((v) => v.currentOwners <= v.totalOwners || "currentOwners cannot exceed totalOwners"))
+  // absent or undefined: null
+  modelImage: Schema.NullOr(Schema.String).pipe(Schema.withDecodingDefault(Effect.succeed(null)))
+}).check(Schema.makeFilter((v) => v.currentOwners <= v.totalOwners || "currentOwners cannot exceed totalOwners"))
 export type VehicleFacts = typeof VehicleFacts.Type
 
-export const RegistryVehicle = Schema.extend(
-  Schema.Struct({ kind: Schema.Literal("vehicle"), plate: PlateString }),
-  VehicleFacts
+// the owners check reads fields the registry line keeps: it stays
+export const RegistryVehicle = VehicleFacts.mapFields(
+  (fields) => ({ kind: Schema.Literal("vehicle"), plate: PlateString, ...fields }),
+  { unsafePreserveChecks: true }
 )
 export type RegistryVehicle = typeof RegistryVehicle.Type

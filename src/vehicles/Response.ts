@@ -23,14 +23,14 @@ export const VehicleData = Schema.Struct({
   vehicleType: Schema.optional(Schema.String),
   sandbox: Schema.optional(Schema.Literal(true)),
   scenario: Schema.optional(Schema.String),
-  debug: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
-}).annotations({ identifier: "VehicleData" })
+  debug: Schema.optional(Schema.Record(Schema.String, Schema.Unknown))
+}).annotate({ identifier: "VehicleData" })
 export type VehicleData = typeof VehicleData.Type
 
 export const VehicleResponse = Schema.Struct({
   success: Schema.Literal(true),
   found: Schema.Boolean,
   data: Schema.NullOr(VehicleData)
-}).annotations({ identifier: "VehicleResponse" })
+}).annotate({ identifier: "VehicleResponse" })
 export type VehicleResponse = typeof VehicleResponse.Type
 

@@ -2,8 +2,8 @@
  * Vehicle data held in PostgreSQL: the registry (imported) and the upstream cache. Concurrent
  * lookups share one query.
  */
-import { SqlClient } from "@effect/sql"
-import { Clock, Effect, Either } from "effect"
+import { Array as Arr, Clock, Context, Effect, Layer, Result } from "effect"
+import { SqlClient } from "effect/sql"
 import * as Batcher from "../platform/Batcher.js"
 import type { RegistryVehicle, VehicleFacts } from "./Records.js"
 
@@ -23,72 +23,69 @@ const LANES = 4
 const HOT_TTL_MS = 30_000
 const HOT_MAX = 20_000
 
-export class VehicleStore extends Effect.Service<VehicleStore>()("vda/VehicleStore", {
-  scoped: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+const make = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
 
-    const lookups = yield* Batcher.make({
-      key: Batcher.spreadOver(LANES),
-      process: (_lane, plates) =>
-        sql<StoredVehicle>`
-          select plate, source, found, facts, fetched_at from vehicles
-          where plate = any(${[...new Set(plates)]}::text[])`.pipe(
-          Effect.map((rows) => {
-            const byPlate = new Map(rows.map((row) => [row.plate, row]))
-            return plates.map((plate) => Either.right(byPlate.get(plate)))
-          })
-        )
-    })
-
-    const hot = new Map<string, { readonly row: StoredVehicle | undefined; readonly until: number }>()
-    const remember = (plate: string, row: StoredVehicle | undefined, now: number) => {
-      if (hot.size >= HOT_MAX) hot.delete(hot.keys().next().value!) // oldest first
-      hot.set(plate, { row, until: now + HOT_TTL_MS })
-    }
-
-    const recent = (plate: string, now: number) => {
-      const cached = hot.get(plate)
-      return cached !== undefined && cached.until > now ? cached : undefined
-    }
-
-    return {
-      find: (plate: string) =>
-        Effect.flatMap(Clock.currentTimeMillis, (now) => {
-          const cached = recent(plate, now)
-          if (cached !== undefined) return Effect.succeed(cached.row)
-          return lookups.submit(plate).pipe(
-            Effect.tap((row) => remember(plate, row, now)),
-            Effect.orDie
-          )
-        }),
-
-      /** Stores an upstream answer (a miss too); never overwrites registry data. */
-      cacheUpstream: (plate: string, facts: VehicleFacts | null, at: Date) =>
-        Effect.sync(() => hot.delete(plate)).pipe(Effect.zipRight(sql`
-          insert into vehicles (plate, source, found, facts, fetched_at)
-          values (${plate}, 'upstream', ${facts !== null}, ${facts === null ? null : JSON.stringify(facts)}, ${at})
-          on conflict (plate) do update set found = excluded.found, facts = excluded.facts, fetched_at = excluded.fetched_at
-          where vehicles.source = 'upstream'`), Effect.asVoid, Effect.orDie),
-
-      /** Adds or replaces registry vehicles (in the caller's transaction). */
-      importRegistry: (vehicles: ReadonlyArray<RegistryVehicle>, at: Date) =>
-        Effect.gen(function*() {
-          for (let i = 0; i < vehicles.length; i += 500) {
-            const rows = vehicles.slice(i, i + 500).map(({ kind: _kind, plate, ...facts }) => ({
-              plate,
-              source: "registry",
-              found: true,
-              facts: JSON.stringify(facts),
-              fetchedAt: at
-            }))
-            yield* sql`
-              insert into vehicles ${sql.insert(rows)}
-              on conflict (plate) do update set source = 'registry', found = true, facts = excluded.facts,
-                fetched_at = excluded.fetched_at`
-          }
-          hot.clear()
-          return vehicles.length
-        }).pipe(Effect.orDie)
-    }
+  const lookups = yield* Batcher.make({
+    key: Batcher.spreadOver(LANES),
+    process: (_lane, plates) =>
+      sql<StoredVehicle>`
+        select plate, source, found, facts, fetched_at from vehicles
+        where plate = any(${[...new Set(plates)]}::text[])`.pipe(
+        Effect.map((rows) => {
+          const byPlate = new Map(rows.map((row) => [row.plate, row]))
+          return plates.map((plate) => Result.succeed(byPlate.get(plate)))
+        })
+      )
   })
-}) {}
+
+  const hot = new Map<string, { readonly row: StoredVehicle | undefined; readonly until: number }>()
+  const remember = (plate: string, row: StoredVehicle | undefined, now: number) => {
+    if (hot.size >= HOT_MAX) hot.delete(hot.keys().next().value!) // oldest first
+    hot.set(plate, { row, until: now + HOT_TTL_MS })
+  }
+
+  return {
+    find: (plate: string) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        const cached = hot.get(plate)
+        if (cached !== undefined && cached.until > now) return Effect.succeed(cached.row)
+        return lookups.submit(plate).pipe(
+          Effect.tap((row) => Effect.sync(() => remember(plate, row, now))),
+          Effect.orDie
+        )
+      }),
+
+    /** Stores an upstream answer (a miss too); never overwrites registry data. */
+    cacheUpstream: (plate: string, facts: VehicleFacts | null, at: Date) =>
+      Effect.sync(() => hot.delete(plate)).pipe(Effect.andThen(sql`
+        insert into vehicles (plate, source, found, facts, fetched_at)
+        values (${plate}, 'upstream', ${facts !== null}, ${facts === null ? null : JSON.stringify(facts)}, ${at})
+        on conflict (plate) do update set found = excluded.found, facts = excluded.facts, fetched_at = excluded.fetched_at
+        where vehicles.source = 'upstream'`), Effect.asVoid, Effect.orDie),
+
+    /** Adds or replaces registry vehicles (in the caller's transaction). */
+    importRegistry: (vehicles: ReadonlyArray<RegistryVehicle>, at: Date) =>
+      Effect.gen(function*() {
+        for (const chunk of Arr.chunksOf(vehicles, 500)) {
+          const rows = Arr.map(chunk, ({ kind: _kind, plate, ...facts }) => ({
+            plate,
+            source: "registry",
+            found: true,
+            facts: JSON.stringify(facts),
+            fetchedAt: at
+          }))
+          yield* sql`
+            insert into vehicles ${sql.insert(rows)}
+            on conflict (plate) do update set source = 'registry', found = true, facts = excluded.facts,
+              fetched_at = excluded.fetched_at`
+        }
+        hot.clear()
+        return vehicles.length
+      }).pipe(Effect.orDie)
+  }
+})
+
+export class VehicleStore extends Context.Service<VehicleStore, Effect.Success<typeof make>>()("vda/VehicleStore", { make }) {
+  static readonly layer = Layer.effect(VehicleStore, make)
+}

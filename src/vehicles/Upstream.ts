@@ -13,8 +13,8 @@
  * Five failed lookups in a row open a circuit breaker for 30 s (UPSTREAM_BREAKER_*), after which one trial
  * lookup decides whether it closes.
  */
-import { HttpClient } from "@effect/platform"
-import { Data, Duration, Effect, Option, Schema } from "effect"
+import { Context, Data, Duration, Effect, Layer, Option, Schema } from "effect"
+import { HttpClient } from "effect/http"
 import type { RetryPolicy } from "../../workflows/shared.js"
 import * as CircuitBreaker from "../platform/CircuitBreaker.js"
 import { AppConfig } from "../platform/Config.js"
@@ -24,55 +24,57 @@ import { VehicleFacts } from "./Records.js"
 
 export class SourceUnavailable extends Data.TaggedError("SourceUnavailable")<{ readonly reason: string }> {}
 
-const Answer = Schema.Union(
+const Answer = Schema.Union([
   Schema.Struct({ found: Schema.Literal(true), vehicle: VehicleFacts }),
   Schema.Struct({ found: Schema.Literal(false) })
-)
+])
 
 class Transient extends Data.TaggedError("Transient")<{ readonly reason: string }> {}
 class Permanent extends Data.TaggedError("Permanent")<{ readonly reason: string }> {}
 
-export class VehicleUpstream extends Effect.Service<VehicleUpstream>()("vda/VehicleUpstream", {
-  effect: Effect.gen(function*() {
-    const config = yield* AppConfig
-    const client = yield* HttpClient.HttpClient
-    const { upstream } = config
-    const breaker = yield* CircuitBreaker.fromSettings(upstream)
-    const baseUrl = Option.map(config.vehicleUpstreamUrl, (url) => url.replace(/\/+$/, ""))
+const make = Effect.gen(function*() {
+  const config = yield* AppConfig
+  const client = yield* HttpClient.HttpClient
+  const { upstream } = config
+  const breaker = yield* CircuitBreaker.fromSettings(upstream)
+  const baseUrl = Option.map(config.vehicleUpstreamUrl, (url) => url.replace(/\/+$/, ""))
 
-    const decode = Schema.decodeUnknown(Answer)
+  const decode = Schema.decodeUnknownEffect(Answer)
 
-    const attempt = (url: string) =>
-      UpstreamCall.getJson(client, url, { deadline: Duration.millis(upstream.vehicleTimeoutMs), maxBytes: upstream.maxBodyBytes }).pipe(
-        Effect.mapError((e) => e.retryable ? new Transient({ reason: e.reason }) : new Permanent({ reason: e.reason })),
-        Effect.flatMap((reply): Effect.Effect<Option.Option<VehicleFacts>, Transient | Permanent> => {
-          if (reply.status === 404) return Effect.succeed(Option.none<VehicleFacts>())
-          if (reply.status >= 500) return Effect.fail(new Transient({ reason: `status ${reply.status}` }))
-          if (reply.status !== 200) return Effect.fail(new Permanent({ reason: `status ${reply.status}` }))
-          return decode(reply.body).pipe(
-            Effect.map((answer) => (answer.found ? Option.some(answer.vehicle) : Option.none())),
-            Effect.mapError(() => new Permanent({ reason: "unexpected response body" }))
+  const attempt = (url: string) =>
+    UpstreamCall.getJson(client, url, { deadline: Duration.millis(upstream.vehicleTimeoutMs), maxBytes: upstream.maxBodyBytes }).pipe(
+      Effect.mapError((e) => e.retryable ? new Transient({ reason: e.reason }) : new Permanent({ reason: e.reason })),
+      Effect.flatMap((reply): Effect.Effect<Option.Option<VehicleFacts>, Transient | Permanent> => {
+        if (reply.status === 404) return Effect.succeed(Option.none<VehicleFacts>())
+        if (reply.status >= 500) return Effect.fail(new Transient({ reason: `status ${reply.status}` }))
+        if (reply.status !== 200) return Effect.fail(new Permanent({ reason: `status ${reply.status}` }))
+        return decode(reply.body).pipe(
+          Effect.map((answer) => (answer.found ? Option.some(answer.vehicle) : Option.none())),
+          Effect.mapError(() => new Permanent({ reason: "unexpected response body" }))
+        )
+      })
+    )
+
+  return {
+    enabled: Option.isSome(baseUrl),
+    /** The upstream's answer for a plate, transient failures retried by `retry` if given; fails when it cannot be obtained. */
+    fetch: (plate: string, retry?: RetryPolicy): Effect.Effect<Option.Option<VehicleFacts>, SourceUnavailable> =>
+      Option.match(baseUrl, {
+        onNone: () => Effect.succeed(Option.none()),
+        onSome: (base) => {
+          const once = attempt(`${base}/vehicles/${encodeURIComponent(plate)}`)
+          const attempts = retry === undefined
+            ? once
+            : Effect.retry(once, { schedule: scheduleOf(retry), while: (e) => e._tag === "Transient" })
+          return attempts.pipe(
+            breaker,
+            Effect.mapError((e) => new SourceUnavailable({ reason: e._tag === "CircuitOpen" ? "circuit open" : e.reason }))
           )
-        })
-      )
+        }
+      })
+  }
+})
 
-    return {
-      enabled: Option.isSome(baseUrl),
-      /** The upstream's answer for a plate, transient failures retried by `retry` if given; fails when it cannot be obtained. */
-      fetch: (plate: string, retry?: RetryPolicy): Effect.Effect<Option.Option<VehicleFacts>, SourceUnavailable> =>
-        Option.match(baseUrl, {
-          onNone: () => Effect.succeed(Option.none()),
-          onSome: (base) => {
-            const once = attempt(`${base}/vehicles/${encodeURIComponent(plate)}`)
-            const attempts = retry === undefined
-              ? once
-              : Effect.retry(once, { schedule: scheduleOf(retry), while: (e) => e._tag === "Transient" })
-            return attempts.pipe(
-              breaker,
-              Effect.mapError((e) => new SourceUnavailable({ reason: e._tag === "CircuitOpen" ? "circuit open" : e.reason }))
-            )
-          }
-        })
-    }
-  })
-}) {}
+export class VehicleUpstream extends Context.Service<VehicleUpstream, Effect.Success<typeof make>>()("vda/VehicleUpstream", { make }) {
+  static readonly layer = Layer.effect(VehicleUpstream, make)
+}

@@ -7,7 +7,7 @@
  * caller accepts a vehicle search operation instead (charged when it is created), whose workflow
  * calls `search` to produce the same response.
  */
-import { Clock, Data, Effect, Either, Option } from "effect"
+import { Clock, Context, Data, Effect, Layer, Option, Result } from "effect"
 import { type RetryPolicy, VEHICLE_REQUEST_RETRY } from "../../workflows/shared.js"
 import { isPaidOrCustom, type Principal } from "../accounts/Domain.js"
 import { Catalog } from "../catalog/Catalog.js"
@@ -52,7 +52,6 @@ type Local =
   | { readonly _tag: "AskUpstream"; readonly stored: StoredVehicle | undefined }
 
 const found = (lookup: Lookup): Local => ({ _tag: "Found", lookup })
-const NOT_FOUND: VehicleResponse = { success: true, found: false, data: null }
 const SEARCH: Local = { _tag: "SearchAccepted" }
 
 const UPSTREAM_FRESH_MS = 7 * 24 * 3_600_000
@@ -63,205 +62,189 @@ const isFresh = (stored: StoredVehicle, now: number) =>
   now - stored.fetchedAt.getTime() < (stored.found ? UPSTREAM_FRESH_MS : UPSTREAM_MISS_FRESH_MS)
 
 const fromStore = (stored: StoredVehicle | undefined, stale: boolean, lookupMs: number): Lookup => ({
-  facts: Option.fromNullable(stored?.facts),
+  facts: Option.fromNullishOr(stored?.facts),
   source: stored?.source ?? "none",
   cache: "hit",
   lookupMs,
   ...(stale ? { stale } : {})
 })
 
-export class VehicleQuery extends Effect.Service<VehicleQuery>()("vda/VehicleQuery", {
-  effect: Effect.gen(function*() {
-    const store = yield* VehicleStore
-    const upstream = yield* VehicleUpstream
-    const catalog = yield* Catalog
-    const metering = yield* Metering
-    const config = yield* AppConfig
+const make = Effect.gen(function*() {
+  const store = yield* VehicleStore
+  const upstream = yield* VehicleUpstream
+  const catalog = yield* Catalog
+  const metering = yield* Metering
+  const config = yield* AppConfig
 
-    // A plain answer (no enrichment, no debug, outside the sandbox) depends only on the stored facts.
-    // The store's hot rows keep their facts object, so the answer built for it once is given again,
-    // as the same object, until the row is read afresh.
-    const plainAnswers = new WeakMap<VehicleFacts, VehicleResponse>()
-    const isPlain = (lookup: Lookup, params: VehicleQueryParams) =>
-      lookup.sandbox === undefined && params.debug !== true && params.codia !== true && params.sheet !== true &&
-      params.tires !== true && params.classification !== true
-    const sharedAnswerOf = (lookup: Lookup, params: VehicleQueryParams): VehicleResponse | undefined => {
-      if (!isPlain(lookup, params)) return undefined
-      return Option.isNone(lookup.facts) ? NOT_FOUND : plainAnswers.get(lookup.facts.value)
-    }
-    const rememberAnswer = (lookup: Lookup, params: VehicleQueryParams, response: VehicleResponse) => {
-      if (isPlain(lookup, params) && Option.isSome(lookup.facts)) plainAnswers.set(lookup.facts.value, response)
-    }
+  const elapsedSince = (started: number) => Effect.map(Clock.currentTimeMillis, (now) => now - started)
 
-    const elapsedSince = (started: number) => Effect.map(Clock.currentTimeMillis, (now) => now - started)
+  /**
+   * Asks the upstream (cache refreshed); a stale answer beats none when it is down. `retry` is
+   * the request's own policy; a search leaves retries to its workflow.
+   */
+  const fromUpstream = (plate: string, stored: StoredVehicle | undefined, started: number, retry?: RetryPolicy) =>
+    Effect.gen(function*() {
+      const answer = yield* upstream.fetch(plate, retry).pipe(
+        Effect.catchTag("SourceUnavailable", (e) => (stored?.found ? Effect.succeed(undefined) : Effect.fail(e)))
+      )
+      const lookupMs = yield* elapsedSince(started)
+      if (answer === undefined) return fromStore(stored, true, lookupMs)
+      yield* store.cacheUpstream(plate, Option.getOrNull(answer), new Date(yield* Clock.currentTimeMillis))
+      return { facts: answer, source: "upstream", cache: "miss", lookupMs } satisfies Lookup
+    })
 
-    /**
-     * Asks the upstream (cache refreshed); a stale answer beats none when it is down. `retry` is
-     * the request's own policy; a search leaves retries to its workflow.
-     */
-    const fromUpstream = (plate: string, stored: StoredVehicle | undefined, started: number, retry?: RetryPolicy) =>
-      Effect.gen(function*() {
-        const answer = yield* upstream.fetch(plate, retry).pipe(
-          Effect.catchTag("SourceUnavailable", (e) => (stored?.found ? Effect.succeed(undefined) : Effect.fail(e)))
-        )
-        const lookupMs = yield* elapsedSince(started)
-        if (answer === undefined) return fromStore(stored, true, lookupMs)
-        yield* store.cacheUpstream(plate, Option.getOrNull(answer), new Date(yield* Clock.currentTimeMillis))
-        return { facts: answer, source: "upstream", cache: "miss", lookupMs } satisfies Lookup
-      })
+  const fromSandbox = (plate: string, params: VehicleQueryParams, started: number) =>
+    Effect.gen(function*() {
+      const behaviour = sandboxBehaviour(plate, params.sandbox_scenario)
+      if (behaviour.scenario === "unavailable") {
+        return yield* new SourceUnavailable({ reason: "sandbox scenario unavailable" })
+      }
+      if (behaviour.cacheMiss) yield* Effect.sleep(config.sandboxLatencyMs)
+      const seed = params.sandbox_seed ?? null
+      const generated = behaviour.notFound ? undefined : generateVehicle(plate, seed ?? "", behaviour.scenario)
+      return {
+        facts: Option.fromNullishOr(generated?.facts),
+        source: "synthetic",
+        cache: behaviour.cacheMiss ? "miss" : "hit",
+        sandbox: { scenario: behaviour.scenario, seed, vehicleType: generated?.vehicleType ?? null },
+        lookupMs: yield* elapsedSince(started)
+      } satisfies Lookup
+    })
 
-    const fromSandbox = (plate: string, params: VehicleQueryParams, started: number) =>
-      Effect.gen(function*() {
-        const behaviour = sandboxBehaviour(plate, params.sandbox_scenario)
-        if (behaviour.scenario === "unavailable") {
-          return yield* new SourceUnavailable({ reason: "sandbox scenario unavailable" })
-        }
-        if (behaviour.cacheMiss) yield* Effect.sleep(config.sandboxLatencyMs)
-        const seed = params.sandbox_seed ?? null
-        const generated = behaviour.notFound ? undefined : generateVehicle(plate, seed ?? "", behaviour.scenario)
-        return {
-          facts: Option.fromNullable(generated?.facts),
-          source: "synthetic",
-          cache: behaviour.cacheMiss ? "miss" : "hit",
-          sandbox: { scenario: behaviour.scenario, seed, vehicleType: generated?.vehicleType ?? null },
-          lookupMs: yield* elapsedSince(started)
-        } satisfies Lookup
-      })
+  const enrich = (facts: VehicleFacts, params: VehicleQueryParams) =>
+    Effect.gen(function*() {
+      if (!params.codia && !params.sheet && !params.tires && !params.classification) return {}
+      const vehicle = { make: facts.make, model: facts.model, year: facts.year }
+      const id = yield* catalog.identify(vehicle)
+      return {
+        ...(params.codia ? { codia: codiaLookup(id) } : {}),
+        ...(params.sheet ? { sheet: sheetLookup(id) } : {}),
+        ...(params.classification ? { classification: classification(id, vehicle) } : {}),
+        ...(params.tires ? { tires: tires(id) } : {})
+      }
+    })
 
-    const enrich = (facts: VehicleFacts, params: VehicleQueryParams) =>
-      Effect.gen(function*() {
-        if (!params.codia && !params.sheet && !params.tires && !params.classification) return {}
-        const vehicle = { make: facts.make, model: facts.model, year: facts.year }
-        const id = yield* catalog.identify(vehicle)
-        return {
-          ...(params.codia ? { codia: codiaLookup(id) } : {}),
-          ...(params.sheet ? { sheet: sheetLookup(id) } : {}),
-          ...(params.classification ? { classification: classification(id, vehicle) } : {}),
-          ...(params.tires ? { tires: tires(id) } : {})
-        }
-      })
-
-    /** The Vehicle response for what the lookup found. */
-    const respond = (plate: string, lookup: Lookup, params: VehicleQueryParams, requestId: string) => {
-      const shared = sharedAnswerOf(lookup, params)
-      return shared !== undefined ? Effect.succeed(shared) : Effect.gen(function*() {
-        const started = yield* Clock.currentTimeMillis
-        const data: VehicleData | null = yield* Option.match(lookup.facts, {
-          onNone: () => Effect.succeed(null),
-          onSome: (facts) =>
-            Effect.map(enrich(facts, params), (enrichments): VehicleData => ({
-              plate,
-              ...facts,
-              ...enrichments,
-              ...(lookup.sandbox
-                ? {
-                  ...(lookup.sandbox.vehicleType ? { vehicleType: lookup.sandbox.vehicleType } : {}),
-                  sandbox: true as const,
-                  scenario: lookup.sandbox.scenario
-                }
-                : {})
-            }))
-        })
-        const debug = params.debug
-          ? {
-            requestId,
-            cache: lookup.cache,
-            source: lookup.source,
-            ...(lookup.stale ? { stale: true } : {}),
-            ...(lookup.sandbox ? { scenario: lookup.sandbox.scenario, seed: lookup.sandbox.seed } : {}),
-            timings: { lookupMs: lookup.lookupMs, enrichmentMs: yield* elapsedSince(started) }
-          }
-          : undefined
-        const response = {
-          success: true,
-          found: data !== null,
-          data: data !== null && debug !== undefined ? { ...data, debug } : data
-        } satisfies VehicleResponse
-        rememberAnswer(lookup, params, response)
-        return response
-      })
-    }
-
-    /** The plate, unless the query is refused as it stands (a plain check: no effect to run). */
-    const validate = (
-      principal: Principal,
-      rawPlate: string,
-      params: VehicleQueryParams
-    ): Either.Either<string, InvalidPlate | InvalidParameter | PaidPlanRequired> => {
-      const plate = normalizePlate(rawPlate)
-      if (plate === undefined) return Either.left(new InvalidPlate({ raw: rawPlate }))
-      if (principal.environment === "production") {
-        const sandboxOnly = (["sandbox_scenario", "sandbox_seed"] as const).filter((p) => params[p] !== undefined)
-        if (sandboxOnly.length > 0) {
-          return Either.left(new InvalidParameter({
-            message: `${sandboxOnly.join(" and ")} ${sandboxOnly.length > 1 ? "are" : "is"} accepted by the sandbox only`
+  /** The Vehicle response for what the lookup found. */
+  const respond = (plate: string, lookup: Lookup, params: VehicleQueryParams, requestId: string) =>
+    Effect.gen(function*() {
+      const started = yield* Clock.currentTimeMillis
+      const data: VehicleData | null = yield* Option.match(lookup.facts, {
+        onNone: () => Effect.succeed(null),
+        onSome: (facts) =>
+          Effect.map(enrich(facts, params), (enrichments): VehicleData => ({
+            plate,
+            ...facts,
+            ...enrichments,
+            ...(lookup.sandbox
+              ? {
+                ...(lookup.sandbox.vehicleType ? { vehicleType: lookup.sandbox.vehicleType } : {}),
+                sandbox: true as const,
+                scenario: lookup.sandbox.scenario
+              }
+              : {})
           }))
+      })
+      const debug = params.debug
+        ? {
+          requestId,
+          cache: lookup.cache,
+          source: lookup.source,
+          ...(lookup.stale ? { stale: true } : {}),
+          ...(lookup.sandbox ? { scenario: lookup.sandbox.scenario, seed: lookup.sandbox.seed } : {}),
+          timings: { lookupMs: lookup.lookupMs, enrichmentMs: yield* elapsedSince(started) }
         }
-      }
-      const paid = [
-        ...(["codia", "sheet", "tires"] as const).filter((option) => params[option] === true),
-        ...(params.onMiss !== undefined ? ["onMiss"] : [])
-      ]
-      if (paid.length > 0 && !isPaidOrCustom(principal.entitlements.plan)) {
-        return Either.left(new PaidPlanRequired({ options: paid }))
-      }
-      return Either.right(plate)
-    }
+        : undefined
+      return {
+        success: true,
+        found: data !== null,
+        data: data !== null && debug !== undefined ? { ...data, debug } : data
+      } satisfies VehicleResponse
+    })
 
-    /** What can be answered without asking the source, or what the query must do instead. */
-    const findLocally = (principal: Principal, plate: string, params: VehicleQueryParams, started: number): Effect.Effect<Local, SourceUnavailable> => {
-      if (principal.environment === "sandbox") {
-        const behaviour = sandboxBehaviour(plate, params.sandbox_scenario)
-        if (behaviour.cacheMiss && behaviour.scenario !== "unavailable" && params.onMiss === "search") return Effect.succeed(SEARCH)
-        return Effect.map(fromSandbox(plate, params, started), found)
+  /** The plate, unless the query is refused as it stands (a plain check: no effect to run). */
+  const validate = (
+    principal: Principal,
+    rawPlate: string,
+    params: VehicleQueryParams
+  ): Result.Result<string, InvalidPlate | InvalidParameter | PaidPlanRequired> => {
+    const plate = normalizePlate(rawPlate)
+    if (plate === undefined) return Result.fail(new InvalidPlate({ raw: rawPlate }))
+    if (principal.environment === "production") {
+      const sandboxOnly = (["sandbox_scenario", "sandbox_seed"] as const).filter((p) => params[p] !== undefined)
+      if (sandboxOnly.length > 0) {
+        return Result.fail(new InvalidParameter({
+          message: `${sandboxOnly.join(" and ")} ${sandboxOnly.length > 1 ? "are" : "is"} accepted by the sandbox only`
+        }))
       }
-      return Effect.flatMap(store.find(plate), (stored) => Effect.map(elapsedSince(started), (ms) => localOf(stored, params, started, ms)))
     }
+    const paid = [
+      ...(["codia", "sheet", "tires"] as const).filter((option) => params[option] === true),
+      ...(params.onMiss !== undefined ? ["onMiss"] : [])
+    ]
+    if (paid.length > 0 && !isPaidOrCustom(principal.entitlements.plan)) {
+      return Result.fail(new PaidPlanRequired({ options: paid }))
+    }
+    return Result.succeed(plate)
+  }
 
-    /** What a stored row (or its absence) answers, `lookupMs` after the lookup started. */
-    const localOf = (stored: StoredVehicle | undefined, params: VehicleQueryParams, started: number, lookupMs: number): Local => {
-      if (stored !== undefined && isFresh(stored, started)) return found(fromStore(stored, false, lookupMs))
+  /** What can be answered without asking the source, or what the query must do instead. */
+  const findLocally = (principal: Principal, plate: string, params: VehicleQueryParams, started: number): Effect.Effect<Local, SourceUnavailable> => {
+    if (principal.environment === "sandbox") {
+      const behaviour = sandboxBehaviour(plate, params.sandbox_scenario)
+      if (behaviour.cacheMiss && behaviour.scenario !== "unavailable" && params.onMiss === "search") return Effect.succeed(SEARCH)
+      return Effect.map(fromSandbox(plate, params, started), found)
+    }
+    return Effect.flatMap(store.find(plate), (stored): Effect.Effect<Local> => {
+      if (stored !== undefined && isFresh(stored, started)) {
+        return Effect.map(elapsedSince(started), (ms) => found(fromStore(stored, false, ms)))
+      }
       if (!upstream.enabled) {
-        return found(stored !== undefined ? fromStore(stored, true, lookupMs) : { facts: Option.none(), source: "none", cache: "miss", lookupMs })
+        return Effect.map(elapsedSince(started), (ms) =>
+          found(stored !== undefined ? fromStore(stored, true, ms) : { facts: Option.none(), source: "none", cache: "miss", lookupMs: ms }))
       }
-      return params.onMiss === "search" ? SEARCH : { _tag: "AskUpstream", stored }
-    }
+      return Effect.succeed(params.onMiss === "search" ? SEARCH : { _tag: "AskUpstream", stored })
+    })
+  }
 
-    /**
-     * Answers a query (charging one plate query last), or says a vehicle search must be accepted
-     * (`onMiss=search` with a plate the source must be asked for).
-     */
-    const run = (principal: Principal, rawPlate: string, params: VehicleQueryParams, version: ApiVersion = "v2") =>
-      Effect.gen(function*() {
-        const plate = yield* validate(principal, rawPlate, params)
-        const started = yield* Clock.currentTimeMillis
-        const local = yield* findLocally(principal, plate, params, started)
-        if (local._tag === "SearchAccepted") return { _tag: "SearchAccepted", plate } satisfies QueryOutcome
-        let lookup: Lookup
-        if (local._tag === "Found") {
-          lookup = local.lookup
-        } else {
-          // refuse before calling the upstream for a request that could not be charged anyway
-          yield* metering.precheck(Charges.plateQuery(principal, plate, started))
-          lookup = yield* fromUpstream(plate, local.stored, started, VEHICLE_REQUEST_RETRY)
-        }
-        const response = yield* respond(plate, lookup, params, yield* RequestId)
-        yield* metering.consume(Charges.plateQuery(principal, plate, yield* Clock.currentTimeMillis, version))
-        return { _tag: "Answered", response } satisfies QueryOutcome
-      })
+  /**
+   * Answers a query (charging one plate query last), or says a vehicle search must be accepted
+   * (`onMiss=search` with a plate the source must be asked for).
+   */
+  const run = (principal: Principal, rawPlate: string, params: VehicleQueryParams, version: ApiVersion = "v2") =>
+    Effect.gen(function*() {
+      const plate = yield* Effect.fromResult(validate(principal, rawPlate, params))
+      const started = yield* Clock.currentTimeMillis
+      const local = yield* findLocally(principal, plate, params, started)
+      if (local._tag === "SearchAccepted") return { _tag: "SearchAccepted", plate } satisfies QueryOutcome
+      let lookup: Lookup
+      if (local._tag === "Found") {
+        lookup = local.lookup
+      } else {
+        // refuse before calling the upstream for a request that could not be charged anyway
+        yield* metering.precheck(Charges.plateQuery(principal, plate, started))
+        lookup = yield* fromUpstream(plate, local.stored, started, VEHICLE_REQUEST_RETRY)
+      }
+      const response = yield* respond(plate, lookup, params, yield* RequestId)
+      yield* metering.consume(Charges.plateQuery(principal, plate, yield* Clock.currentTimeMillis, version))
+      return { _tag: "Answered", response } satisfies QueryOutcome
+    })
 
-    /** The search a vehicle operation runs: waits for the source; charges nothing (done at acceptance). */
-    const search = (environment: Environment, plate: string, params: VehicleQueryParams, requestId: string) =>
-      Effect.gen(function*() {
-        const started = yield* Clock.currentTimeMillis
-        const lookup = environment === "sandbox"
-          ? yield* fromSandbox(plate, params, started)
-          : yield* Effect.flatMap(store.find(plate), (stored) =>
-            upstream.enabled ? fromUpstream(plate, stored, started) : Effect.succeed(fromStore(stored, false, 0)))
-        return yield* respond(plate, lookup, params, requestId)
-      })
+  /** The search a vehicle operation runs: waits for the source; charges nothing (done at acceptance). */
+  const search = (environment: Environment, plate: string, params: VehicleQueryParams, requestId: string) =>
+    Effect.gen(function*() {
+      const started = yield* Clock.currentTimeMillis
+      const lookup = environment === "sandbox"
+        ? yield* fromSandbox(plate, params, started)
+        : yield* Effect.flatMap(store.find(plate), (stored) =>
+          upstream.enabled ? fromUpstream(plate, stored, started) : Effect.succeed(fromStore(stored, false, 0)))
+      return yield* respond(plate, lookup, params, requestId)
+    })
 
-    return { run, search }
-  }),
-  dependencies: [VehicleStore.Default, VehicleUpstream.Default, Catalog.Default]
-}) {}
+  return { run, search }
+})
+
+export class VehicleQuery extends Context.Service<VehicleQuery, Effect.Success<typeof make>>()("vda/VehicleQuery", { make }) {
+  static readonly layer = Layer.effect(VehicleQuery, make).pipe(
+    Layer.provide([VehicleStore.layer, VehicleUpstream.layer, Catalog.layer])
+  )
+}

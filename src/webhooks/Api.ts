@@ -1,8 +1,8 @@
 /**
  * Contract of the webhook endpoints: configuration, deliveries log and test event.
  */
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { ApiKeyAuth } from "../accounts/Security.js"
 import { DateTimeUtc, NonNegativeInt } from "../platform/Schemas.js"
 
@@ -10,21 +10,20 @@ export const WebhookConfig = Schema.Struct({
   url: Schema.NullOr(Schema.String),
   enabled: Schema.Boolean,
   secret: Schema.String
-}).annotations({ identifier: "WebhookConfig" })
+}).annotate({ identifier: "WebhookConfig" })
 export type WebhookConfig = typeof WebhookConfig.Type
 
 export const WebhookConfigUpdate = Schema.Struct({
   url: Schema.optional(Schema.NullOr(Schema.String)),
   enabled: Schema.optional(Schema.Boolean),
   rotateSecret: Schema.optional(Schema.Boolean)
-}).annotations({
+}).annotate({
   identifier: "WebhookConfigUpdate",
-  parseOptions: { onExcessProperty: "error" },
   description: "Every field optional; omitted ones are kept. `url: null` removes the URL and disables the webhook."
 })
 export type WebhookConfigUpdate = typeof WebhookConfigUpdate.Type
 
-export const EventType = Schema.Literal("modules.completed", "modules.failed", "vehicle.completed", "vehicle.failed", "webhook.test")
+export const EventType = Schema.Literals(["modules.completed", "modules.failed", "vehicle.completed", "vehicle.failed", "webhook.test"])
 export type EventType = typeof EventType.Type
 
 export const WebhookEvent = Schema.Struct({
@@ -32,35 +31,35 @@ export const WebhookEvent = Schema.Struct({
   type: EventType,
   apiVersion: Schema.Literal("v2"),
   createdAt: DateTimeUtc,
-  data: Schema.Union(Schema.Struct({ message: Schema.String }), Schema.Record({ key: Schema.String, value: Schema.Unknown }))
-}).annotations({ identifier: "WebhookEvent", description: "`data` is the Operation as polled, or `{message}` for webhook.test" })
+  data: Schema.Union([Schema.Struct({ message: Schema.String }), Schema.Record(Schema.String, Schema.Unknown)])
+}).annotate({ identifier: "WebhookEvent", description: "`data` is the Operation as polled, or `{message}` for webhook.test" })
 export type WebhookEvent = typeof WebhookEvent.Type
 
 export const Delivery = Schema.Struct({
   id: Schema.String,
   event: Schema.String,
-  apiVersion: Schema.Literal("v1", "v2"),
-  status: Schema.Literal("pending", "processed", "failed"),
+  apiVersion: Schema.Literals(["v1", "v2"]),
+  status: Schema.Literals(["pending", "processed", "failed"]),
   attempts: NonNegativeInt,
   responseStatus: Schema.NullOr(Schema.Number),
   nextAttemptAt: DateTimeUtc,
   createdAt: DateTimeUtc,
-  payload: Schema.Unknown.annotations({ description: "The event as sent: a WebhookEvent for v2, the unchanged v1 event for v1" })
-}).annotations({ identifier: "Delivery" })
+  payload: Schema.Unknown.annotate({ description: "The event as sent: a WebhookEvent for v2, the unchanged v1 event for v1" })
+}).annotate({ identifier: "Delivery" })
 export type Delivery = typeof Delivery.Type
 
 export const DeliveriesList = Schema.Struct({
   deliveries: Schema.Array(Delivery),
   limit: NonNegativeInt,
   offset: NonNegativeInt
-}).annotations({ identifier: "DeliveriesList" })
+}).annotate({ identifier: "DeliveriesList" })
 
 /** A query-string integer in plain decimal digits (no `1e3`, no `0x10`, no `2.0`), within bounds. */
 const boundedInt = (name: string, min: number, max: number) =>
-  Schema.compose(
-    Schema.String.pipe(Schema.pattern(/^-?\d{1,9}$/, { message: () => `${name} must be an integer` })),
-    Schema.NumberFromString
-  ).pipe(Schema.between(min, max, { message: () => `${name} must be between ${min} and ${max}` }))
+  Schema.String.check(Schema.isPattern(/^-?\d{1,9}$/, { message: `${name} must be an integer` })).pipe(
+    Schema.decodeTo(Schema.NumberFromString),
+    Schema.check(Schema.isBetween({ minimum: min, maximum: max }, { message: `${name} must be between ${min} and ${max}` }))
+  )
 
 export const DeliveriesQuery = Schema.Struct({
   limit: Schema.optional(boundedInt("limit", 1, 100)),
@@ -70,19 +69,18 @@ export const DeliveriesQuery = Schema.Struct({
 export const TestDelivery = Schema.Struct({
   id: Schema.String,
   status: Schema.Literal("pending")
-}).annotations({ identifier: "TestDelivery" })
+}).annotate({ identifier: "TestDelivery" })
 
 export class WebhooksApi extends HttpApiGroup.make("webhooks")
   .add(
-    HttpApiEndpoint.get("getWebhookConfig", "/v2/webhooks/config")
-      .addSuccess(WebhookConfig)
+    HttpApiEndpoint.get("getWebhookConfig", "/v2/webhooks/config", { success: WebhookConfig })
       .annotate(OpenApi.Summary, "Webhook configuration")
       .annotate(OpenApi.Description, "URL, activation and signing secret of this environment (shared with v1).")
   )
   .add(
-    HttpApiEndpoint.patch("updateWebhookConfig", "/v2/webhooks/config")
-      .setPayload(WebhookConfigUpdate)
-      .addSuccess(WebhookConfig)
+    HttpApiEndpoint.patch("updateWebhookConfig", "/v2/webhooks/config", { payload: WebhookConfigUpdate, success: WebhookConfig })
+      // a field the update does not know (`secret`, say) is refused rather than ignored
+      .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error" })
       .annotate(OpenApi.Summary, "Change the webhook configuration")
       .annotate(
         OpenApi.Description,
@@ -90,15 +88,12 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
       )
   )
   .add(
-    HttpApiEndpoint.get("listWebhookDeliveries", "/v2/webhooks/deliveries")
-      .setUrlParams(DeliveriesQuery)
-      .addSuccess(DeliveriesList)
+    HttpApiEndpoint.get("listWebhookDeliveries", "/v2/webhooks/deliveries", { query: DeliveriesQuery, success: DeliveriesList })
       .annotate(OpenApi.Summary, "Deliveries log")
       .annotate(OpenApi.Description, "Recent v1 and v2 deliveries of this environment, newest first (`limit` 1–100, default 25; `offset` 0–10000).")
   )
   .add(
-    HttpApiEndpoint.post("sendWebhookTest", "/v2/webhooks/test")
-      .addSuccess(TestDelivery, { status: 202 })
+    HttpApiEndpoint.post("sendWebhookTest", "/v2/webhooks/test", { success: TestDelivery.pipe(HttpApiSchema.status(202)) })
       .annotate(OpenApi.Summary, "Send a test event")
       .annotate(OpenApi.Description, "Sends a `webhook.test` event through the delivery path. Needs a URL and an enabled webhook (else 400).")
   )

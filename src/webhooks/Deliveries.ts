@@ -10,8 +10,8 @@
  * until the last attempt, which leaves it `failed`.
  */
 import { randomUUID } from "node:crypto"
-import { Headers, HttpTraceContext } from "@effect/platform"
-import { Clock, Data, Effect, Option, Schema, type Tracer } from "effect"
+import { Clock, Context, Data, Effect, Layer, Option, Result, Schema, type Tracer } from "effect"
+import { Headers, HttpTraceContext } from "effect/http"
 import { type DeliveryStatus, FIRST_SERIES, type RetryPolicy, retryDelayMs } from "../../workflows/shared.js"
 import { Operation } from "../operations/Api.js"
 import { toOperation } from "../operations/Operations.js"
@@ -112,192 +112,194 @@ const deliveryAnnotations = (delivery: DeliveryRow) => ({
 const causeLinkOf = (delivery: DeliveryRow): Array<Tracer.SpanLink> => {
   if (delivery.traceParent === null) return []
   const cause = HttpTraceContext.w3c(Headers.fromInput({ traceparent: delivery.traceParent }))
-  return Option.isSome(cause) ? [{ _tag: "SpanLink", span: cause.value, attributes: { "vda.link": "caused_by" } }] : []
+  return Option.isSome(cause) ? [{ span: cause.value, attributes: { "vda.link": "caused_by" } }] : []
 }
 
-export class WebhookDeliveries extends Effect.Service<WebhookDeliveries>()("vda/WebhookDeliveries", {
-  effect: Effect.gen(function*() {
-    const repo = yield* WebhooksRepo
-    const operations = yield* OperationsRepo
-    const config = yield* AppConfig
+const make = Effect.gen(function*() {
+  const repo = yield* WebhooksRepo
+  const operations = yield* OperationsRepo
+  const config = yield* AppConfig
 
-    const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
+  const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
 
-    /** Records an event (its body built from its id and time) and its pending delivery; returns the delivery id. */
-    const record = (input: {
-      readonly accountId: string
-      readonly environment: Environment
-      readonly apiVersion: "v1" | "v2"
-      readonly type: EventType | V1EventType
-      readonly operationId: string | null
-      readonly sendsWhenDisabled?: boolean
-      readonly body: (eventId: string, at: Date) => unknown
-    }) =>
-      Effect.gen(function*() {
-        const at = yield* now
-        const id = randomUUID()
-        const cause = yield* Effect.option(Effect.currentSpan)
-        return yield* repo.insertDelivery({
-          id,
-          accountId: input.accountId,
-          environment: input.environment,
-          apiVersion: input.apiVersion,
-          eventType: input.type,
-          operationId: input.operationId,
-          body: JSON.stringify(input.body(`evt_${id}`, at)),
-          sendsWhenDisabled: input.sendsWhenDisabled ?? false,
-          createdAt: at,
-          traceParent: Option.isSome(cause) && isRecordedSpan(cause.value) ? HttpTraceContext.toHeaders(cause.value).traceparent ?? null : null
-        })
+  /** Records an event (its body built from its id and time) and its pending delivery; returns the delivery id. */
+  const record = (input: {
+    readonly accountId: string
+    readonly environment: Environment
+    readonly apiVersion: "v1" | "v2"
+    readonly type: EventType | V1EventType
+    readonly operationId: string | null
+    readonly sendsWhenDisabled?: boolean
+    readonly body: (eventId: string, at: Date) => unknown
+  }) =>
+    Effect.gen(function*() {
+      const at = yield* now
+      const id = randomUUID()
+      const cause = yield* Effect.option(Effect.currentSpan)
+      return yield* repo.insertDelivery({
+        id,
+        accountId: input.accountId,
+        environment: input.environment,
+        apiVersion: input.apiVersion,
+        eventType: input.type,
+        operationId: input.operationId,
+        body: JSON.stringify(input.body(`evt_${id}`, at)),
+        sendsWhenDisabled: input.sendsWhenDisabled ?? false,
+        createdAt: at,
+        traceParent: Option.isSome(cause) && isRecordedSpan(cause.value) ? HttpTraceContext.toHeaders(cause.value).traceparent ?? null : null
       })
+    })
 
-    /**
-     * The event step of an operation's workflow: when the operation is final and the webhook is
-     * enabled with a URL, records its event (once) and returns the delivery to start.
-     */
-    const emitForOperation = (operationId: string) =>
-      Effect.gen(function*() {
-        const row = Option.getOrUndefined(yield* operations.find(operationId))
-        if (row === undefined || row.status === "queued" || row.status === "processing") return null
-        const webhook = Option.getOrUndefined(yield* repo.findConfig(row.accountId, row.environment))
-        if (webhook === undefined || !webhook.enabled || webhook.url === null) return null
-        const modules = row.kind === "vehicle" ? [] : yield* operations.modules(operationId)
-        return yield* record({
-          accountId: row.accountId,
-          environment: row.environment,
-          apiVersion: row.apiVersion,
-          operationId,
-          ...eventOf(row, modules)
-        })
+  /**
+   * The event step of an operation's workflow: when the operation is final and the webhook is
+   * enabled with a URL, records its event (once) and returns the delivery to start.
+   */
+  const emitForOperation = (operationId: string) =>
+    Effect.gen(function*() {
+      const row = Option.getOrUndefined(yield* operations.find(operationId))
+      if (row === undefined || row.status === "queued" || row.status === "processing") return null
+      const webhook = Option.getOrUndefined(yield* repo.findConfig(row.accountId, row.environment))
+      if (webhook === undefined || !webhook.enabled || webhook.url === null) return null
+      const modules = row.kind === "vehicle" ? [] : yield* operations.modules(operationId)
+      return yield* record({
+        accountId: row.accountId,
+        environment: row.environment,
+        apiVersion: row.apiVersion,
+        operationId,
+        ...eventOf(row, modules)
       })
+    })
 
-    const recordTest = (accountId: string, environment: Environment) =>
-      record({
-        accountId,
-        environment,
-        apiVersion: "v2",
-        type: "webhook.test",
-        operationId: null,
-        body: v2Event("webhook.test", { message: "This is a test event from the Vehicle Data API" })
-      })
+  const recordTest = (accountId: string, environment: Environment) =>
+    record({
+      accountId,
+      environment,
+      apiVersion: "v2",
+      type: "webhook.test",
+      operationId: null,
+      body: v2Event("webhook.test", { message: "This is a test event from the Vehicle Data API" })
+    })
 
-    /** v1's test: a sample `report.completed`, sent even while the webhook is disabled. */
-    const recordV1Test = (accountId: string, environment: Environment) =>
-      record({
-        accountId,
-        environment,
-        apiVersion: "v1",
-        type: "report.completed",
-        operationId: null,
-        sendsWhenDisabled: true,
-        body: v1ReportTestEvent
-      })
+  /** v1's test: a sample `report.completed`, sent even while the webhook is disabled. */
+  const recordV1Test = (accountId: string, environment: Environment) =>
+    record({
+      accountId,
+      environment,
+      apiVersion: "v1",
+      type: "report.completed",
+      operationId: null,
+      sendsWhenDisabled: true,
+      body: v1ReportTestEvent
+    })
 
-    /**
-     * Attempt number `attempt` (1-based) of a delivery, with the engine's retry `policy`; fails
-     * with DeliveryFailed unless the endpoint answered 2xx.
-     */
-    const attempt = (input: AttemptInput) =>
-      Effect.flatMap(repo.findDelivery(input.deliveryId), (found) => {
-        const delivery = Option.getOrUndefined(found)
-        if (delivery === undefined) return Effect.succeed<DeliveryStatus>("failed")
-        // a straggler of a series the delivery was resent after: that series is over
-        if (delivery.series !== (input.series ?? FIRST_SERIES)) return Effect.succeed<DeliveryStatus>("failed")
-        if (delivery.status !== "pending") return Effect.succeed(delivery.status) // an attempt already settled it
-        // the engine counts from 1 again when it starts the series over (a workflow its server
-        // lost): the attempts already made count, so the limit holds across restarts
-        const number = Math.max(input.attempt, delivery.attempts + 1)
-        return attemptPending({ ...input, attempt: number }, delivery).pipe(
-          Effect.tapBoth({ onFailure: () => Effect.sync(() => countAttempt("failed")), onSuccess: () => Effect.sync(() => countAttempt("delivered")) }),
-          Effect.withSpan("webhook.delivery.attempt", {
-            kind: "client",
-            attributes: {
-              "vda.delivery_id": delivery.id,
-              "vda.attempt": number,
-              "vda.delivery_series": delivery.series,
-              "vda.event_type": delivery.eventType,
-              ...(delivery.operationId === null ? {} : { "vda.operation_id": delivery.operationId })
-            },
-            links: causeLinkOf(delivery)
-          }),
-          Effect.annotateLogs(deliveryAnnotations(delivery))
-        )
-      })
+  /**
+   * Attempt number `attempt` (1-based) of a delivery, with the engine's retry `policy`; fails
+   * with DeliveryFailed unless the endpoint answered 2xx.
+   */
+  const attempt = (input: AttemptInput) =>
+    Effect.flatMap(repo.findDelivery(input.deliveryId), (found) => {
+      const delivery = Option.getOrUndefined(found)
+      if (delivery === undefined) return Effect.succeed<DeliveryStatus>("failed")
+      // a straggler of a series the delivery was resent after: that series is over
+      if (delivery.series !== (input.series ?? FIRST_SERIES)) return Effect.succeed<DeliveryStatus>("failed")
+      if (delivery.status !== "pending") return Effect.succeed(delivery.status) // an attempt already settled it
+      // the engine counts from 1 again when it starts the series over (a workflow its server
+      // lost): the attempts already made count, so the limit holds across restarts
+      const number = Math.max(input.attempt, delivery.attempts + 1)
+      return attemptPending({ ...input, attempt: number }, delivery).pipe(
+        Effect.tap(() => Effect.sync(() => countAttempt("delivered"))),
+        Effect.tapError(() => Effect.sync(() => countAttempt("failed"))),
+        Effect.withSpan("webhook.delivery.attempt", {
+          kind: "client",
+          attributes: {
+            "vda.delivery_id": delivery.id,
+            "vda.attempt": number,
+            "vda.delivery_series": delivery.series,
+            "vda.event_type": delivery.eventType,
+            ...(delivery.operationId === null ? {} : { "vda.operation_id": delivery.operationId })
+          },
+          links: causeLinkOf(delivery)
+        }),
+        Effect.annotateLogs(deliveryAnnotations(delivery))
+      )
+    })
 
-    const attemptPending = (input: AttemptInput, delivery: DeliveryRow) =>
-      Effect.gen(function*() {
-        const at = yield* now
-        const last = input.policy.maximumAttempts > 0 && input.attempt >= input.policy.maximumAttempts
-        const fail = (message: string, responseStatus: number | null, retryable: boolean) =>
-          Effect.gen(function*() {
-            const final = last || !retryable
-            const recorded = yield* repo.recordAttempt(input.deliveryId, {
-              series: delivery.series,
-              attempts: input.attempt,
-              status: final ? "failed" : "pending",
-              responseStatus,
-              lastError: message,
-              nextAttemptAt: final ? at : new Date(at.getTime() + retryDelayMs(input.policy, input.attempt)),
-              at
-            })
-            // the attempt was made either way; its end is told only by the attempt that ended it
-            yield* logAttempt(input.attempt, responseStatus, message)
-            if (recorded && final) yield* logSettled("failed", input.attempt, responseStatus === null ? message : `HTTP ${responseStatus}`)
-            return yield* new DeliveryFailed({ message, retryable: retryable && !last })
+  const attemptPending = (input: AttemptInput, delivery: DeliveryRow) =>
+    Effect.gen(function*() {
+      const at = yield* now
+      const last = input.policy.maximumAttempts > 0 && input.attempt >= input.policy.maximumAttempts
+      const fail = (message: string, responseStatus: number | null, retryable: boolean) =>
+        Effect.gen(function*() {
+          const final = last || !retryable
+          const recorded = yield* repo.recordAttempt(input.deliveryId, {
+            series: delivery.series,
+            attempts: input.attempt,
+            status: final ? "failed" : "pending",
+            responseStatus,
+            lastError: message,
+            nextAttemptAt: final ? at : new Date(at.getTime() + retryDelayMs(input.policy, input.attempt)),
+            at
           })
-
-        const webhook = Option.getOrUndefined(yield* repo.findConfig(delivery.accountId, delivery.environment))
-        if (webhook === undefined || webhook.url === null || (!webhook.enabled && !delivery.sendsWhenDisabled)) {
-          return yield* fail("the webhook is disabled or has no URL", null, false)
-        }
-        const url = yield* checkUrlSyntax(webhook.url).pipe(Effect.either)
-        if (url._tag === "Left") return yield* fail(url.left.reason, null, false)
-        const timestamp = String(Math.floor(at.getTime() / 1000))
-        const answer = yield* send({
-          url: webhook.url,
-          body: delivery.body,
-          headers: {
-            "x-service-signature": signWebhook(webhook.secret, timestamp, delivery.body),
-            "x-service-timestamp": timestamp,
-            "x-service-event": `${delivery.apiVersion}.${delivery.eventType}`,
-            "x-service-delivery": delivery.id,
-            "user-agent": "vehicle-data-api-webhooks"
-          }
-        }, { allowPrivate: config.webhookAllowPrivateNetworks, ...config.webhookAttempt })
-        yield* Effect.annotateCurrentSpan("http.response.status_code", answer._tag === "NoAnswer" ? 0 : answer.status)
-        if (answer._tag === "NoAnswer") return yield* fail(answer.reason, null, true)
-        if (answer.status < 200 || answer.status >= 300) return yield* fail(`the endpoint answered ${answer.status}`, answer.status, true)
-        const recorded = yield* repo.recordAttempt(input.deliveryId, {
-          series: delivery.series,
-          attempts: input.attempt,
-          status: "processed",
-          responseStatus: answer.status,
-          lastError: null,
-          nextAttemptAt: at,
-          at
+          // the attempt was made either way; its end is told only by the attempt that ended it
+          yield* logAttempt(input.attempt, responseStatus, message)
+          if (recorded && final) yield* logSettled("failed", input.attempt, responseStatus === null ? message : `HTTP ${responseStatus}`)
+          return yield* new DeliveryFailed({ message, retryable: retryable && !last })
         })
-        yield* logAttempt(input.attempt, answer.status, null)
-        if (recorded) yield* logSettled("processed", input.attempt)
-        return "processed" as DeliveryStatus
-      })
 
-    /**
-     * Ends a delivery still pending in `series` `failed` (that series' workflow is gone, or its
-     * attempts ran out); a delivery resent since is left to its new series.
-     */
-    const settle = (deliveryId: string, series: number | undefined, reason: string) =>
-      Effect.gen(function*() {
-        const settled = yield* repo.settle(deliveryId, series ?? FIRST_SERIES, reason, yield* now)
-        if (!settled) return false
-        // rare (the attempts failed inside the activity, or its workflow is gone): read back for its log line
-        const delivery = Option.getOrUndefined(yield* repo.findDelivery(deliveryId))
-        yield* logSettled("failed", delivery?.attempts ?? 0, reason).pipe(
-          Effect.annotateLogs(delivery === undefined ? { deliveryId } : deliveryAnnotations(delivery))
-        )
-        return true
+      const webhook = Option.getOrUndefined(yield* repo.findConfig(delivery.accountId, delivery.environment))
+      if (webhook === undefined || webhook.url === null || (!webhook.enabled && !delivery.sendsWhenDisabled)) {
+        return yield* fail("the webhook is disabled or has no URL", null, false)
+      }
+      const url = yield* checkUrlSyntax(webhook.url).pipe(Effect.result)
+      if (Result.isFailure(url)) return yield* fail(url.failure.reason, null, false)
+      const timestamp = String(Math.floor(at.getTime() / 1000))
+      const answer = yield* send({
+        url: webhook.url,
+        body: delivery.body,
+        headers: {
+          "x-service-signature": signWebhook(webhook.secret, timestamp, delivery.body),
+          "x-service-timestamp": timestamp,
+          "x-service-event": `${delivery.apiVersion}.${delivery.eventType}`,
+          "x-service-delivery": delivery.id,
+          "user-agent": "vehicle-data-api-webhooks"
+        }
+      }, { allowPrivate: config.webhookAllowPrivateNetworks, ...config.webhookAttempt })
+      yield* Effect.annotateCurrentSpan("http.response.status_code", answer._tag === "NoAnswer" ? 0 : answer.status)
+      if (answer._tag === "NoAnswer") return yield* fail(answer.reason, null, true)
+      if (answer.status < 200 || answer.status >= 300) return yield* fail(`the endpoint answered ${answer.status}`, answer.status, true)
+      const recorded = yield* repo.recordAttempt(input.deliveryId, {
+        series: delivery.series,
+        attempts: input.attempt,
+        status: "processed",
+        responseStatus: answer.status,
+        lastError: null,
+        nextAttemptAt: at,
+        at
       })
+      yield* logAttempt(input.attempt, answer.status, null)
+      if (recorded) yield* logSettled("processed", input.attempt)
+      return "processed" as DeliveryStatus
+    })
 
-    return { emitForOperation, recordTest, recordV1Test, attempt, settle }
-  }),
-  dependencies: [WebhooksRepo.Default]
-}) {}
+  /**
+   * Ends a delivery still pending in `series` `failed` (that series' workflow is gone, or its
+   * attempts ran out); a delivery resent since is left to its new series.
+   */
+  const settle = (deliveryId: string, series: number | undefined, reason: string) =>
+    Effect.gen(function*() {
+      const settled = yield* repo.settle(deliveryId, series ?? FIRST_SERIES, reason, yield* now)
+      if (!settled) return false
+      // rare (the attempts failed inside the activity, or its workflow is gone): read back for its log line
+      const delivery = Option.getOrUndefined(yield* repo.findDelivery(deliveryId))
+      yield* logSettled("failed", delivery?.attempts ?? 0, reason).pipe(
+        Effect.annotateLogs(delivery === undefined ? { deliveryId } : deliveryAnnotations(delivery))
+      )
+      return true
+    })
+
+  return { emitForOperation, recordTest, recordV1Test, attempt, settle }
+})
+
+export class WebhookDeliveries extends Context.Service<WebhookDeliveries, Effect.Success<typeof make>>()("vda/WebhookDeliveries", { make }) {
+  static readonly layer = Layer.effect(WebhookDeliveries, make).pipe(Layer.provide(WebhooksRepo.layer))
+}

@@ -1,5 +1,5 @@
-import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
 import { CurrentPrincipal } from "../accounts/Domain.js"
 import { Api } from "../Api.js"
 import * as Errors from "../platform/Errors.js"
@@ -10,17 +10,18 @@ const DEFAULT_LIMIT = 25
 export const WebhooksHttpLive = HttpApiBuilder.group(Api, "webhooks", (handlers) =>
   Effect.gen(function*() {
     const webhooks = yield* Webhooks
+    const currentPrincipal = Effect.service(CurrentPrincipal)
     return handlers
-      .handle("getWebhookConfig", () => Effect.flatMap(CurrentPrincipal, webhooks.getConfig))
+      .handle("getWebhookConfig", () => Effect.flatMap(currentPrincipal, webhooks.getConfig))
       .handle("updateWebhookConfig", ({ payload }) =>
-        Effect.flatMap(CurrentPrincipal, (principal) => webhooks.updateConfig(principal, payload)).pipe(
+        Effect.flatMap(currentPrincipal, (principal) => webhooks.updateConfig(principal, payload)).pipe(
           Effect.catchTag("InvalidWebhookConfig", (e) => Errors.invalidRequest(`Invalid webhook configuration: ${e.reason}`))
         ))
-      .handle("listWebhookDeliveries", ({ urlParams }) =>
-        Effect.flatMap(CurrentPrincipal, (principal) =>
-          webhooks.listDeliveries(principal, urlParams.limit ?? DEFAULT_LIMIT, urlParams.offset ?? 0)))
+      .handle("listWebhookDeliveries", ({ query }) =>
+        Effect.flatMap(currentPrincipal, (principal) =>
+          webhooks.listDeliveries(principal, query.limit ?? DEFAULT_LIMIT, query.offset ?? 0)))
       .handle("sendWebhookTest", () =>
-        Effect.flatMap(CurrentPrincipal, webhooks.sendTest).pipe(
+        Effect.flatMap(currentPrincipal, webhooks.sendTest).pipe(
           Effect.catchTag("WebhookNotReady", (e) => Errors.invalidRequest(e.reason))
         ))
   }))

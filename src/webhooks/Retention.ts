@@ -2,8 +2,8 @@
  * Settled webhook deliveries (processed or failed) are kept for WEBHOOK_DELIVERY_RETENTION_DAYS
  * (default 30), then removed; pending ones are never removed.
  */
-import { SqlClient } from "@effect/sql"
 import { Duration, Effect } from "effect"
+import { SqlClient } from "effect/sql"
 import { AppConfig } from "../platform/Config.js"
 import { cutoff, retentionJob } from "../platform/Retention.js"
 

@@ -45,7 +45,7 @@ const publicOnlyLookup: LookupFunction = (hostname, options, callback) => {
 }
 
 export const send = (outgoing: Outgoing, { allowPrivate, responseMaxBytes, timeoutMs }: SendOptions): Effect.Effect<Answer> =>
-  Effect.async<Answer>((resume, signal) => {
+  Effect.callback<Answer>((resume, signal) => {
     let url: URL
     try {
       url = new URL(outgoing.url)

@@ -77,13 +77,13 @@ export const nonPublicReason = (address: string): string | undefined => {
 }
 
 /** Resolves a host name to all its addresses (a fake in tests). */
-export class HostResolver extends Context.Tag("vda/HostResolver")<HostResolver, {
+export class HostResolver extends Context.Service<HostResolver, {
   readonly resolve: (host: string) => Effect.Effect<ReadonlyArray<string>, UrlRejected>
-}>() {}
+}>()("vda/HostResolver") {}
 
 export const SystemResolverLive = Layer.succeed(HostResolver, {
   resolve: (host) =>
-    Effect.async<ReadonlyArray<string>, UrlRejected>((resume) => {
+    Effect.callback<ReadonlyArray<string>, UrlRejected>((resume) => {
       Dns.lookup(host, { all: true, verbatim: true }, (error, addresses) =>
         resume(
           error
@@ -122,7 +122,7 @@ export const checkPublicHost = (url: URL) =>
     if (host === "localhost" || host.endsWith(".localhost")) {
       return yield* new UrlRejected({ reason: "url must be publicly reachable: localhost is not" })
     }
-    const addresses = Net.isIP(host) ? [host] : yield* Effect.flatMap(HostResolver, (r) => r.resolve(host))
+    const addresses = Net.isIP(host) ? [host] : yield* HostResolver.use((r) => r.resolve(host))
     for (const address of addresses) {
       const reason = nonPublicReason(address)
       if (reason !== undefined) {

@@ -2,7 +2,7 @@
  * The webhook endpoints' logic: the configuration (one per account and environment, created
  * disabled with a fresh secret on first use), the deliveries log, the test event and resends.
  */
-import { Clock, Data, Effect, Option } from "effect"
+import { Clock, Context, Data, Effect, Layer, Option } from "effect"
 import { FIRST_SERIES } from "../../workflows/shared.js"
 import { isPaidOrCustom, type Principal } from "../accounts/Domain.js"
 import { deliveryStartRequestOf, WorkflowEngine } from "../operations/WorkflowEngine.js"
@@ -41,106 +41,107 @@ const toDelivery = (row: DeliveryRow): Delivery => ({
   payload: JSON.parse(row.body)
 })
 
-export class Webhooks extends Effect.Service<Webhooks>()("vda/Webhooks", {
-  effect: Effect.gen(function*() {
-    const repo = yield* WebhooksRepo
-    const deliveries = yield* WebhookDeliveries
-    const engine = yield* WorkflowEngine
-    const config = yield* AppConfig
+const make = Effect.gen(function*() {
+  const repo = yield* WebhooksRepo
+  const deliveries = yield* WebhookDeliveries
+  const engine = yield* WorkflowEngine
+  const config = yield* AppConfig
 
-    const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
+  const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
 
-    /** Starts the delivery of an event just recorded: its first attempt series. */
-    const startRecorded = (principal: Principal, deliveryId: string) =>
-      engine.startDelivery({ deliveryId, series: FIRST_SERIES, accountId: principal.accountId, environment: principal.environment })
+  /** Starts the delivery of an event just recorded: its first attempt series. */
+  const startRecorded = (principal: Principal, deliveryId: string) =>
+    engine.startDelivery({ deliveryId, series: FIRST_SERIES, accountId: principal.accountId, environment: principal.environment })
 
-    const getConfig = (principal: Principal): Effect.Effect<StoredConfig> =>
-      Effect.flatMap(now, (at) => repo.config(principal.accountId, principal.environment, generateSecret(), at))
+  const getConfig = (principal: Principal): Effect.Effect<StoredConfig> =>
+    Effect.flatMap(now, (at) => repo.config(principal.accountId, principal.environment, generateSecret(), at))
 
-    /**
-     * Omitted fields are kept; `url: null` removes the URL and disables; enabling needs a URL
-     * (the one given or the one kept); `rotateSecret` replaces the secret. All or nothing.
-     */
-    const updateConfig = (principal: Principal, update: WebhookConfigUpdate) =>
-      Effect.gen(function*() {
-        // checked before the row is locked: resolving a name may take a while
-        if (typeof update.url === "string") {
-          yield* checkWebhookUrl(update.url, config.webhookAllowPrivateNetworks).pipe(
-            Effect.mapError((rejected: UrlRejected) => new InvalidWebhookConfig({ reason: rejected.reason }))
-          )
-        }
-        const at = yield* now
-        return yield* repo.updateConfig(principal.accountId, principal.environment, generateSecret(), at, (current) => {
-          const url = update.url === undefined ? current.url : update.url
-          const enabled = url === null ? false : update.enabled ?? current.enabled
-          if (update.enabled === true && url === null) {
-            return Effect.fail(new InvalidWebhookConfig({ reason: "enabled: true requires a url" }))
-          }
-          return Effect.succeed({ url, enabled, secret: update.rotateSecret === true ? generateSecret() : current.secret })
-        })
-      })
-
-    const listDeliveries = (principal: Principal, limit: number, offset: number) =>
-      Effect.map(repo.list(principal.accountId, principal.environment, limit, offset), (rows) => ({
-        deliveries: rows.map(toDelivery),
-        limit,
-        offset
-      }))
-
-    /** Records a `webhook.test` event and starts its delivery, like any other event's. */
-    const sendTest = (principal: Principal) =>
-      Effect.gen(function*() {
-        const webhook = yield* getConfig(principal)
-        if (webhook.url === null) {
-          return yield* new WebhookNotReady({ reason: "No webhook URL is configured: set one with PATCH /v2/webhooks/config" })
-        }
-        if (!webhook.enabled) {
-          return yield* new WebhookNotReady({ reason: "The webhook is disabled: enable it with PATCH /v2/webhooks/config" })
-        }
-        const id = yield* deliveries.recordTest(principal.accountId, principal.environment)
-        yield* startRecorded(principal, id)
-        return { id, status: "pending" as const }
-      })
-
-    /**
-     * v1's test (paid and custom plans): a sample `report.completed`, sent to the configured URL
-     * even while deliveries are disabled. The delivery as listed, payload included.
-     */
-    const sendV1Test = (principal: Principal) =>
-      Effect.gen(function*() {
-        if (!isPaidOrCustom(principal.entitlements.plan)) return yield* new PaidPlanRequired()
-        const webhook = yield* getConfig(principal)
-        if (webhook.url === null) {
-          return yield* new WebhookNotReady({ reason: "No webhook URL is configured: set one with PATCH /v1/webhooks/config" })
-        }
-        const id = yield* deliveries.recordV1Test(principal.accountId, principal.environment)
-        const recorded = toDelivery(Option.getOrThrow(yield* repo.findDelivery(id)))
-        yield* startRecorded(principal, id)
-        return recorded
-      })
-
-    /**
-     * Sends a failed or processed delivery again: a new attempt series of the same event (same
-     * id, same body) through the delivery workflow, its attempts counted from one. Its attempts
-     * follow the webhook's configuration as any attempt does. The delivery as listed, pending.
-     */
-    const resend = (principal: Principal, deliveryId: string) =>
-      Effect.gen(function*() {
-        const at = yield* now
-        const resent = yield* repo.resend(deliveryId, principal.accountId, principal.environment, at)
-        if (Option.isSome(resent)) {
-          yield* engine.startDelivery(deliveryStartRequestOf(resent.value))
-          return toDelivery(resent.value)
-        }
-        // refused: this account's delivery was pending at that moment, or there is none of its own
-        const own = Option.filter(
-          yield* repo.findDelivery(deliveryId),
-          (row) => row.accountId === principal.accountId && row.environment === principal.environment
+  /**
+   * Omitted fields are kept; `url: null` removes the URL and disables; enabling needs a URL
+   * (the one given or the one kept); `rotateSecret` replaces the secret. All or nothing.
+   */
+  const updateConfig = (principal: Principal, update: WebhookConfigUpdate) =>
+    Effect.gen(function*() {
+      // checked before the row is locked: resolving a name may take a while
+      if (typeof update.url === "string") {
+        yield* checkWebhookUrl(update.url, config.webhookAllowPrivateNetworks).pipe(
+          Effect.mapError((rejected: UrlRejected) => new InvalidWebhookConfig({ reason: rejected.reason }))
         )
-        return yield* Option.isSome(own) ? new DeliveryInProgress({ id: deliveryId }) : new DeliveryNotFound({ id: deliveryId })
+      }
+      const at = yield* now
+      return yield* repo.updateConfig(principal.accountId, principal.environment, generateSecret(), at, (current) => {
+        const url = update.url === undefined ? current.url : update.url
+        const enabled = url === null ? false : update.enabled ?? current.enabled
+        if (update.enabled === true && url === null) {
+          return Effect.fail(new InvalidWebhookConfig({ reason: "enabled: true requires a url" }))
+        }
+        return Effect.succeed({ url, enabled, secret: update.rotateSecret === true ? generateSecret() : current.secret })
       })
+    })
 
-    return { getConfig, updateConfig, listDeliveries, sendTest, sendV1Test, resend }
-  }),
-  dependencies: [WebhookDeliveries.Default]
-}) {}
+  const listDeliveries = (principal: Principal, limit: number, offset: number) =>
+    Effect.map(repo.list(principal.accountId, principal.environment, limit, offset), (rows) => ({
+      deliveries: rows.map(toDelivery),
+      limit,
+      offset
+    }))
+
+  /** Records a `webhook.test` event and starts its delivery, like any other event's. */
+  const sendTest = (principal: Principal) =>
+    Effect.gen(function*() {
+      const webhook = yield* getConfig(principal)
+      if (webhook.url === null) {
+        return yield* new WebhookNotReady({ reason: "No webhook URL is configured: set one with PATCH /v2/webhooks/config" })
+      }
+      if (!webhook.enabled) {
+        return yield* new WebhookNotReady({ reason: "The webhook is disabled: enable it with PATCH /v2/webhooks/config" })
+      }
+      const id = yield* deliveries.recordTest(principal.accountId, principal.environment)
+      yield* startRecorded(principal, id)
+      return { id, status: "pending" as const }
+    })
+
+  /**
+   * v1's test (paid and custom plans): a sample `report.completed`, sent to the configured URL
+   * even while deliveries are disabled. The delivery as listed, payload included.
+   */
+  const sendV1Test = (principal: Principal) =>
+    Effect.gen(function*() {
+      if (!isPaidOrCustom(principal.entitlements.plan)) return yield* new PaidPlanRequired()
+      const webhook = yield* getConfig(principal)
+      if (webhook.url === null) {
+        return yield* new WebhookNotReady({ reason: "No webhook URL is configured: set one with PATCH /v1/webhooks/config" })
+      }
+      const id = yield* deliveries.recordV1Test(principal.accountId, principal.environment)
+      const recorded = toDelivery(Option.getOrThrow(yield* repo.findDelivery(id)))
+      yield* startRecorded(principal, id)
+      return recorded
+    })
+
+  /**
+   * Sends a failed or processed delivery again: a new attempt series of the same event (same
+   * id, same body) through the delivery workflow, its attempts counted from one. Its attempts
+   * follow the webhook's configuration as any attempt does. The delivery as listed, pending.
+   */
+  const resend = (principal: Principal, deliveryId: string) =>
+    Effect.gen(function*() {
+      const at = yield* now
+      const resent = yield* repo.resend(deliveryId, principal.accountId, principal.environment, at)
+      if (Option.isSome(resent)) {
+        yield* engine.startDelivery(deliveryStartRequestOf(resent.value))
+        return toDelivery(resent.value)
+      }
+      // refused: this account's delivery was pending at that moment, or there is none of its own
+      const own = Option.filter(
+        yield* repo.findDelivery(deliveryId),
+        (row) => row.accountId === principal.accountId && row.environment === principal.environment
+      )
+      return yield* Option.isSome(own) ? new DeliveryInProgress({ id: deliveryId }) : new DeliveryNotFound({ id: deliveryId })
+    })
+
+  return { getConfig, updateConfig, listDeliveries, sendTest, sendV1Test, resend }
+})
+
+export class Webhooks extends Context.Service<Webhooks, Effect.Success<typeof make>>()("vda/Webhooks", { make }) {
+  static readonly layer = Layer.effect(Webhooks, make).pipe(Layer.provide(WebhookDeliveries.layer))
+}

@@ -3,8 +3,8 @@
  * (the counters of its own month, day and minute only, the month's billing terms, the keys in
  * the order lists show them), and the status built from them.
  */
-import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Accounts } from "../../src/accounts/Accounts.js"
 import type { Principal } from "../../src/accounts/Domain.js"
@@ -63,7 +63,7 @@ afterAll(async () => {
 
 describe("the status read", () => {
   it("reads many values in one statement, each its own periods, billing and keys; built as HttpApi's read builds it", async () => {
-    const status = await app.run(AccountStatus)
+    const status = await app.run(Effect.service(AccountStatus))
     const customPrincipal: Principal = await principalOf(custom) // one request counted in NOW's minute
     const otherPrincipal = await principalOf(other)
     const valueAt = (principal: Principal, at: number) => statusValueOf(principal, usagePeriodsOf(principal, at))

@@ -1,15 +1,12 @@
 import { expect, layer } from "@effect/vitest"
-import { Effect, Layer, Redacted, TestClock, TestContext } from "effect"
+import { Effect, Layer } from "effect"
+import { TestClock } from "effect/testing"
 import { Catalog } from "../../src/catalog/Catalog.js"
-import { pgClientLayer } from "../../src/platform/Database.js"
 import { FIXTURE_CATALOG } from "../support/CatalogFixtures.js"
-import { freshDatabase } from "../support/Postgres.js"
+import { freshDatabaseLayer } from "../support/Postgres.js"
 
-const DatabaseLive = Layer.unwrapEffect(
-  Effect.promise(freshDatabase).pipe(Effect.map((url) => pgClientLayer(Redacted.make(url), 4)))
-)
-
-layer(Catalog.Default.pipe(Layer.provideMerge(DatabaseLive)), { excludeTestServices: true })("catalog service", (it) => {
+// the database pool runs on the live clock; the test below on TestClock
+layer(Catalog.layer.pipe(Layer.provideMerge(freshDatabaseLayer(4))), { excludeTestServices: true })("catalog service", (it) => {
   it.effect("sees an import (from any process) within a second, and only reloads when the catalog changed", () =>
     Effect.gen(function*() {
       yield* TestClock.setTime(Date.parse("2026-11-21T12:00:00Z"))
@@ -26,5 +23,5 @@ layer(Catalog.Default.pipe(Layer.provideMerge(DatabaseLive)), { excludeTestServi
       yield* catalog.importRecords(FIXTURE_CATALOG.slice(0, 1))
       yield* TestClock.adjust("1 second")
       expect((yield* catalog.identify(vehicle))._tag).toBe("Exact")
-    }).pipe(Effect.provide(TestContext.TestContext)))
+    }).pipe(Effect.provide(TestClock.layer())))
 })

@@ -25,7 +25,7 @@ afterAll(() => app?.dispose())
 
 const issueLink = (environment: Environment, accountId = account.id) =>
   app.run(Effect.flatMap(ConsoleSessions, (sessions) => sessions.issueLink({ accountId, environment, signsInAs: "ana@example.com" })).pipe(
-    Effect.provide(ConsoleSessions.Default)
+    Effect.provide(ConsoleSessions.layer)
   ))
 
 /** The token of a link, and the listener it belongs to. */
@@ -372,7 +372,7 @@ describe("behind a proxy", () => {
       const owner = await proxied.createAccount()
       const linkOf = (environment: Environment) =>
         proxied.run(Effect.flatMap(ConsoleSessions, (s) => s.issueLink({ accountId: owner.id, environment, signsInAs: "x" })).pipe(
-          Effect.provide(ConsoleSessions.Default)
+          Effect.provide(ConsoleSessions.layer)
         ))
       const link = await linkOf("production")
       expect(link.url.startsWith("https://api.example.com/console/sign-in/")).toBe(true)
@@ -407,7 +407,7 @@ describe("sign-in throttle", () => {
       const owner = await throttled.createAccount()
       const issue = () =>
         throttled.run(Effect.flatMap(ConsoleSessions, (s) =>
-          s.issueLink({ accountId: owner.id, environment: "production", signsInAs: "x" })).pipe(Effect.provide(ConsoleSessions.Default)))
+          s.issueLink({ accountId: owner.id, environment: "production", signsInAs: "x" })).pipe(Effect.provide(ConsoleSessions.layer)))
       for (let i = 0; i < 5; i++) {
         const token = tokenOf((await issue()).url)
         expect((await fetch(`${production}/console/sign-in/${token}`)).status).toBe(200)

@@ -161,7 +161,6 @@ const METRICS: Record<string, { type: "counter" | "gauge" | "histogram"; labels:
   vda_webhook_oldest_pending_delivery_age_seconds: { type: "gauge", labels: {} },
   vda_reconciler_findings_total: { type: "counter", labels: { finding: null } },
   vda_db_pool_connections: { type: "gauge", labels: { state: ["in_use", "idle"] } },
-  vda_db_pool_waiting: { type: "gauge", labels: {} },
   vda_event_loop_lag_seconds: { type: "gauge", labels: {} }
 }
 /** Labels Prometheus adds to every scraped series. */

@@ -106,7 +106,7 @@ describe("the API refuses to start, in one line", () => {
   }, 60_000)
 
   it("a configuration value of the wrong kind", async () => {
-    await expectRefusal("src/start.js", apiEnv({ PORT: "eighty" }), "configuration: PORT: Expected an integer value but received \"eighty\"")
+    await expectRefusal("src/start.js", apiEnv({ PORT: "eighty" }), "configuration: PORT=\"eighty\": Expected a string representing a finite number")
   }, 60_000)
 
   it("WORKFLOW_ENGINE=temporal on DATABASE_URL without its secrets, naming both and how to make them", async () => {

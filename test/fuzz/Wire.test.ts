@@ -5,8 +5,8 @@
  * Content-Length). Each must get one complete answer, never a 500; a refusal has the contract's
  * error shape with nothing internal in it and consumes nothing. FUZZ_RUNS sets the number of runs.
  */
-import { FastCheck as fc } from "effect"
 import * as Net from "node:net"
+import fc from "fast-check"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { expectErrorBody } from "../support/ErrorShape.js"
 import { freshDatabase } from "../support/Postgres.js"

@@ -7,16 +7,15 @@
  * as the server reads it (`outcomeOf`) and the counters are compared.
  */
 import { expect, layer } from "@effect/vitest"
-import { SqlClient } from "@effect/sql"
-import { Effect, Layer, Redacted, Runtime } from "effect"
+import { Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
 import fc from "fast-check"
 import { Accounts } from "../../src/accounts/Accounts.js"
 import type { Principal } from "../../src/accounts/Domain.js"
 import { ADMIT_CHARGE, admitChargeParameters, type AdmissionRequest, type BatchAnswer, batchOf, outcomeOf } from "../../src/metering/Admission.js"
 import { dayOf, monthOf } from "../../src/metering/Periods.js"
-import { pgClientLayer } from "../../src/platform/Database.js"
 import { sha256Hex } from "../../src/platform/Ids.js"
-import { freshDatabase } from "../support/Postgres.js"
+import { freshDatabaseLayer } from "../support/Postgres.js"
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 60)
 const BA = "America/Argentina/Buenos_Aires"
@@ -28,10 +27,7 @@ const MONTH = MONTH_PERIOD.start
 const DAY = DAY_PERIOD.start
 const PLATES = ["AAA111", "BBB222", "CCC333"]
 
-const DatabaseLive = Layer.unwrapEffect(Effect.promise(freshDatabase).pipe(
-  Effect.map((url) => pgClientLayer(Redacted.make(url), 4))
-))
-const ServicesLive = Accounts.Default.pipe(Layer.provideMerge(DatabaseLive))
+const ServicesLive = Accounts.layer.pipe(Layer.provideMerge(freshDatabaseLayer(4)))
 
 interface Charge {
   readonly meter: "plate_queries" | "unique_plates" | "v2:plate_queries"
@@ -146,12 +142,12 @@ const state = (accountId: string) =>
 layer(ServicesLive, { excludeTestServices: true, timeout: "120 seconds" })("batch admission by counter", (it) => {
   it.effect("answers and counts exactly as the decision in arrival order, whether the batch fits or not", () =>
     Effect.gen(function*() {
-      const runtime = yield* Effect.runtime<Accounts | SqlClient.SqlClient>()
+      const services = yield* Effect.context<Accounts | SqlClient.SqlClient>()
       const seen = { refused: 0, fitting: 0 }
       yield* Effect.promise(() =>
         fc.assert(
           fc.asyncProperty(scenario, (s) =>
-            Runtime.runPromise(runtime)(Effect.gen(function*() {
+            Effect.runPromiseWith(services)(Effect.gen(function*() {
               const fast = yield* twin(s)
               const inOrder = yield* twin(s)
               const fastAnswer = yield* decide("vda_admit_charge", s, fast.hash)

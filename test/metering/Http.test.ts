@@ -23,7 +23,7 @@ const getUsage = async (call: TestApp["production"], key: string) => {
   return body.data
 }
 
-const setCustom = (accountId: string, changes: Parameters<Accounts["setCustom"]>[1]) =>
+const setCustom = (accountId: string, changes: Parameters<Accounts["Service"]["setCustom"]>[1]) =>
   app.run(Effect.flatMap(Accounts, (a) => a.setCustom(accountId, changes)))
 
 describe("GET /v2/usage", () => {
@@ -73,7 +73,7 @@ describe("GET /v2/usage", () => {
           { meter: "v2:plate_queries", amount: 1, period: monthOf(at, "America/Argentina/Buenos_Aires") }
         ]
       })))
-    await charge(clock.unsafeCurrentTimeMillis())
+    await charge(clock.currentTimeMillisUnsafe())
     const november = await getUsage(app.production, account.production.key)
     expect(november.plateQueries.used).toBe(1)
     expect(november.byVersion.v2.plateQueries).toBe(1)
@@ -123,7 +123,7 @@ describe("GET /v2/usage", () => {
   it("freezes the module price and included units of a period once it opens", async () => {
     clock.set("2026-11-21T15:30:05Z")
     const account = await app.createAccount({ plan: "custom" })
-    const month = monthOf(clock.unsafeCurrentTimeMillis(), "America/Argentina/Buenos_Aires")
+    const month = monthOf(clock.currentTimeMillisUnsafe(), "America/Argentina/Buenos_Aires")
     await app.run(Effect.flatMap(Metering, (m) => m.consume({
       accountId: account.id,
       environment: "production",

@@ -1,6 +1,7 @@
 import { expect, layer } from "@effect/vitest"
-import { SqlClient } from "@effect/sql"
-import { Clock, Context, Effect, Either, Exit, Layer, Redacted, TestClock, TestContext } from "effect"
+import { Clock, Context, Effect, Exit, Layer, Redacted, Result } from "effect"
+import { SqlClient } from "effect/sql"
+import { TestClock } from "effect/testing"
 import { Accounts } from "../../src/accounts/Accounts.js"
 import { type Consumption, Metering } from "../../src/metering/Metering.js"
 import { dayOf, minuteOf, monthOf } from "../../src/metering/Periods.js"
@@ -21,14 +22,14 @@ const plateCharge = (accountId: string, limit: number | null, plate?: string, un
   ]
 })
 
-class TestDatabaseUrl extends Context.Tag("test/DatabaseUrl")<TestDatabaseUrl, string>() {}
+class TestDatabaseUrl extends Context.Service<TestDatabaseUrl, string>()("test/DatabaseUrl") {}
 
-const DatabaseLive = Layer.unwrapEffect(Effect.promise(freshDatabase).pipe(
+const DatabaseLive = Layer.unwrap(Effect.promise(freshDatabase).pipe(
   Effect.map((url) => Layer.succeed(TestDatabaseUrl, url).pipe(Layer.merge(pgClientLayer(Redacted.make(url), 10))))
 ))
 
-const ServicesLive = Layer.mergeAll(Accounts.Default, Admission.Default).pipe(
-  Layer.provideMerge(Metering.Default),
+const ServicesLive = Layer.mergeAll(Accounts.layer, Admission.layer).pipe(
+  Layer.provideMerge(Metering.layer),
   Layer.provideMerge(DatabaseLive)
 )
 
@@ -51,16 +52,16 @@ layer(ServicesLive, { excludeTestServices: true, timeout: "60 seconds" })("consu
         plateCharge(id, 3, "BBB222", 1), // the plate query fits (3) but a second unique plate does not
         plateCharge(id, 2)
       ])
-      expect(decisions.map(Either.isRight)).toEqual([true, true, false, false])
+      expect(decisions.map(Result.isSuccess)).toEqual([true, true, false, false])
       const [first, second, unique, plate] = decisions
-      expect(Either.isRight(first!) && first.right.map((c) => [c.meter, c.charged, c.used])).toEqual([
+      expect(Result.isSuccess(first!) && first.success.map((c) => [c.meter, c.charged, c.used])).toEqual([
         ["plate_queries", 1, 1], ["unique_plates", 1, 1]
       ])
-      expect(Either.isRight(second!) && second.right.map((c) => [c.meter, c.charged, c.used])).toEqual([
+      expect(Result.isSuccess(second!) && second.success.map((c) => [c.meter, c.charged, c.used])).toEqual([
         ["plate_queries", 1, 2], ["unique_plates", 0, 1]
       ])
-      expect(Either.isLeft(unique!) && unique.left).toMatchObject({ meter: "unique_plates", limit: 1, used: 1 })
-      expect(Either.isLeft(plate!) && plate.left).toMatchObject({ meter: "plate_queries", limit: 2, used: 2 })
+      expect(Result.isFailure(unique!) && unique.failure).toMatchObject({ meter: "unique_plates", limit: 1, used: 1 })
+      expect(Result.isFailure(plate!) && plate.failure).toMatchObject({ meter: "plate_queries", limit: 2, used: 2 })
       expect(yield* counter(id, "plate_queries")).toBe(2)
       expect(yield* counter(id, "unique_plates")).toBe(1)
     }))
@@ -70,13 +71,13 @@ layer(ServicesLive, { excludeTestServices: true, timeout: "60 seconds" })("consu
       const metering = yield* Metering
       const { id } = yield* newAccount()
       const unlimited = yield* metering.applyBatch([plateCharge(id, null), plateCharge(id, null)])
-      expect(unlimited.every(Either.isRight)).toBe(true)
+      expect(unlimited.every(Result.isSuccess)).toBe(true)
       const disabled = yield* metering.applyBatch([plateCharge(id, 0)])
-      expect(Either.isLeft(disabled[0]!)).toBe(true)
+      expect(Result.isFailure(disabled[0]!)).toBe(true)
       const plain = yield* metering.applyBatch([{
         accountId: id, environment: "production", charges: [{ meter: "v2:plate_queries", amount: 5, period: NOV }]
       }])
-      expect(Either.isRight(plain[0]!)).toBe(true)
+      expect(Result.isSuccess(plain[0]!)).toBe(true)
       expect(yield* counter(id, "v2:plate_queries")).toBe(5)
     }))
 
@@ -112,8 +113,9 @@ layer(ServicesLive, { excludeTestServices: true, timeout: "60 seconds" })("consu
     Effect.gen(function*() {
       const account = yield* newAccount()
       const url = yield* TestDatabaseUrl
-      // A second Metering with its own pool and batcher, as another API process would have.
-      const other = yield* Layer.build(Metering.Default.pipe(Layer.provide(pgClientLayer(Redacted.make(url), 10))))
+      // A second Metering with its own pool and batcher, as another API process would have
+      // (fresh: not the block's Metering, which the layer memo map would otherwise hand back).
+      const other = yield* Layer.build(Layer.fresh(Metering.layer).pipe(Layer.provide(pgClientLayer(Redacted.make(url), 10))))
       const metering = yield* Metering
       const second = Context.get(other, Metering)
       const attempts = Array.from({ length: 150 }, (_, i) =>
@@ -185,5 +187,5 @@ layer(ServicesLive, { excludeTestServices: true, timeout: "60 seconds" })("consu
       expect(next).toMatchObject({ limit: 30, remaining: 29, resetAt: minuteOf(yield* Clock.currentTimeMillis).end })
       const wrongPlace = yield* Effect.flip(admission.admit(key, "sandbox"))
       expect(wrongPlace).toMatchObject({ _tag: "InvalidKey", reason: "other_environment" })
-    }).pipe(Effect.provide(TestContext.TestContext))) // this block runs on live services; this test on TestClock
+    }).pipe(Effect.provide(TestClock.layer()))) // this block runs on live services; this test on TestClock
 })

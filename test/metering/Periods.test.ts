@@ -1,11 +1,12 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Clock, Effect, TestClock } from "effect"
+import { Clock, Effect } from "effect"
+import { TestClock } from "effect/testing"
 import { dayOf, daysOf, isValidTimezone, minuteOf, monthOf } from "../../src/metering/Periods.js"
 
 const BA = "America/Argentina/Buenos_Aires"
 const iso = (d: Date) => d.toISOString()
 
-const at = (instant: string) => TestClock.setTime(Date.parse(instant)).pipe(Effect.zipRight(Clock.currentTimeMillis))
+const at = (instant: string) => TestClock.setTime(Date.parse(instant)).pipe(Effect.andThen(Clock.currentTimeMillis))
 
 describe("metering periods", () => {
   it.effect("2026-12-01T02:59:59Z still counts in November in Buenos Aires", () =>

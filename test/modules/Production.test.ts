@@ -6,6 +6,8 @@ import * as Fs from "node:fs/promises"
 import { createServer, type Server } from "node:http"
 import * as Os from "node:os"
 import * as Path from "node:path"
+import { NodeFileSystem } from "@effect/platform-node"
+import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as Imports from "../../src/cli/Imports.js"
 import { waitFor } from "../support/Processes.js"
@@ -21,6 +23,9 @@ const inspection = (plate: string) => ({
   kind: "vtv", plate, type: "VTV", date: "2025-09-10", sticker: "OB123", inspectionType: "inspection", detail: null,
   result: "approved", certificate: "C-1", jurisdiction: "Santa Fe", facility: "Planta Norte", dueDate: "2026-09-10"
 })
+
+/** `vda registry import`'s import, reading the file from the local file system. */
+const importRegistry = (file: string) => Imports.importRegistry(file).pipe(Effect.provide(NodeFileSystem.layer))
 
 let dir: string
 let app: TestApp
@@ -45,7 +50,7 @@ beforeAll(async () => {
   account = await app.createAccount()
   const file = Path.join(dir, "registry.jsonl")
   await Fs.writeFile(file, [fine("AC555DE", 50000), fine("AC555DE", 12500.5), inspection("AC555DE")].map((l) => JSON.stringify(l)).join("\n"))
-  const counts = await app.run(Imports.importRegistry(file))
+  const counts = await app.run(importRegistry(file))
   expect(counts).toEqual({ vehicles: 0, moduleRecords: 3 })
 })
 
@@ -73,7 +78,7 @@ describe("registry module records", () => {
   it("a new import replaces the records of the plates and modules it covers", async () => {
     const file = Path.join(dir, "update.jsonl")
     await Fs.writeFile(file, JSON.stringify(fine("AC555DE", 1000)))
-    await app.run(Imports.importRegistry(file))
+    await app.run(importRegistry(file))
     const { id } = await json(await create(app, account, "AC555DE", ["fines", "vtv"]))
     const done = await finished(app, account, id)
     expect(done.modules.fines.data.total).toBe(1)

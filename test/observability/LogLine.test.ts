@@ -3,7 +3,7 @@
  * JSON.stringify of the same fields gives, whatever the text holds (quotes, backslashes, control
  * characters, lone surrogates, non-ASCII), with its timestamp first; and a pretty line keeps its shape.
  */
-import { FastCheck as fc } from "effect"
+import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { formatLine, type LogFields } from "../../src/platform/Logging.js"
 

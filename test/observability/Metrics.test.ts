@@ -76,7 +76,7 @@ let main: TestAccount
 let quota: TestAccount
 let limited: TestAccount
 
-const setCustom = (account: TestAccount, terms: Parameters<Accounts["setCustom"]>[1]) =>
+const setCustom = (account: TestAccount, terms: Parameters<Accounts["Service"]["setCustom"]>[1]) =>
   app.run(Effect.flatMap(Accounts, (accounts) => accounts.setCustom(account.id, terms)))
 
 beforeAll(async () => {
@@ -258,7 +258,8 @@ describe("/metrics after a scripted sequence", () => {
     expect(matching(after.samples, "vda_db_pool_connections", { state: "in_use" })).toHaveLength(1)
     expect(matching(after.samples, "vda_db_pool_connections", { state: "idle" })).toHaveLength(1)
     expect(valueOf(after.samples, "vda_db_pool_connections")).toBeGreaterThan(0)
-    expect(matching(after.samples, "vda_db_pool_waiting")).toHaveLength(1)
+    // the driver of Effect 4 keeps no count of statements waiting for a connection: no such gauge
+    expect(matching(after.samples, "vda_db_pool_waiting")).toHaveLength(0)
     expect(matching(after.samples, "vda_event_loop_lag_seconds")).toHaveLength(1)
     expect(valueOf(after.samples, "vda_event_loop_lag_seconds")).toBeGreaterThanOrEqual(0)
 

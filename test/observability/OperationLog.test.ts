@@ -14,16 +14,13 @@
  * final, a delivery already settled).
  */
 import { randomUUID } from "node:crypto"
-import { FetchHttpClient } from "@effect/platform"
-import { Effect, Layer, LogLevel, ManagedRuntime, Redacted } from "effect"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { Metering } from "../../src/metering/Metering.js"
+import { afterAll, beforeAll, describe, expect, it, layer } from "@effect/vitest"
+import { Context, Effect, Layer, Redacted } from "effect"
+import { ActivitiesLive } from "../../src/Http.js"
 import { OperationActivities } from "../../src/operations/Activities.js"
 import { OperationsRepo } from "../../src/operations/Repo.js"
 import { pgClientLayer } from "../../src/platform/Database.js"
 import { loggerLayer } from "../../src/platform/Logging.js"
-import { VehicleQuery } from "../../src/vehicles/VehicleQuery.js"
-import { WebhookDeliveries } from "../../src/webhooks/Deliveries.js"
 import { WebhooksRepo } from "../../src/webhooks/Repo.js"
 import { DELIVERY_RETRY, type ModuleName } from "../../workflows/shared.js"
 import { freshDatabase } from "../support/Postgres.js"
@@ -176,44 +173,43 @@ describe("an operation's life in the JSON log", () => {
   }, 90_000)
 })
 
-describe("an activity run again", () => {
-  const logged: Array<Line> = []
-  let runtime: ManagedRuntime.ManagedRuntime<OperationActivities | OperationsRepo | WebhooksRepo, unknown>
-  let accountId: string
+/** The account the activities' operations belong to, on a database of their own. */
+class ActivitiesAccount extends Context.Service<ActivitiesAccount, { readonly id: string }>()("test/ActivitiesAccount") {}
 
-  beforeAll(async () => {
-    const databaseUrl = await freshDatabase()
-    accountId = (await cliAccount({ DATABASE_URL: databaseUrl }, { owner: "Activities", plan: "custom", environments: [] })).id
-    // the activities as both engines get them (src/Http.ts's ActivitiesLive), and no engine: nothing else runs them
-    const activities = OperationActivities.Default.pipe(
-      Layer.provideMerge(Layer.mergeAll(VehicleQuery.Default, WebhookDeliveries.Default)),
-      Layer.provideMerge(Layer.mergeAll(OperationsRepo.Default, WebhooksRepo.Default)),
-      Layer.provideMerge(Metering.Default),
-      Layer.provide(FetchHttpClient.layer)
-    )
-    runtime = ManagedRuntime.make(Layer.mergeAll(
-      activities.pipe(Layer.provide(pgClientLayer(Redacted.make(databaseUrl), 4))),
-      loggerLayer("json", LogLevel.Info, (line) => logged.push(JSON.parse(line)))
-    ).pipe(Layer.provide(testConfig())))
-    await runtime.runPromise(Effect.void)
-  }, 60_000)
+/** What the activities logged, as the JSON log's lines. */
+const logged: Array<Line> = []
 
-  afterAll(() => runtime?.dispose())
+/**
+ * The activities as both engines get them (src/Http.ts's ActivitiesLive), and no engine: nothing
+ * else runs them. Their lines go to `logged`.
+ */
+const ActivitiesFixture = Layer.unwrap(Effect.gen(function*() {
+  const databaseUrl = yield* Effect.promise(freshDatabase)
+  const { id } = yield* Effect.promise(() => cliAccount({ DATABASE_URL: databaseUrl }, { owner: "Activities", plan: "custom", environments: [] }))
+  return Layer.mergeAll(
+    ActivitiesLive.pipe(Layer.provide(pgClientLayer(Redacted.make(databaseUrl), 4))),
+    Layer.succeed(ActivitiesAccount, { id }),
+    loggerLayer("json", "Info", (line) => logged.push(JSON.parse(line)))
+  ).pipe(Layer.provide(testConfig()))
+}))
 
+// durations are measured from rows stamped by the real clock: no TestClock
+layer(ActivitiesFixture, { excludeTestServices: true, timeout: "60 seconds" })("an activity run again", (it) => {
   /** Runs `f` on the activities; the lines it logged. */
-  const run = async <A>(f: (a: OperationActivities) => Effect.Effect<A, unknown>) => {
-    const from = logged.length
-    const value = await runtime.runPromise(Effect.flatMap(OperationActivities, f))
-    return { value, lines: logged.slice(from) }
-  }
+  const run = <A, E>(f: (a: OperationActivities["Service"]) => Effect.Effect<A, E>) =>
+    Effect.gen(function*() {
+      const from = logged.length
+      const value = yield* Effect.flatMap(Effect.service(OperationActivities), f)
+      return { value, lines: logged.slice(from) }
+    })
 
   /** An active modules operation created `ageMs` ago (no engine runs it here). */
   const insertOperation = (modules: ReadonlyArray<ModuleName>, ageMs: number) =>
-    runtime.runPromise(Effect.gen(function*() {
+    Effect.gen(function*() {
       const id = `op_log_${randomUUID().replaceAll("-", "")}`
       yield* (yield* OperationsRepo).insert({
         id,
-        accountId,
+        accountId: (yield* ActivitiesAccount).id,
         environment: "sandbox",
         kind: "modules",
         apiVersion: "v2",
@@ -223,13 +219,14 @@ describe("an activity run again", () => {
         createdAt: new Date(Date.now() - ageMs)
       }).pipe(Effect.orDie)
       return id
-    }))
+    })
 
   const insertDelivery = (operationId: string) =>
-    runtime.runPromise(Effect.flatMap(WebhooksRepo, (repo) =>
-      repo.insertDelivery({
+    Effect.gen(function*() {
+      const repo = yield* WebhooksRepo
+      return yield* repo.insertDelivery({
         id: randomUUID(),
-        accountId,
+        accountId: (yield* ActivitiesAccount).id,
         environment: "sandbox",
         apiVersion: "v2",
         eventType: "modules.completed",
@@ -237,68 +234,75 @@ describe("an activity run again", () => {
         body: "{}",
         sendsWhenDisabled: false,
         createdAt: new Date()
-      })))
+      })
+    })
 
   const completed = { status: "completed", data: { total: 0, items: [] }, error: null, warnings: [] } as const
 
-  it("records and finalises once, and logs once", async () => {
-    const id = await insertOperation(["fines", "vtv"], 1_500)
-    const first = await run((a) => a.recordModule({ operationId: id, module: "fines", outcome: completed }))
-    expect(first.lines).toEqual([
-      expect.objectContaining({ message: "module fines completed", operationId: id, accountId, module: "fines", moduleStatus: "completed" })
-    ])
-    expect((await run((a) => a.recordModule({ operationId: id, module: "fines", outcome: completed }))).lines).toEqual([])
+  it.effect("records and finalises once, and logs once", () =>
+    Effect.gen(function*() {
+      const accountId = (yield* ActivitiesAccount).id
+      const id = yield* insertOperation(["fines", "vtv"], 1_500)
+      const first = yield* run((a) => a.recordModule({ operationId: id, module: "fines", outcome: completed }))
+      expect(first.lines).toEqual([
+        expect.objectContaining({ message: "module fines completed", operationId: id, accountId, module: "fines", moduleStatus: "completed" })
+      ])
+      expect((yield* run((a) => a.recordModule({ operationId: id, module: "fines", outcome: completed }))).lines).toEqual([])
 
-    await run((a) => a.recordModule({ operationId: id, module: "vtv", outcome: completed }))
-    const end = await run((a) => a.finalizeOperation({ operationId: id, status: "completed" }))
-    expect(end.lines).toHaveLength(1)
-    expect(end.lines[0]).toMatchObject({ level: "info", operationId: id, accountId, kind: "modules", status: "completed" })
-    expect(end.lines[0]!.durationMs as number).toBeGreaterThanOrEqual(1_500)
-    expect(end.lines[0]!.message).toBe(`operation completed in ${end.lines[0]!.durationMs} ms`)
-    expect((await run((a) => a.finalizeOperation({ operationId: id, status: "completed" }))).lines).toEqual([])
-    // the reconciler's finalisation of a lost workflow: nothing to do on a final operation
-    expect(await run((a) => a.finalizeLost(id))).toEqual({ value: false, lines: [] })
-  })
+      yield* run((a) => a.recordModule({ operationId: id, module: "vtv", outcome: completed }))
+      const end = yield* run((a) => a.finalizeOperation({ operationId: id, status: "completed" }))
+      expect(end.lines).toHaveLength(1)
+      expect(end.lines[0]).toMatchObject({ level: "info", operationId: id, accountId, kind: "modules", status: "completed" })
+      expect(end.lines[0]!.durationMs as number).toBeGreaterThanOrEqual(1_500)
+      expect(end.lines[0]!.message).toBe(`operation completed in ${end.lines[0]!.durationMs} ms`)
+      expect((yield* run((a) => a.finalizeOperation({ operationId: id, status: "completed" }))).lines).toEqual([])
+      // the reconciler's finalisation of a lost workflow: nothing to do on a final operation
+      expect(yield* run((a) => a.finalizeLost(id))).toEqual({ value: false, lines: [] })
+    }))
 
-  it("a lost workflow's operation: the modules it fails and its end, once", async () => {
-    const id = await insertOperation(["fines", "vtv"], 100)
-    await run((a) => a.recordModule({ operationId: id, module: "fines", outcome: completed }))
-    const lost = await run((a) => a.finalizeLost(id))
-    expect(lost.value).toBe(true)
-    expect(lost.lines).toEqual([
-      expect.objectContaining({ message: "module vtv failed: module_unavailable", operationId: id, accountId, retryable: true }),
-      expect.objectContaining({ operationId: id, accountId, status: "partial", lost: true, durationMs: expect.any(Number) })
-    ])
-    expect(await run((a) => a.finalizeLost(id))).toEqual({ value: false, lines: [] })
-  })
+  it.effect("a lost workflow's operation: the modules it fails and its end, once", () =>
+    Effect.gen(function*() {
+      const accountId = (yield* ActivitiesAccount).id
+      const id = yield* insertOperation(["fines", "vtv"], 100)
+      yield* run((a) => a.recordModule({ operationId: id, module: "fines", outcome: completed }))
+      const lost = yield* run((a) => a.finalizeLost(id))
+      expect(lost.value).toBe(true)
+      expect(lost.lines).toEqual([
+        expect.objectContaining({ message: "module vtv failed: module_unavailable", operationId: id, accountId, retryable: true }),
+        expect.objectContaining({ operationId: id, accountId, status: "partial", lost: true, durationMs: expect.any(Number) })
+      ])
+      expect(yield* run((a) => a.finalizeLost(id))).toEqual({ value: false, lines: [] })
+    }))
 
-  it("a delivery's end is logged by what ended it, once", async () => {
-    const id = await insertOperation(["fines"], 0)
-    // no webhook configured: the attempt fails for good
-    const deliveryId = await insertDelivery(id)
-    const attempt = () => run((a) => Effect.either(a.attemptDelivery({ deliveryId, attempt: 1, policy: DELIVERY_RETRY })))
-    const first = await attempt()
-    const ids = { deliveryId, operationId: id, accountId, eventType: "modules.completed" }
-    expect(first.lines).toEqual([
-      expect.objectContaining({ ...ids, message: "delivery attempt 1 failed: the webhook is disabled or has no URL", attempt: 1, outcome: "failed" }),
-      expect.objectContaining({ ...ids, message: "delivery failed after 1 attempt: the webhook is disabled or has no URL", status: "failed" })
-    ])
-    expect(first.lines[0]).not.toHaveProperty("responseStatus")
-    // settled: another attempt makes none, and settling changes nothing
-    expect((await attempt()).lines).toEqual([])
-    expect((await run((a) => a.settleDelivery({ deliveryId }))).lines).toEqual([])
+  it.effect("a delivery's end is logged by what ended it, once", () =>
+    Effect.gen(function*() {
+      const accountId = (yield* ActivitiesAccount).id
+      const id = yield* insertOperation(["fines"], 0)
+      // no webhook configured: the attempt fails for good
+      const deliveryId = yield* insertDelivery(id)
+      const attempt = run((a) => Effect.result(a.attemptDelivery({ deliveryId, attempt: 1, policy: DELIVERY_RETRY })))
+      const first = yield* attempt
+      const ids = { deliveryId, operationId: id, accountId, eventType: "modules.completed" }
+      expect(first.lines).toEqual([
+        expect.objectContaining({ ...ids, message: "delivery attempt 1 failed: the webhook is disabled or has no URL", attempt: 1, outcome: "failed" }),
+        expect.objectContaining({ ...ids, message: "delivery failed after 1 attempt: the webhook is disabled or has no URL", status: "failed" })
+      ])
+      expect(first.lines[0]).not.toHaveProperty("responseStatus")
+      // settled: another attempt makes none, and settling changes nothing
+      expect((yield* attempt).lines).toEqual([])
+      expect((yield* run((a) => a.settleDelivery({ deliveryId }))).lines).toEqual([])
 
-    // a delivery whose attempts failed inside the activity: settling it is its end
-    const other = await insertOperation(["vtv"], 0)
-    const settledId = await insertDelivery(other)
-    const settled = await run((a) => a.settleDelivery({ deliveryId: settledId }))
-    expect(settled.lines).toEqual([expect.objectContaining({
-      deliveryId: settledId,
-      operationId: other,
-      accountId,
-      status: "failed",
-      message: "delivery failed after 0 attempts: the delivery's attempts ran out"
-    })])
-    expect((await run((a) => a.settleDelivery({ deliveryId: settledId }))).lines).toEqual([])
-  })
+      // a delivery whose attempts failed inside the activity: settling it is its end
+      const other = yield* insertOperation(["vtv"], 0)
+      const settledId = yield* insertDelivery(other)
+      const settled = yield* run((a) => a.settleDelivery({ deliveryId: settledId }))
+      expect(settled.lines).toEqual([expect.objectContaining({
+        deliveryId: settledId,
+        operationId: other,
+        accountId,
+        status: "failed",
+        message: "delivery failed after 0 attempts: the delivery's attempts ran out"
+      })])
+      expect((yield* run((a) => a.settleDelivery({ deliveryId: settledId }))).lines).toEqual([])
+    }))
 })

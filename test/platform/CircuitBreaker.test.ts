@@ -3,15 +3,20 @@
  * cooldown it half-opens, letting one trial call through while others still fail fast; the trial's
  * success closes it. Typed failures pass through unchanged.
  */
+import { describe, expect, it, vi } from "@effect/vitest"
 import { Data, Deferred, Effect, Exit, Fiber } from "effect"
-import { describe, expect, it } from "vitest"
 import { CircuitOpen, make } from "../../src/platform/CircuitBreaker.js"
 
 class Boom extends Data.TaggedError("Boom")<{ readonly n: number }> {}
 
 describe("the circuit breaker", () => {
-  it("opens, fails fast, half-opens for one trial, and closes on its success", async () => {
-    await Effect.runPromise(Effect.gen(function*() {
+  it.effect("opens, fails fast, half-opens for one trial, and closes on its success", () =>
+    Effect.gen(function*() {
+      // the breaker (cockatiel) reads its cooldown off `Date`, which the test moves (no TestClock does)
+      yield* Effect.acquireRelease(
+        Effect.sync(() => vi.useFakeTimers({ toFake: ["Date"], now: Date.now() })),
+        () => Effect.sync(() => vi.useRealTimers())
+      )
       const breaker = yield* make({ threshold: 2, cooldown: "200 millis" })
       let calls = 0
       const failing = Effect.suspend(() => {
@@ -27,12 +32,16 @@ describe("the circuit breaker", () => {
       // after the cooldown, one trial goes through; other calls wait for its verdict
       const order: Array<string> = []
       const trialGate = yield* Deferred.make<void>()
-      const trial = Effect.zipRight(Deferred.await(trialGate), Effect.sync(() => (order.push("trial"), "trial ok")))
-      yield* Effect.sleep("300 millis") // past the cooldown (the breaker keeps real time)
-      const probe = yield* Effect.fork(breaker(trial))
-      yield* Effect.yieldNow()
-      const other = yield* Effect.fork(breaker(Effect.sync(() => (order.push("other"), "other"))))
-      yield* Effect.yieldNow()
+      const trial = Effect.andThen(Deferred.await(trialGate), Effect.sync(() => (order.push("trial"), "trial ok")))
+      yield* Effect.sync(() => vi.advanceTimersByTime(199))
+      // still open a moment before the cooldown ends
+      expect(yield* Effect.exit(breaker(failing))).toEqual(Exit.fail(new CircuitOpen()))
+      expect(calls).toBe(2)
+      yield* Effect.sync(() => vi.advanceTimersByTime(1)) // the cooldown is over
+      const probe = yield* Effect.forkChild(breaker(trial))
+      yield* Effect.yieldNow
+      const other = yield* Effect.forkChild(breaker(Effect.sync(() => (order.push("other"), "other"))))
+      yield* Effect.yieldNow
       expect(order).toEqual([]) // the other call has not run while the trial is undecided
       yield* Deferred.succeed(trialGate, undefined)
       expect(yield* Fiber.join(probe)).toBe("trial ok")
@@ -41,5 +50,4 @@ describe("the circuit breaker", () => {
       // closed again
       expect(yield* breaker(Effect.succeed("after"))).toBe("after")
     }))
-  })
 })

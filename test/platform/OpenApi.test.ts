@@ -1,4 +1,4 @@
-import { OpenApi } from "@effect/platform"
+import { OpenApi } from "effect/http-api"
 import { describe, expect, it } from "vitest"
 import { Api } from "../../src/Api.js"
 

@@ -3,27 +3,41 @@
  * settled deliveries older than the retention, and console links and sessions a day past their use
  * are removed; what is still needed (and the console's audit) is kept.
  */
-import { Effect } from "effect"
+import { Clock, Effect } from "effect"
 import Pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { pruneConsole } from "../../src/console/Retention.js"
 import { pruneMetering } from "../../src/metering/Retention.js"
 import { pruneDeliveries } from "../../src/webhooks/Retention.js"
 import { ManualClock } from "../support/ManualClock.js"
+import { freshDatabase } from "../support/Postgres.js"
 import { makeTestApp, type TestApp, testConfig } from "../support/TestApp.js"
 
 let app: TestApp
 let db: Pg.Client
 
 beforeAll(async () => {
-  app = await makeTestApp()
-  db = new Pg.Client({ connectionString: app.databaseUrl })
+  const databaseUrl = await freshDatabase()
+  db = new Pg.Client({ connectionString: databaseUrl })
   await db.connect()
+  // the app's own retention passes (one at start, then hourly) would race the prunes the tests
+  // run: their leases are held elsewhere, so only the tests prune
+  for (const job of ["metering", "webhook-deliveries", "console"]) {
+    await db.query("insert into leases (name, holder, expires_at) values ($1, 'retention-test', now() + interval '1 day')", [`retention-${job}`])
+  }
+  app = await makeTestApp({ databaseUrl })
 })
 afterAll(async () => {
   await db?.end()
   await app?.dispose()
 })
+
+/**
+ * The configuration with another delivery retention. Local: the app's runtime has built its own
+ * configuration already, and layers are shared across `provide`s otherwise.
+ */
+const withRetentionDays = (days: number) =>
+  Effect.provide(testConfig({ WEBHOOK_DELIVERY_RETENTION_DAYS: String(days) }), { local: true })
 
 const count = async (query: string, params: Array<unknown>) => Number((await db.query(query, params)).rows[0].n)
 
@@ -46,17 +60,18 @@ describe("retention", () => {
 
   it("deliveries: settled ones past the retention go; recent and pending ones stay", async () => {
     const { id } = await app.createAccount()
+    // (their next attempt a day off: the engine's sweeps, which take up pending deliveries, leave them be)
     const insert = (status: string, updatedAgo: string) =>
       db.query(
         `insert into webhook_deliveries (id, account_id, environment, api_version, event_type, body, status, next_attempt_at, created_at, updated_at)
-         values (gen_random_uuid(), $1, 'production', 'v2', 'webhook.test', '{}', $2, now(), now() - $3::interval, now() - $3::interval)`,
+         values (gen_random_uuid(), $1, 'production', 'v2', 'webhook.test', '{}', $2, now() + interval '1 day', now() - $3::interval, now() - $3::interval)`,
         [id, status, updatedAgo]
       )
     await insert("processed", "10 days")
     await insert("failed", "8 days")
     await insert("processed", "1 day")
     await insert("pending", "30 days")
-    expect(await app.run(pruneDeliveries.pipe(Effect.provide(testConfig({ WEBHOOK_DELIVERY_RETENTION_DAYS: "7" }))))).toBe(2)
+    expect(await app.run(pruneDeliveries.pipe(withRetentionDays(7)))).toBe(2)
     const left = (await db.query("select status from webhook_deliveries where account_id = $1 order by status", [id])).rows.map((r) => r.status)
     expect(left).toEqual(["pending", "processed"])
   })
@@ -101,8 +116,8 @@ describe("retention", () => {
     )
     await db.query(`insert into console_links values ($1, $2, 'production', 'x', now() - interval '3 days', now() - interval '2 days', null)`, [`behind-${id}`, id])
     const behind = new ManualClock(Date.now() - 3 * 86_400_000)
-    const prune = Effect.all([pruneMetering, pruneDeliveries.pipe(Effect.provide(testConfig({ WEBHOOK_DELIVERY_RETENTION_DAYS: "7" }))), pruneConsole])
-    expect(await app.run(prune.pipe(Effect.withClock(behind)))).toEqual([0, 0, 0])
+    const prune = Effect.all([pruneMetering, pruneDeliveries.pipe(withRetentionDays(7)), pruneConsole])
+    expect(await app.run(prune.pipe(Effect.provideService(Clock.Clock, behind)))).toEqual([0, 0, 0])
     // the same rows by the live clock
     expect(await app.run(prune)).toEqual([2, 1, 1])
   })

@@ -4,9 +4,9 @@
  */
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
-import { FetchHttpClient, HttpClient } from "@effect/platform"
-import { type Duration, Effect, Exit } from "effect"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, beforeAll, expect, layer } from "@effect/vitest"
+import { Cause, type Duration, Effect, Exit, Option } from "effect"
+import { FetchHttpClient, HttpClient } from "effect/http"
 import { getJson } from "../../src/platform/UpstreamCall.js"
 
 let server: Http.Server
@@ -45,43 +45,46 @@ afterAll(async () => {
   await new Promise((resolve) => server.close(resolve))
 })
 
-const call = (path: string, deadline: Duration.DurationInput = "600 millis") =>
-  Effect.runPromiseExit(
-    Effect.flatMap(HttpClient.HttpClient, (client) => getJson(client, `${base}${path}`, { deadline })).pipe(
-      Effect.provide(FetchHttpClient.layer)
-    )
-  )
+const call = (path: string, deadline: Duration.Input = "600 millis") =>
+  Effect.exit(Effect.flatMap(Effect.service(HttpClient.HttpClient), (client) => getJson(client, `${base}${path}`, { deadline })))
 
-const failure = (exit: Exit.Exit<unknown, { reason: string; retryable: boolean }>) =>
-  Exit.isFailure(exit) && exit.cause._tag === "Fail" ? exit.cause.error : undefined
+const failure = <A, E>(exit: Exit.Exit<A, E>) =>
+  Exit.isFailure(exit) ? Option.getOrUndefined(Cause.findErrorOption(exit.cause)) : undefined
 
-describe("an upstream call", () => {
-  it("reads a 200 answer's JSON and passes other statuses on", async () => {
-    expect(await call("/ok")).toEqual(Exit.succeed({ status: 200, body: { found: false } }))
-    expect(await call("/missing")).toEqual(Exit.succeed({ status: 404, body: undefined }))
-  })
+/** Real time elapsed, in milliseconds, since `started` (the deadlines race real sockets). */
+const since = (started: number) => Date.now() - started
 
-  it("a silent source: timeout (retryable) at the deadline", async () => {
-    const started = Date.now()
-    expect(failure(await call("/silent"))).toMatchObject({ reason: "timeout", retryable: true })
-    expect(Date.now() - started).toBeLessThan(3_000)
-  })
+// live: the deadlines race a real server's sockets, so they run on the real clock
+layer(FetchHttpClient.layer, { excludeTestServices: true })("an upstream call", (it) => {
+  it.effect("reads a 200 answer's JSON and passes other statuses on", () =>
+    Effect.gen(function*() {
+      expect(yield* call("/ok")).toEqual(Exit.succeed({ status: 200, body: { found: false } }))
+      expect(yield* call("/missing")).toEqual(Exit.succeed({ status: 404, body: undefined }))
+    }))
 
-  it("a source that sends headers and then trickles its body: cut at the same deadline", async () => {
-    const started = Date.now()
-    expect(failure(await call("/trickle"))).toMatchObject({ reason: "timeout", retryable: true })
-    expect(Date.now() - started).toBeLessThan(3_000)
-  })
+  it.effect("a silent source: timeout (retryable) at the deadline", () =>
+    Effect.gen(function*() {
+      const started = Date.now()
+      expect(failure(yield* call("/silent"))).toMatchObject({ reason: "timeout", retryable: true })
+      expect(since(started)).toBeLessThan(3_000)
+    }))
 
-  it("a body over 1 MiB is refused, an unreadable one too (neither retryable)", async () => {
-    expect(failure(await call("/huge", "5 seconds"))).toMatchObject({ reason: "too_large", retryable: false })
-    expect(failure(await call("/broken"))).toMatchObject({ reason: "unreadable", retryable: false })
-  })
+  it.effect("a source that sends headers and then trickles its body: cut at the same deadline", () =>
+    Effect.gen(function*() {
+      const started = Date.now()
+      expect(failure(yield* call("/trickle"))).toMatchObject({ reason: "timeout", retryable: true })
+      expect(since(started)).toBeLessThan(3_000)
+    }))
 
-  it("a closed port: unreachable (retryable)", async () => {
-    const exit = await Effect.runPromiseExit(
-      Effect.flatMap(HttpClient.HttpClient, (client) => getJson(client, "http://127.0.0.1:1/x")).pipe(Effect.provide(FetchHttpClient.layer))
-    )
-    expect(failure(exit)).toMatchObject({ reason: "unreachable", retryable: true })
-  })
+  it.effect("a body over 1 MiB is refused, an unreadable one too (neither retryable)", () =>
+    Effect.gen(function*() {
+      expect(failure(yield* call("/huge", "5 seconds"))).toMatchObject({ reason: "too_large", retryable: false })
+      expect(failure(yield* call("/broken"))).toMatchObject({ reason: "unreadable", retryable: false })
+    }))
+
+  it.effect("a closed port: unreachable (retryable)", () =>
+    Effect.gen(function*() {
+      const exit = yield* Effect.exit(Effect.flatMap(Effect.service(HttpClient.HttpClient), (client) => getJson(client, "http://127.0.0.1:1/x")))
+      expect(failure(exit)).toMatchObject({ reason: "unreachable", retryable: true })
+    }))
 })

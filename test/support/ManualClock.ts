@@ -6,8 +6,6 @@
 import { Clock, Duration, Effect, Layer } from "effect"
 
 export class ManualClock implements Clock.Clock {
-  readonly [Clock.ClockTypeId]: Clock.ClockTypeId = Clock.ClockTypeId
-  private readonly live = Clock.make()
   private following = false
   constructor(private now: number) {}
 
@@ -18,25 +16,34 @@ export class ManualClock implements Clock.Clock {
   follow() {
     this.following = true
   }
-  advance(duration: Duration.DurationInput) {
-    this.now += Duration.toMillis(duration)
+  advance(duration: Duration.Input) {
+    this.now += Duration.toMillis(Duration.fromInputUnsafe(duration))
   }
-  unsafeCurrentTimeMillis() {
+  currentTimeMillisUnsafe() {
     return this.following ? Date.now() : this.now
   }
-  unsafeCurrentTimeNanos() {
-    return BigInt(this.unsafeCurrentTimeMillis()) * 1_000_000n
+  currentTimeNanosUnsafe() {
+    return BigInt(this.currentTimeMillisUnsafe()) * 1_000_000n
+  }
+  monotonicTimeNanosUnsafe() {
+    return process.hrtime.bigint()
   }
   get currentTimeMillis() {
-    return Effect.sync(() => this.unsafeCurrentTimeMillis())
+    return Effect.sync(() => this.currentTimeMillisUnsafe())
   }
   get currentTimeNanos() {
-    return Effect.sync(() => this.unsafeCurrentTimeNanos())
+    return Effect.sync(() => this.currentTimeNanosUnsafe())
+  }
+  get monotonicTimeNanos() {
+    return Effect.sync(() => this.monotonicTimeNanosUnsafe())
   }
   sleep(duration: Duration.Duration) {
-    return this.live.sleep(duration)
+    return Effect.callback<void>((resume) => {
+      const timer = setTimeout(() => resume(Effect.void), Duration.toMillis(duration))
+      return Effect.sync(() => clearTimeout(timer))
+    })
   }
   get layer() {
-    return Layer.setClock(this)
+    return Layer.succeed(Clock.Clock, this)
   }
 }

@@ -20,6 +20,6 @@ export const freshDatabase = async (): Promise<string> => {
 
 /** SqlClient on a fresh database. */
 export const freshDatabaseLayer = (maxConnections = 10) =>
-  Layer.unwrapEffect(
+  Layer.unwrap(
     Effect.promise(freshDatabase).pipe(Effect.map((url) => pgClientLayer(Redacted.make(url), maxConnections)))
   )

@@ -2,12 +2,12 @@
  * The real HTTP application, in-process: the same layers main.ts serves, on a fresh database,
  * called through web handlers for the production and sandbox listeners.
  */
-import { HttpApiBuilder, HttpApp } from "@effect/platform"
 import type { SpanProcessor } from "@opentelemetry/sdk-trace-base"
-import { ConfigProvider, Effect, Exit, Layer, ManagedRuntime, Redacted, Runtime, Scope } from "effect"
+import { ConfigProvider, Context, Effect, Exit, Layer, ManagedRuntime, Redacted, Scope } from "effect"
+import { HttpEffect, type HttpServerRequest } from "effect/http"
 import { Accounts, type CreatedKey } from "../../src/accounts/Accounts.js"
 import type { PlanId } from "../../src/accounts/Domain.js"
-import { HttpStackLive } from "../../src/Http.js"
+import { apiProgram, HttpStackLive } from "../../src/Http.js"
 import { serveListener } from "../../src/Listeners.js"
 import { serveAdmin } from "../../src/platform/AdminServer.js"
 import { TelemetryLive } from "../../src/platform/Telemetry.js"
@@ -37,33 +37,40 @@ export interface TestAppOptions {
 
 /** Configuration for tests: only what is given, with a short sandbox latency. */
 export const testConfig = (config: Record<string, string> = {}) =>
-  AppConfig.Default.pipe(
-    Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries({
-      SANDBOX_MODULE_LATENCY_MS: "50",
-      // the access log (one line per request at info) would drown the test output
-      LOG_LEVEL: "warn",
-      ...config
-    })))))
+  // fresh: Effect 4 shares a layer built once across provides, and each test's settings are its own
+  Layer.fresh(AppConfig.layer).pipe(
+    Layer.provide(ConfigProvider.layer(ConfigProvider.fromEnv({
+      env: {
+        SANDBOX_MODULE_LATENCY_MS: "50",
+        // the access log (one line per request at info) would drown the test output
+        LOG_LEVEL: "warn",
+        ...config
+      }
+    })))
   )
 
 export const makeTestApp = async (options: TestAppOptions = {}) => {
   const databaseUrl = options.databaseUrl ?? (await freshDatabase())
-  const layer = Layer.mergeAll(HttpStackLive, Accounts.Default).pipe(
+  const layer = Layer.mergeAll(HttpStackLive, Accounts.layer).pipe(
     Layer.provideMerge(TelemetryLive({ serviceName: "vehicle-data-api", spanProcessor: options.spanProcessor })),
     Layer.provideMerge(pgClientLayer(Redacted.make(databaseUrl), 10, options.databaseTimeouts)),
     Layer.provideMerge(testConfig(options.config)),
-    Layer.provide(options.clock?.layer ?? Layer.empty)
+    Layer.provideMerge(options.clock?.layer ?? Layer.empty)
   )
   const runtime = ManagedRuntime.make(layer)
-  const app = await runtime.runPromise(HttpApiBuilder.httpApp)
-  const rt = await runtime.runtime()
+  const listeners = await runtime.runPromise(Scope.make())
+  const app = await runtime.runPromise(Scope.provide(listeners)(apiProgram))
+  const services = await runtime.context()
+  type Services = typeof services extends Context.Context<infer S> ? S : never
   const handlerFor = (environment: Environment): Call => {
-    // as each listener does: the environment in the runtime the requests run on
-    const handler = HttpApp.toWebHandlerRuntime(Runtime.provideService(rt, CurrentEnvironment, environment))(app)
+    // as each listener does: the environment in the context the requests run with
+    const handler = HttpEffect.toWebHandlerWith<Services, Services | HttpServerRequest.HttpServerRequest | Scope.Scope>(
+      Context.add(services, CurrentEnvironment, environment)
+    )(app)
     return (path, init) => handler(new Request(`http://vda.test${path}`, init))
   }
 
-  const run = <A, E>(effect: Effect.Effect<A, E, Layer.Layer.Success<typeof layer>>) => runtime.runPromise(effect)
+  const run = <A, E>(effect: Effect.Effect<A, E, Services>) => runtime.runPromise(effect)
 
   const createAccount = (input: { readonly plan?: PlanId; readonly timezone?: string; readonly owner?: string } = {}) =>
     run(Effect.gen(function*() {
@@ -78,7 +85,6 @@ export const makeTestApp = async (options: TestAppOptions = {}) => {
       return { id: account.id, production, sandbox } satisfies TestAccount
     }))
 
-  const listeners = await runtime.runPromise(Scope.make())
   /** The real listeners (production, sandbox) and the admin listener, as main serves them, on OS ports. */
   const listen = () =>
     runtime.runPromise(Effect.gen(function*() {
@@ -87,7 +93,7 @@ export const makeTestApp = async (options: TestAppOptions = {}) => {
       const admin = yield* serveAdmin("127.0.0.1", 0)
       return { production, sandbox, metrics: `http://127.0.0.1:${admin.port}/metrics` }
       // the HTTP platform's services come from the runtime's layer (HttpStackLive)
-    }).pipe(Scope.extend(listeners)) as Effect.Effect<{ production: string; sandbox: string; metrics: string }, Error>)
+    }).pipe(Scope.provide(listeners)) as Effect.Effect<{ production: string; sandbox: string; metrics: string }, Error>)
 
   return {
     databaseUrl,

@@ -17,7 +17,7 @@ beforeAll(async () => {
 })
 afterAll(() => app?.dispose())
 
-const setCustom = (account: TestAccount, terms: Parameters<Accounts["setCustom"]>[1]) =>
+const setCustom = (account: TestAccount, terms: Parameters<Accounts["Service"]["setCustom"]>[1]) =>
   app.run(Effect.flatMap(Accounts, (accounts) => accounts.setCustom(account.id, terms)))
 
 const get = (account: TestAccount, path: string) => app.sandbox(path, withKey(account.sandbox.key))

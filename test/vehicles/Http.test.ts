@@ -34,7 +34,7 @@ const usage = async (account: TestAccount, environment: "production" | "sandbox"
 const getVehicle = (account: TestAccount, path: string) => app.production(`/v2/vehicles/${path}`, withKey(account.production.key))
 const getSandbox = (account: TestAccount, path: string) => app.sandbox(`/v2/vehicles/${path}`, withKey(account.sandbox.key))
 
-const setCustom = (accountId: string, changes: Parameters<Accounts["setCustom"]>[1]) =>
+const setCustom = (accountId: string, changes: Parameters<Accounts["Service"]["setCustom"]>[1]) =>
   app.run(Effect.flatMap(Accounts, (a) => a.setCustom(accountId, changes)))
 
 describe("plates", () => {
@@ -244,7 +244,7 @@ describe("metering", () => {
     const body = await json(refused[0]!)
     expectShape(body, ErrorResponse("quota_exceeded", true))
     expect(body.error.details).toEqual({ meter: "plate_queries", limit: 10, used: 10, resetAt: "2026-12-01T03:00:00.000Z" })
-    expect(refused[0]!.headers.get("retry-after")).toBe(String((Date.parse("2026-12-01T03:00:00Z") - clock.unsafeCurrentTimeMillis()) / 1000))
+    expect(refused[0]!.headers.get("retry-after")).toBe(String((Date.parse("2026-12-01T03:00:00Z") - clock.currentTimeMillisUnsafe()) / 1000))
     expect((await usage(account)).plateQueries.used).toBe(10)
   })
 

@@ -4,7 +4,7 @@
  * the webhook is off or the operation is not final; an attempt on a webhook switched off since
  * ends the delivery at once. The endpoint is a closed local port: attempts fail and stay pending.
  */
-import { Effect, Either } from "effect"
+import { Effect, Result } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { OperationActivities } from "../../src/operations/Activities.js"
 import { OperationsRepo } from "../../src/operations/Repo.js"
@@ -41,7 +41,7 @@ const finishedOperation = async (account: TestAccount, plate: string, modules: R
   }, "the operation to finish")
 }
 
-const activities = <A, E>(f: (a: OperationActivities) => Effect.Effect<A, E>) => app.run(Effect.flatMap(OperationActivities, f))
+const activities = <A, E>(f: (a: OperationActivities["Service"]) => Effect.Effect<A, E>) => app.run(Effect.flatMap(OperationActivities, f))
 
 describe("operation events", () => {
   it("a final operation has one event with the polled Operation; running the step again records nothing new", async () => {
@@ -133,9 +133,9 @@ describe("delivery attempts", () => {
     const test = await json(await sandboxCall(account, "/v2/webhooks/test", { method: "POST" }))
     await configure(account, { enabled: false })
     const outcome = await activities((a) =>
-      Effect.either(a.attemptDelivery({ deliveryId: test.id, attempt: 4, policy: DELIVERY_RETRY }))
+      Effect.result(a.attemptDelivery({ deliveryId: test.id, attempt: 4, policy: DELIVERY_RETRY }))
     )
-    expect(Either.isLeft(outcome) && outcome.left).toMatchObject({ _tag: "DeliveryFailed", retryable: false })
+    expect(Result.isFailure(outcome) && outcome.failure).toMatchObject({ _tag: "DeliveryFailed", retryable: false })
     const [delivery] = await deliveries(account)
     expect(delivery).toMatchObject({ id: test.id, status: "failed", attempts: 4, responseStatus: null })
 
@@ -153,12 +153,12 @@ describe("delivery attempts", () => {
     await waitFor(async () => ((await deliveries(account))[0].attempts === 1 || undefined), "the first attempt")
     // a restarted workflow numbers its attempts from 1 again
     for (const expected of [2, 3, 4]) {
-      const outcome = await activities((a) => Effect.either(a.attemptDelivery({ deliveryId: test.id, attempt: 1, policy: DELIVERY_RETRY })))
-      expect(Either.isLeft(outcome) && outcome.left).toMatchObject({ _tag: "DeliveryFailed", retryable: true })
+      const outcome = await activities((a) => Effect.result(a.attemptDelivery({ deliveryId: test.id, attempt: 1, policy: DELIVERY_RETRY })))
+      expect(Result.isFailure(outcome) && outcome.failure).toMatchObject({ _tag: "DeliveryFailed", retryable: true })
       expect((await deliveries(account))[0]).toMatchObject({ status: "pending", attempts: expected })
     }
-    const last = await activities((a) => Effect.either(a.attemptDelivery({ deliveryId: test.id, attempt: 1, policy: DELIVERY_RETRY })))
-    expect(Either.isLeft(last) && last.left).toMatchObject({ _tag: "DeliveryFailed", retryable: false })
+    const last = await activities((a) => Effect.result(a.attemptDelivery({ deliveryId: test.id, attempt: 1, policy: DELIVERY_RETRY })))
+    expect(Result.isFailure(last) && last.failure).toMatchObject({ _tag: "DeliveryFailed", retryable: false })
     expect((await deliveries(account))[0]).toMatchObject({ status: "failed", attempts: 5 })
   })
 
@@ -167,9 +167,9 @@ describe("delivery attempts", () => {
     await configure(account, { url: "https://127.0.0.1:1/events", enabled: true })
     const test = await json(await sandboxCall(account, "/v2/webhooks/test", { method: "POST" }))
     const outcome = await activities((a) =>
-      Effect.either(a.attemptDelivery({ deliveryId: test.id, attempt: 5, policy: DELIVERY_RETRY }))
+      Effect.result(a.attemptDelivery({ deliveryId: test.id, attempt: 5, policy: DELIVERY_RETRY }))
     )
-    expect(Either.isLeft(outcome) && outcome.left).toMatchObject({ _tag: "DeliveryFailed", retryable: false })
+    expect(Result.isFailure(outcome) && outcome.failure).toMatchObject({ _tag: "DeliveryFailed", retryable: false })
     expect((await deliveries(account))[0]).toMatchObject({ status: "failed", attempts: 5, responseStatus: null })
   })
 })

@@ -10,7 +10,7 @@
 import * as Fs from "node:fs/promises"
 import * as Https from "node:https"
 import * as Tls from "node:tls"
-import { Effect, Either, Option } from "effect"
+import { Effect, Option, Result } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { Principal } from "../../src/accounts/Domain.js"
 import { Admission } from "../../src/metering/Admission.js"
@@ -93,13 +93,13 @@ const principal = (account: TestAccount, environment: Environment = "sandbox"): 
 
 const resend = async (account: TestAccount, id: string, environment: Environment = "sandbox") => {
   const as = await principal(account, environment)
-  return app.run(Effect.either(Effect.flatMap(Webhooks, (webhooks) => webhooks.resend(as, id))))
+  return app.run(Effect.result(Effect.flatMap(Webhooks, (webhooks) => webhooks.resend(as, id))))
 }
 
 const listed = async (account: TestAccount, id: string) =>
   (await json(await sandboxCall(account, "/v2/webhooks/deliveries?limit=100"))).deliveries.find((d: { id: string }) => d.id === id)
 
-const activities = <A, E>(f: (a: OperationActivities) => Effect.Effect<A, E>) => app.run(Effect.flatMap(OperationActivities, f))
+const activities = <A, E>(f: (a: OperationActivities["Service"]) => Effect.Effect<A, E>) => app.run(Effect.flatMap(OperationActivities, f))
 
 const eventOf = (request: Received) => JSON.parse(request.rawBody.toString("utf8"))
 
@@ -115,7 +115,7 @@ describe("resending a delivery", () => {
 
     receiver.script("/failing", [503, 200])
     const resent = await resend(account, id)
-    expect(Either.isRight(resent) && resent.right).toMatchObject({
+    expect(Result.isSuccess(resent) && resent.success).toMatchObject({
       id,
       status: "pending",
       attempts: 0,
@@ -144,7 +144,7 @@ describe("resending a delivery", () => {
     expect(await settled(id)).toMatchObject({ status: "processed", series: 1, attempts: 1 })
 
     const resent = await resend(account, id)
-    expect(Either.isRight(resent) && resent.right).toMatchObject({ id, status: "pending", attempts: 0 })
+    expect(Result.isSuccess(resent) && resent.success).toMatchObject({ id, status: "pending", attempts: 0 })
     const again = await settled(id)
     expect(again).toMatchObject({ status: "processed", series: 2, attempts: 1, responseStatus: 200 })
     const requests = receiver.at("/processed")
@@ -152,7 +152,7 @@ describe("resending a delivery", () => {
     expect(requests[1]!.rawBody.equals(requests[0]!.rawBody)).toBe(true)
 
     // and again: each resend is one more series
-    expect(Either.isRight(await resend(account, id))).toBe(true)
+    expect(Result.isSuccess(await resend(account, id))).toBe(true)
     expect(await settled(id, (r) => r.series === 3 && r.status !== "pending")).toMatchObject({ status: "processed", attempts: 1 })
     expect(receiver.at("/processed")).toHaveLength(3)
   })
@@ -169,7 +169,7 @@ describe("resending a delivery", () => {
     expect(before).toMatchObject({ status: "pending", series: 1, attempts: 0 })
 
     const refused = await resend(account, id)
-    expect(Either.isLeft(refused) && refused.left).toMatchObject({ _tag: "DeliveryInProgress", id })
+    expect(Result.isFailure(refused) && refused.failure).toMatchObject({ _tag: "DeliveryInProgress", id })
     expect(await row(id)).toEqual(before)
 
     release(200)
@@ -185,7 +185,7 @@ describe("resending a delivery", () => {
     let release!: (status: number) => void
     const answer = new Promise<number>((resolve) => (release = resolve))
     receiver.script("/straggler", [() => answer])
-    expect(Either.isRight(await resend(account, id))).toBe(true)
+    expect(Result.isSuccess(await resend(account, id))).toBe(true)
     await waitFor(() => (receiver.at("/straggler").length === 2 ? true : undefined), "the second series' first attempt")
     const running = await row(id)
     expect(running).toMatchObject({ status: "pending", series: 2, attempts: 0 })
@@ -218,7 +218,7 @@ describe("resending a delivery", () => {
       ] as const
     ) {
       const refused = await resend(who, deliveryId, environment)
-      expect(Either.isLeft(refused) && refused.left, `${deliveryId} (${environment})`).toMatchObject({ _tag: "DeliveryNotFound", id: deliveryId })
+      expect(Result.isFailure(refused) && refused.failure, `${deliveryId} (${environment})`).toMatchObject({ _tag: "DeliveryNotFound", id: deliveryId })
     }
     expect(await row(id)).toEqual(before)
     expect(receiver.at("/owned")).toHaveLength(1)
@@ -231,7 +231,7 @@ describe("resending a delivery", () => {
     expect(await settled(id)).toMatchObject({ status: "processed", series: 1 })
     await configure(account, "/disabled", false)
 
-    expect(Either.isRight(await resend(account, id))).toBe(true)
+    expect(Result.isSuccess(await resend(account, id))).toBe(true)
     const failed = await settled(id)
     expect(failed).toMatchObject({ status: "failed", series: 2, attempts: 1, responseStatus: null, lastError: "the webhook is disabled or has no URL" })
     expect(receiver.at("/disabled")).toHaveLength(1)
@@ -245,7 +245,7 @@ describe("resending a delivery", () => {
     const { data } = await json(res)
     expect(await settled(data.id)).toMatchObject({ status: "processed", series: 1, sendsWhenDisabled: true })
 
-    expect(Either.isRight(await resend(account, data.id))).toBe(true)
+    expect(Result.isSuccess(await resend(account, data.id))).toBe(true)
     expect(await settled(data.id)).toMatchObject({ status: "processed", series: 2, attempts: 1 })
     expect(receiver.at("/v1-test").map((r) => eventOf(r).eventId)).toEqual([`evt_${data.id}`, `evt_${data.id}`])
   })

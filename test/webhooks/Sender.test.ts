@@ -6,8 +6,8 @@
  * without connecting; a closed port gives NoAnswer at once.
  */
 import * as Net from "node:net"
+import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { type Answer, type Outgoing, send } from "../../src/webhooks/Sender.js"
 
 interface SilentServer {
@@ -86,59 +86,55 @@ afterEach(async () => {
 const LIMITS = { timeoutMs: 10_000, responseMaxBytes: 64 * 1024 }
 
 describe("send", () => {
-  it("a silent endpoint gives NoAnswer after the timeout, having connected once", async () => {
-    const answer = await Effect.runPromise(
-      send(outgoing(`https://127.0.0.1:${server.port}/hook`), { ...LIMITS, allowPrivate: true, timeoutMs: 200 })
-    )
-    expect(noAnswerReason(answer)).toContain("no answer within 0.2 s")
-    expect(server.connections()).toBe(1)
-    expect(server.firstBytes).toEqual([0x16]) // it did start a TLS handshake
-  })
+  it.effect("a silent endpoint gives NoAnswer after the timeout, having connected once", () =>
+    Effect.gen(function*() {
+      const answer = yield* send(outgoing(`https://127.0.0.1:${server.port}/hook`), { ...LIMITS, allowPrivate: true, timeoutMs: 200 })
+      expect(noAnswerReason(answer)).toContain("no answer within 0.2 s")
+      expect(server.connections()).toBe(1)
+      expect(server.firstBytes).toEqual([0x16]) // it did start a TLS handshake
+    }))
 
-  it("without allowPrivate, a private literal is refused without connecting", async () => {
-    const answer = await Effect.runPromise(
-      send(outgoing(`https://127.0.0.1:${server.port}/`), { ...LIMITS, allowPrivate: false, timeoutMs: 200 })
-    )
-    const reason = noAnswerReason(answer)
-    expect(reason).toContain("refused")
-    expect(reason).toBe("refused: 127.0.0.1 is not a public address")
-    expect(server.connections()).toBe(0)
-  })
+  it.effect("without allowPrivate, a private literal is refused without connecting", () =>
+    Effect.gen(function*() {
+      const answer = yield* send(outgoing(`https://127.0.0.1:${server.port}/`), { ...LIMITS, allowPrivate: false, timeoutMs: 200 })
+      const reason = noAnswerReason(answer)
+      expect(reason).toContain("refused")
+      expect(reason).toBe("refused: 127.0.0.1 is not a public address")
+      expect(server.connections()).toBe(0)
+    }))
 
-  it("without allowPrivate, the alternative notations of loopback are refused without connecting", async () => {
-    for (const host of ["2130706433", "0x7f000001", "127.1", "[::ffff:127.0.0.1]"]) {
-      const answer = await Effect.runPromise(
-        send(outgoing(`https://${host}:${server.port}/`), { ...LIMITS, allowPrivate: false, timeoutMs: 200 })
-      )
-      expect(noAnswerReason(answer), host).toBe("refused: 127.0.0.1 is not a public address")
-    }
-    expect(server.connections()).toBe(0)
-  })
+  it.effect("without allowPrivate, the alternative notations of loopback are refused without connecting", () =>
+    Effect.gen(function*() {
+      for (const host of ["2130706433", "0x7f000001", "127.1", "[::ffff:127.0.0.1]"]) {
+        const answer = yield* send(outgoing(`https://${host}:${server.port}/`), { ...LIMITS, allowPrivate: false, timeoutMs: 200 })
+        expect(noAnswerReason(answer), host).toBe("refused: 127.0.0.1 is not a public address")
+      }
+      expect(server.connections()).toBe(0)
+    }))
 
-  it("without allowPrivate, localhost is refused by the DNS lookup check without connecting", async () => {
-    const answer = await Effect.runPromise(
-      send(outgoing(`https://localhost:${server.port}/`), { ...LIMITS, allowPrivate: false, timeoutMs: 200 })
-    )
-    const reason = noAnswerReason(answer)
-    expect(reason).toContain("refused")
-    expect(reason).toMatch(/^refused: (127\.0\.0\.1|::1) is not a public address$/)
-    expect(reason).not.toContain("no answer within")
-    expect(server.connections()).toBe(0)
-  })
+  it.effect("without allowPrivate, localhost is refused by the DNS lookup check without connecting", () =>
+    Effect.gen(function*() {
+      const answer = yield* send(outgoing(`https://localhost:${server.port}/`), { ...LIMITS, allowPrivate: false, timeoutMs: 200 })
+      const reason = noAnswerReason(answer)
+      expect(reason).toContain("refused")
+      expect(reason).toMatch(/^refused: (127\.0\.0\.1|::1) is not a public address$/)
+      expect(reason).not.toContain("no answer within")
+      expect(server.connections()).toBe(0)
+    }))
 
-  it("a closed port gives NoAnswer (connection refused), not a timeout", async () => {
-    const port = await closedPort()
-    const answer = await Effect.runPromise(
-      send(outgoing(`https://127.0.0.1:${port}/hook`), { ...LIMITS, allowPrivate: true, timeoutMs: 10_000 })
-    )
-    const reason = noAnswerReason(answer)
-    expect(reason).toContain("ECONNREFUSED")
-    expect(reason).not.toContain("no answer within")
-    expect(server.connections()).toBe(0)
-  })
+  it.effect("a closed port gives NoAnswer (connection refused), not a timeout", () =>
+    Effect.gen(function*() {
+      const port = yield* Effect.promise(closedPort)
+      const answer = yield* send(outgoing(`https://127.0.0.1:${port}/hook`), { ...LIMITS, allowPrivate: true, timeoutMs: 10_000 })
+      const reason = noAnswerReason(answer)
+      expect(reason).toContain("ECONNREFUSED")
+      expect(reason).not.toContain("no answer within")
+      expect(server.connections()).toBe(0)
+    }))
 
-  it("a stored URL that no longer parses is NoAnswer, not a crash", async () => {
-    const answer = await Effect.runPromise(send(outgoing("not a url"), { ...LIMITS, allowPrivate: true }))
-    expect(noAnswerReason(answer)).toBe("the webhook URL is not a valid URL")
-  })
+  it.effect("a stored URL that no longer parses is NoAnswer, not a crash", () =>
+    Effect.gen(function*() {
+      const answer = yield* send(outgoing("not a url"), { ...LIMITS, allowPrivate: true })
+      expect(noAnswerReason(answer)).toBe("the webhook URL is not a valid URL")
+    }))
 })

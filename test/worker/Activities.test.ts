@@ -20,7 +20,7 @@ import { createActivities, DEFECT_MESSAGE } from "../../worker/Activities.js"
 const answered = { status: "completed" as const, data: { total: 0, items: [] }, error: null, warnings: [] }
 
 /** Activities that behave as each test needs; only what the tests call is implemented. */
-const fake = OperationActivities.make({
+const fake = OperationActivities.of({
   markProcessing: () => Effect.sync(() => ActivityContext.current().info.attempt).pipe(Effect.asVoid),
   fetchModule: ({ module }) => {
     switch (module) {

@@ -12,7 +12,7 @@ import type { SerializableSpan } from "@temporalio/interceptors-opentelemetry/li
 import { MockActivityEnvironment } from "@temporalio/testing"
 import { DefaultLogger } from "@temporalio/worker"
 import type { WorkflowInfo } from "@temporalio/workflow"
-import { Effect, Layer, LogLevel, ManagedRuntime, Option, Tracer } from "effect"
+import { Effect, Layer, ManagedRuntime, Option, Tracer } from "effect"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { OperationActivities } from "../../src/operations/Activities.js"
 import { traceHeaders } from "../../src/operations/TemporalEngine.js"
@@ -27,15 +27,15 @@ const exporter = new InMemorySpanExporter()
 const lines: Array<Record<string, unknown>> = []
 
 /** Only what the tests call: one logs inside a span of its own, the other outside any. */
-const fake = OperationActivities.make({
+const fake = OperationActivities.of({
   markProcessing: (operationId: string) => Effect.withSpan(Effect.logInfo("marking"), "markProcessing.program", { attributes: { operationId } }),
-  attemptDelivery: () => Effect.zipRight(Effect.logInfo("delivering"), Effect.withSpan(Effect.succeed("processed" as const), "attemptDelivery.program"))
-} as unknown as OperationActivities)
+  attemptDelivery: () => Effect.andThen(Effect.logInfo("delivering"), Effect.withSpan(Effect.succeed("processed" as const), "attemptDelivery.program"))
+} as unknown as OperationActivities["Service"])
 
 const runtime = ManagedRuntime.make(Layer.mergeAll(
   Layer.succeed(OperationActivities, fake),
   TelemetryLive({ serviceName: "vehicle-data-worker", spanProcessor: new SimpleSpanProcessor(exporter) }),
-  loggerLayer("json", LogLevel.Info, (line) => lines.push(JSON.parse(line)))
+  loggerLayer("json", "Info", (line) => lines.push(JSON.parse(line)))
 ).pipe(Layer.provide(testConfig())))
 const activities = createActivities(runtime)
 let tracer: Otel.Tracer

@@ -401,7 +401,7 @@ describe.skipIf(address === undefined)("with a live Temporal server", () => {
 
 describe.skipIf(address === undefined)("traces with a live Temporal server", () => {
   const exporter = new InMemorySpanExporter()
-  const runtime = ManagedRuntime.make(Layer.mergeAll(ActivitiesLive, Accounts.Default).pipe(
+  const runtime = ManagedRuntime.make(Layer.mergeAll(ActivitiesLive, Accounts.layer).pipe(
     Layer.provideMerge(TelemetryLive({ serviceName: "vehicle-data-worker", spanProcessor: new SimpleSpanProcessor(exporter) })),
     Layer.provide(freshDatabaseLayer(4)),
     Layer.provideMerge(temporalSecretsLayer("api")),

@@ -9,8 +9,8 @@ import { InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-tr
 import type { ConnectionLike } from "@temporalio/client"
 import { defaultPayloadConverter } from "@temporalio/common"
 import type { temporal } from "@temporalio/proto"
-import { Effect, Layer, ManagedRuntime } from "effect"
-import { describe, expect, it } from "vitest"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer } from "effect"
 import { ActivitiesLive } from "../../src/Http.js"
 import { clientGateway, makeTemporalEngine } from "../../src/operations/TemporalEngine.js"
 import type { StartRequest } from "../../src/operations/WorkflowEngine.js"
@@ -54,55 +54,53 @@ const request: StartRequest = {
 
 /**
  * The engine, on the services a process has, starts one operation inside a request's span, traced
- * to `exporter` if given; what reached the connection, and the spans ended by then (disposing the
- * runtime shuts the exporter).
+ * to `exporter` if given; what reached the connection, and the spans ended by then (read while the
+ * services live: closing them shuts the exporter).
  */
-const startWithin = async (exporter?: InMemorySpanExporter) => {
-  const { connection, requests } = fakeConnection()
-  const telemetry = TelemetryLive({
-    serviceName: "vehicle-data-api",
-    ...(exporter === undefined ? {} : { spanProcessor: new SimpleSpanProcessor(exporter) })
-  })
-  const runtime = ManagedRuntime.make(Layer.mergeAll(ActivitiesLive, telemetry).pipe(
+const startWithin = (exporter?: InMemorySpanExporter) =>
+  Effect.gen(function*() {
+    const { connection, requests } = fakeConnection()
+    const engine = yield* makeTemporalEngine(clientGateway(connection, { namespace: "default", dataConverter: {} }))
+    yield* engine.start(request).pipe(Effect.withSpan("POST /v2/vehicles/{plate}/modules", { kind: "server" }))
+    expect(requests).toHaveLength(1)
+    return { sent: requests[0]!, spans: exporter?.getFinishedSpans() ?? [] }
+  }).pipe(Effect.provide(Layer.mergeAll(
+    ActivitiesLive,
+    TelemetryLive({
+      serviceName: "vehicle-data-api",
+      ...(exporter === undefined ? {} : { spanProcessor: new SimpleSpanProcessor(exporter) })
+    })
+  ).pipe(
     Layer.provide(freshDatabaseLayer(2)),
     Layer.provideMerge(temporalSecretsLayer("api")),
     Layer.provideMerge(testConfig({ TEMPORAL_TASK_QUEUE: "vda-test", TEMPORAL_CODEC_KEYS: LIVE_CODEC_KEYS, PLATE_HASH_SALT: "trace-test-salt" }))
-  ))
-  try {
-    await runtime.runPromise(Effect.gen(function*() {
-      const engine = yield* makeTemporalEngine(clientGateway(connection, { namespace: "default", dataConverter: {} }))
-      yield* engine.start(request).pipe(Effect.withSpan("POST /v2/vehicles/{plate}/modules", { kind: "server" }))
-    }))
-    expect(requests).toHaveLength(1)
-    return { sent: requests[0]!, spans: exporter?.getFinishedSpans() ?? [] }
-  } finally {
-    await runtime.dispose()
-  }
-}
+  )))
 
 describe("a workflow start's trace", () => {
-  it("with tracing on, the start is a span of the request's trace, carried in the start's headers", async () => {
-    const exporter = new InMemorySpanExporter()
-    const { sent, spans } = await startWithin(exporter)
-    expect(sent.workflowType?.name).toBe("modulesOperation")
-    const requestSpan = spans.find((s) => s.name === "POST /v2/vehicles/{plate}/modules")!
-    const startSpan = spans.find((s) => s.name === "StartWorkflow:modulesOperation")!
-    expect(startSpan.kind).toBe(Otel.SpanKind.CLIENT)
-    expect(startSpan.attributes.temporalWorkflowId).toBe(sent.workflowId)
-    expect(startSpan.spanContext().traceId).toBe(requestSpan.spanContext().traceId)
-    expect(startSpan.parentSpanContext?.spanId).toBe(requestSpan.spanContext().spanId)
+  it.effect("with tracing on, the start is a span of the request's trace, carried in the start's headers", () =>
+    Effect.gen(function*() {
+      const exporter = new InMemorySpanExporter()
+      const { sent, spans } = yield* startWithin(exporter)
+      expect(sent.workflowType?.name).toBe("modulesOperation")
+      const requestSpan = spans.find((s) => s.name === "POST /v2/vehicles/{plate}/modules")!
+      const startSpan = spans.find((s) => s.name === "StartWorkflow:modulesOperation")!
+      expect(startSpan.kind).toBe(Otel.SpanKind.CLIENT)
+      expect(startSpan.attributes.temporalWorkflowId).toBe(sent.workflowId)
+      expect(startSpan.spanContext().traceId).toBe(requestSpan.spanContext().traceId)
+      expect(startSpan.parentSpanContext?.spanId).toBe(requestSpan.spanContext().spanId)
 
-    const header = sent.header?.fields?.["_tracer-data"]
-    expect(header).toBeDefined()
-    expect(defaultPayloadConverter.fromPayload(header!)).toEqual({
-      traceparent: `00-${startSpan.spanContext().traceId}-${startSpan.spanContext().spanId}-01`
-    })
-    expect(JSON.stringify(spans.map((s) => s.attributes))).not.toContain(request.plate)
-  })
+      const header = sent.header?.fields?.["_tracer-data"]
+      expect(header).toBeDefined()
+      expect(defaultPayloadConverter.fromPayload(header!)).toEqual({
+        traceparent: `00-${startSpan.spanContext().traceId}-${startSpan.spanContext().spanId}-01`
+      })
+      expect(JSON.stringify(spans.map((s) => s.attributes))).not.toContain(request.plate)
+    }))
 
-  it("with tracing off, no header", async () => {
-    const { sent } = await startWithin()
-    expect(sent.workflowType?.name).toBe("modulesOperation")
-    expect(sent.header?.fields ?? {}).toEqual({})
-  })
+  it.effect("with tracing off, no header", () =>
+    Effect.gen(function*() {
+      const { sent } = yield* startWithin()
+      expect(sent.workflowType?.name).toBe("modulesOperation")
+      expect(sent.header?.fields ?? {}).toEqual({})
+    }))
 })

@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { Effect } from "effect"
 
 /** Webhook configuration (one per account and environment, shared by v1 and v2) and deliveries. */

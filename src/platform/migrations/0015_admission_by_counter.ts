@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { Effect } from "effect"
 
 /** The arguments of a batch as vda_admit_charge_in_order takes them (and 0017's vda_admit_charge first). */
