@@ -39,6 +39,9 @@ export interface Principal {
   readonly modulePricing: ModulePricing | null
 }
 
+/** What the caller's reads of its own account data are shared by: its account and environment. */
+export const accountKey = (principal: Principal) => `${principal.accountId}/${principal.environment}`
+
 export class CurrentPrincipal extends Context.Service<CurrentPrincipal, Principal>()("vda/CurrentPrincipal") {}
 
 export const isPaidOrCustom = (plan: PlanId) => plan !== "free"

@@ -5,13 +5,13 @@
  * Concurrent status reads of one account and environment share one read, as polls do: each
  * request was admitted (and counted) before the read began, so the usage it sees includes it.
  */
-import { Clock, Context, Effect, Layer, Result } from "effect"
+import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import type { BillingRow, CounterRow } from "../metering/UsageReader.js"
 import { usageOf, type UsagePeriods, usagePeriodsOf } from "../metering/UsageReader.js"
 import * as Batcher from "../platform/Batcher.js"
 import { arrayArguments, partsOf, type ReadAlong, type ReadRow } from "../platform/ReadAlong.js"
-import type { Principal } from "./Domain.js"
+import { accountKey, type Principal } from "./Domain.js"
 import type { KeyRow } from "./Repo.js"
 
 /** A row of `vda_account_status`: a counter, the month's billing terms, or a key. */
@@ -67,16 +67,9 @@ const make = Effect.gen(function*() {
       const rows = yield* sql.unsafe<ReadRow>(READ_ON_ITS_OWN, accountStatusReadAlong.parameters([statusValueOf(principal, periods)]))
       return statusOf(principal, periods, rows)
     }).pipe(Effect.orDie)
-  const reads = yield* Batcher.make({
-    key: (principal: Principal) => `${principal.accountId}/${principal.environment}`,
-    // the latest admission's view of the account: all of them came before the read
-    process: (_key, principals) =>
-      Effect.map(readNow(principals.at(-1)!), (status) => principals.map(() => Result.succeed(status)))
-  })
-
   return {
     /** The status; the same object for the reads that shared it. */
-    read: reads.submit
+    read: yield* Batcher.sharedReads({ key: accountKey, read: readNow })
   }
 })
 

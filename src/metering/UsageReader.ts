@@ -3,7 +3,8 @@
  */
 import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import type { Principal } from "../accounts/Domain.js"
+import { accountKey, type Principal } from "../accounts/Domain.js"
+import * as Batcher from "../platform/Batcher.js"
 import type { Environment } from "../platform/RequestContext.js"
 import type { Module } from "../platform/Schemas.js"
 import type { MeterUsage, ModuleUsage, Usage } from "./Api.js"
@@ -99,7 +100,7 @@ export const usageOf = (
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
 
-  const read = (principal: Principal) =>
+  const readNow = (principal: Principal) =>
     Effect.gen(function*() {
       const periods = usagePeriodsOf(principal, yield* Clock.currentTimeMillis)
       const { month, day, minute } = periods
@@ -123,7 +124,11 @@ const make = Effect.gen(function*() {
           and meter = any(${[byDay("plate_queries"), byDay("module_queries")]}::text[]) and period_start >= ${from}
         order by period_start`.pipe(Effect.orDie)
 
-  return { read, daily }
+  return {
+    /** The caller's usage now; concurrent reads of one account and environment share one. */
+    read: yield* Batcher.sharedReads({ key: accountKey, read: readNow }),
+    daily
+  }
 })
 
 export class UsageReader extends Context.Service<UsageReader, Effect.Success<typeof make>>()("vda/UsageReader", { make }) {

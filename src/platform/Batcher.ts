@@ -109,3 +109,21 @@ export const make = <A, B, E, E2>(
 
     return { submit }
   })
+
+/**
+ * Reads that concurrent requests with the same key share: one read per batch, made for the batch's
+ * latest item once every item of it has arrived, so each request sees at least what was committed
+ * before it arrived (and the latest view of what the items describe).
+ */
+export const sharedReads = <A, B, E>(options: {
+  readonly key: (item: A) => string
+  readonly read: (latest: A) => Effect.Effect<B, E>
+}): Effect.Effect<(item: A) => Effect.Effect<B, E>, never, Scope.Scope> =>
+  Effect.map(
+    make({
+      key: options.key,
+      process: (_key, items: ReadonlyArray<A>) =>
+        Effect.map(options.read(items.at(-1)!), (read) => items.map(() => Result.succeed(read)))
+    }),
+    (batcher) => batcher.submit
+  )

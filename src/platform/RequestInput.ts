@@ -42,9 +42,13 @@ export const makeRouteTable = (routes: ReadonlyArray<RouteTemplate>) => {
     method: route.method.toUpperCase(),
     pattern: new RegExp(`^${route.path.split("/").map(segmentPattern).join("/")}$`)
   }))
-  /** The methods the path answers to (empty: no such route). */
-  return (path: string): ReadonlyArray<string> =>
+  const methodsMatching = (path: string): ReadonlyArray<string> =>
     [...new Set(compiled.filter((route) => route.pattern.test(path)).map((route) => route.method))]
+  // every request asks: a path without parameters is looked up, computed once
+  const literal = new Map<string, ReadonlyArray<string>>()
+  for (const route of routes) if (!route.path.includes(":")) literal.set(route.path, methodsMatching(route.path))
+  /** The methods the path answers to (empty: no such route). */
+  return (path: string): ReadonlyArray<string> => literal.get(path) ?? methodsMatching(path)
 }
 
 /** What metrics, traces and the access log call a route: its template with `{param}`s. */
@@ -79,8 +83,12 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 
 const hasForbiddenCharacter = (text: string) => text.includes("\u0000") || LONE_SURROGATE.test(text)
 
+/** Printable ASCII without `%` or `+`: nothing to decode, so nothing forbidden (most URLs). */
+const PLAIN_URL = /^[\x21-\x24\x26-\x2a\x2c-\x7e]*$/
+
 /** Path and query, decoded: a NUL or a lone surrogate anywhere is refused. */
 export const checkUrl = (url: string): Refusal | undefined => {
+  if (PLAIN_URL.test(url)) return undefined
   const [path = "", query = ""] = url.split("?", 2)
   let decoded: Array<string>
   try {

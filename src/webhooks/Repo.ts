@@ -92,10 +92,22 @@ const make = Effect.gen(function*() {
     /** The configuration, created (disabled, with this secret) on first use. */
     config: (accountId: string, environment: Environment, secret: string, at: Date) =>
       Effect.gen(function*() {
-        yield* ensureConfig(accountId, environment, secret, at)
+        // one round trip: the row as it is, or as this statement creates it (a row another
+        // transaction created after this one's snapshot is read by a second statement)
         const [row] = yield* sql<StoredConfig>`
+          with created as (
+            insert into webhook_configs (account_id, environment, url, enabled, secret, updated_at)
+            values (${accountId}, ${environment}, null, false, ${secret}, ${at})
+            on conflict (account_id, environment) do nothing
+            returning url, enabled, secret, updated_at)
+          select url, enabled, secret, updated_at from created
+          union all
+          select url, enabled, secret, updated_at from webhook_configs
+          where account_id = ${accountId} and environment = ${environment} and not exists (select from created)`
+        if (row !== undefined) return row
+        const [committed] = yield* sql<StoredConfig>`
           select url, enabled, secret, updated_at from webhook_configs where account_id = ${accountId} and environment = ${environment}`
-        return row!
+        return committed!
       }).pipe(Effect.orDie),
 
     /**

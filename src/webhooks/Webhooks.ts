@@ -4,8 +4,9 @@
  */
 import { Clock, Context, Data, Effect, Layer, Option } from "effect"
 import { FIRST_SERIES } from "../../workflows/shared.js"
-import { isPaidOrCustom, type Principal } from "../accounts/Domain.js"
+import { accountKey, isPaidOrCustom, type Principal } from "../accounts/Domain.js"
 import { deliveryStartRequestOf, WorkflowEngine } from "../operations/WorkflowEngine.js"
+import * as Batcher from "../platform/Batcher.js"
 import { AppConfig } from "../platform/Config.js"
 import { randomBase62 } from "../platform/Ids.js"
 import type { Delivery, WebhookConfigUpdate } from "./Api.js"
@@ -53,8 +54,11 @@ const make = Effect.gen(function*() {
   const startRecorded = (principal: Principal, deliveryId: string) =>
     engine.startDelivery({ deliveryId, series: FIRST_SERIES, accountId: principal.accountId, environment: principal.environment })
 
-  const getConfig = (principal: Principal): Effect.Effect<StoredConfig> =>
-    Effect.flatMap(now, (at) => repo.config(principal.accountId, principal.environment, generateSecret(), at))
+  /** The configuration; concurrent reads of one account and environment share one. */
+  const getConfig: (principal: Principal) => Effect.Effect<StoredConfig> = yield* Batcher.sharedReads({
+    key: accountKey,
+    read: (principal: Principal) => Effect.flatMap(now, (at) => repo.config(principal.accountId, principal.environment, generateSecret(), at))
+  })
 
   /**
    * Omitted fields are kept; `url: null` removes the URL and disables; enabling needs a URL

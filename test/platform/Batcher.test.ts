@@ -60,3 +60,37 @@ describe("Batcher.submit", () => {
       expect(batches).toEqual([[2], [6]])
     }))
 })
+
+describe("Batcher.sharedReads", () => {
+  it.effect("reads waiting while one runs share the next, made for the latest of them; other keys read apart", () =>
+    Effect.gen(function*() {
+      const reads: Array<string> = []
+      const gate = yield* Deferred.make<void>()
+      let version = 0
+      const read = yield* Batcher.sharedReads({
+        key: (item: string) => item.split("#")[0]!,
+        read: (latest: string) =>
+          Effect.flatMap(Effect.sync(() => version), (seen) =>
+            Effect.andThen(Deferred.await(gate), Effect.sync(() => {
+              reads.push(latest)
+              return `${latest} saw v${seen}`
+            })))
+      })
+      const first = yield* Effect.forkChild(read("a#1")) // the first read, held at the gate
+      yield* Effect.yieldNow
+      version = 1 // committed after the first read began: only the reads that arrive later must see it
+      const waiting = yield* Effect.forEach(["a#2", "a#3", "b#1"], (item) => Effect.forkChild(read(item)))
+      yield* Effect.yieldNow
+      yield* Deferred.succeed(gate, undefined)
+      const results = yield* Effect.forEach([first, ...waiting], Fiber.join)
+      expect(results).toEqual(["a#1 saw v0", "a#3 saw v1", "a#3 saw v1", "b#1 saw v1"])
+      expect(reads.sort()).toEqual(["a#1", "a#3", "b#1"])
+    }))
+
+  it.effect("a read that fails fails every request that shared it", () =>
+    Effect.gen(function*() {
+      const read = yield* Batcher.sharedReads({ key: () => "one", read: (_: number) => Effect.fail("database gone" as const) })
+      const results = yield* Effect.forEach([1, 2], (item) => Effect.exit(read(item)), { concurrency: "unbounded" })
+      expect(results).toEqual([Exit.fail("database gone"), Exit.fail("database gone")])
+    }))
+})
