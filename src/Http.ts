@@ -8,8 +8,8 @@
  * routes, database outages, defects) leaves in the one error body of the contract.
  */
 import { NodeHttpServer } from "@effect/platform-node"
-import { ByteSize, Cause, Effect, Layer, Option } from "effect"
-import { FetchHttpClient, HttpEffect, HttpIncomingMessage, HttpMiddleware, HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { ByteSize, Cause, Clock, Context, Effect, Layer, Option } from "effect"
+import { FetchHttpClient, HttpIncomingMessage, HttpMiddleware, HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApi, HttpApiBuilder, HttpApiError, type HttpApiGroup, HttpApiScalar } from "effect/http-api"
 import { SqlError } from "effect/sql"
 import { AccountsHttpLive } from "./accounts/Http.js"
@@ -42,7 +42,7 @@ import { isUnavailable } from "./platform/Database.js"
 import * as Errors from "./platform/Errors.js"
 import { HealthHttpLive } from "./HealthHttp.js"
 import { noteAccount, noteRequestId, withRequestSpan } from "./platform/HttpObservation.js"
-import { ulid } from "./platform/Ids.js"
+import { ulidAt } from "./platform/Ids.js"
 import { describeIssues } from "./platform/SchemaIssues.js"
 import { WebhooksHttpLive } from "./webhooks/Http.js"
 import { WebhookDeliveries } from "./webhooks/Deliveries.js"
@@ -54,9 +54,6 @@ import { SystemResolverLive } from "./webhooks/UrlPolicy.js"
 import { Webhooks } from "./webhooks/Webhooks.js"
 import { CurrentEnvironment, type Environment, RequestId, saneRequestId } from "./platform/RequestContext.js"
 import * as RequestInput from "./platform/RequestInput.js"
-
-const setHeaders = (headers: Record<string, string>) =>
-  HttpEffect.appendPreResponseHandler((_request, response) => Effect.succeed(HttpServerResponse.setHeaders(response, headers)))
 
 const versionOf = (url: string): "v1" | "v2" | undefined => {
   const match = /^\/(v[12])(?:[/?]|$)/.exec(url)
@@ -148,80 +145,87 @@ const refuse = (request: HttpServerRequest.HttpServerRequest, refusal: RequestIn
   }
 }
 
+/** The input layer's refusal of what the URL and route say (RequestInput), before anything is read. */
+const refusalOf = (methodsOf: (path: string) => ReadonlyArray<string>, request: HttpServerRequest.HttpServerRequest) =>
+  RequestInput.checkUrl(request.url) ?? RequestInput.checkRoute(methodsOf, request.method, request.url)
+
 /**
- * The input layer (RequestInput): the route and method, the URL's characters, and the body's
- * type, size and JSON, checked once for every route before the router decodes anything.
+ * The input layer's checks of a body: its type, its size and its JSON, read once (the router's
+ * decoding reuses the text); past the limit (a chunked body), a 413. Then `next`.
  */
-const checkInput = (methodsOf: (path: string) => ReadonlyArray<string>, limits: RequestInput.BodyLimits) =>
-  <E, R>(app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
-    Effect.gen(function*() {
-      const request = yield* HttpServerRequest.HttpServerRequest
-      const refusal = RequestInput.checkUrl(request.url) ?? RequestInput.checkRoute(methodsOf, request.method, request.url)
-      if (refusal !== undefined) return yield* refuse(request, refusal)
-      if (RequestInput.hasBody(request.headers)) {
-        const headers = RequestInput.checkBodyHeaders(request.headers, limits)
-        if (headers !== undefined) return yield* refuse(request, headers)
-        // read once (the router's decoding reuses it); past the limit (a chunked body), a 413
-        const text = yield* readBodyText(request, limits.maxBytes)
-        if (Option.isNone(text)) return yield* refuse(request, RequestInput.tooLarge(limits))
-        const json = RequestInput.checkJsonText(text.value, limits)
-        if (json !== undefined) return yield* refuse(request, json)
-      }
-      return yield* app
-    })
+const checkBody = <E, R>(
+  request: HttpServerRequest.HttpServerRequest,
+  limits: RequestInput.BodyLimits,
+  next: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+) => {
+  const headers = RequestInput.checkBodyHeaders(request.headers, limits)
+  if (headers !== undefined) return refuse(request, headers)
+  return Effect.flatMap(readBodyText(request, limits.maxBytes), (text): Effect.Effect<HttpServerResponse.HttpServerResponse, E | Errors.ApiError, R> => {
+    if (Option.isNone(text)) return refuse(request, RequestInput.tooLarge(limits))
+    const json = RequestInput.checkJsonText(text.value, limits)
+    return json !== undefined ? refuse(request, json) : next
+  })
+}
 
 /**
  * The request pipeline of `api`'s router: authenticates and counts every /v1 and /v2 request, then
- * checks its input, before it is routed; answers every failure in the contract's body (v1's in its
- * envelope).
+ * checks its input (RequestInput) before it is routed; answers every failure in the contract's
+ * body (v1's in its envelope). Every request passes here, so it runs as few steps as it can: the
+ * checks that need no effect are plain calls, and the headers the request gathers (its id, its
+ * rate limit) are set on its response once, at the end.
  */
 export const makeRequestPipeline = <Id extends string, Groups extends HttpApiGroup.Constraint>(
   api: HttpApi.HttpApi<Id, Groups>
 ) => Effect.gen(function*() {
   const admission = yield* Admission
   const { requestBody } = yield* AppConfig
-  const checked = checkInput(RequestInput.makeRouteTable(routesOf(api)), requestBody)
-  const maxBodySize = ByteSize.bytes(requestBody.maxBytes)
+  const methodsOf = RequestInput.makeRouteTable(routesOf(api))
 
-  const admit = Effect.fnUntraced(function*(request: HttpServerRequest.HttpServerRequest, headers: Record<string, string>) {
-    const environment = yield* CurrentEnvironment
-    const admitted = yield* admission.admit(request.headers["x-api-key"], environment).pipe(
+  const admit = (request: HttpServerRequest.HttpServerRequest, environment: Environment, headers: Record<string, string>) =>
+    admission.admit(request.headers["x-api-key"], environment).pipe(
+      Effect.map((admitted) => {
+        rateLimitHeaders(admitted, headers)
+        noteAccount(request.source, admitted.principal.accountId)
+        return admitted.principal
+      }),
       Effect.catchTags({
         InvalidKey: (invalid) => Errors.invalidApiKey(invalid.explanation),
         LimitReached: Errors.limitReached
       })
     )
-    rateLimitHeaders(admitted, headers)
-    noteAccount(request.source, admitted.principal.accountId)
-    return admitted.principal
-  })
 
-  return <E, R>(app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
-    Effect.gen(function*() {
-      const request = yield* HttpServerRequest.HttpServerRequest
-      const requestId = saneRequestId(request.headers["x-request-id"]) ?? `req_${yield* ulid}`
-      // headers every response of this request carries, filled in as the request advances
-      const headers: Record<string, string> = { "x-request-id": requestId }
-      noteRequestId(request.source, requestId)
-      yield* setHeaders(headers)
-      const version = versionOf(request.url)
-      const routed = version !== undefined
-        ? Effect.flatMap(admit(request, headers), (principal) =>
-          checked(app).pipe(
-            Effect.provideService(AdmittedPrincipal, Option.some(principal)),
-            Effect.annotateLogs("accountId", principal.accountId)
-          ))
-        : checked(app)
-      const answered = routed.pipe(Effect.catchCause((cause) => normalizeFailure(request, cause)))
-      return yield* (version === "v1"
-        ? answered.pipe(Effect.catch((failure) => Effect.succeed(Errors.v1ErrorResponse(failure))), Effect.map(Errors.toV1Envelope))
-        : answered.pipe(Effect.catch((failure) => Effect.succeed(Errors.errorResponse(failure))))).pipe(
-          Effect.provideService(HttpIncomingMessage.MaxBodySize, maxBodySize),
+  return <E, R>(app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) => {
+    /** The request past the input layer, routed (a refusal is its failure). */
+    const checked = (request: HttpServerRequest.HttpServerRequest) => {
+      const refusal = refusalOf(methodsOf, request)
+      if (refusal !== undefined) return refuse(request, refusal)
+      return RequestInput.hasBody(request.headers) ? checkBody(request, requestBody, app) : app
+    }
+    return Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        const requestId = saneRequestId(request.headers["x-request-id"]) ?? `req_${ulidAt(now)}`
+        // headers every response of this request carries, filled in as the request advances
+        const headers: Record<string, string> = { "x-request-id": requestId }
+        noteRequestId(request.source, requestId)
+        const version = versionOf(request.url)
+        const routed = version === undefined
+          ? checked(request)
+          : Effect.flatMap(CurrentEnvironment, (environment) =>
+            Effect.flatMap(admit(request, environment, headers), (principal) =>
+              checked(request).pipe(
+                Effect.provideService(AdmittedPrincipal, Option.some(principal)),
+                Effect.annotateLogs("accountId", principal.accountId)
+              )))
+        return routed.pipe(
+          Effect.catchCause((cause) => normalizeFailure(request, cause)),
+          Effect.catch((failure) => Effect.succeed(version === "v1" ? Errors.v1ErrorResponse(failure) : Errors.errorResponse(failure))),
+          Effect.map((response) => HttpServerResponse.setHeaders(version === "v1" ? Errors.toV1Envelope(response) : response, headers)),
           Effect.provideService(RequestId, requestId),
           Effect.annotateLogs("requestId", requestId),
           withRequestSpan(request.source)
         )
-    })
+      }))
+  }
 })
 
 const HandlersLive = Layer.mergeAll(
@@ -309,12 +313,21 @@ export const apiProgram = Effect.gen(function*() {
 })
 
 /**
- * A listener's request handler, made by `makeHandler`: the environment goes in the context the
- * handler runs requests with, so no request pays for providing it.
+ * What a listener's requests run with, besides the services: its environment, the body limit the
+ * router's decoding reads within (the input layer has read the body already), and no tracing of
+ * the router's own (requests are traced by the listener's observation, HttpObservation, under
+ * their route template).
+ */
+export const listenerContext = (environment: Environment) =>
+  Effect.map(AppConfig, (config) =>
+    Context.make(CurrentEnvironment, environment).pipe(
+      Context.add(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(config.requestBody.maxBytes)),
+      Context.add(HttpMiddleware.TracerDisabledWhen, () => true)
+    ))
+
+/**
+ * A listener's request handler, made by `makeHandler`: the listener's context goes in the context
+ * the handler runs requests with, so no request pays for providing it.
  */
 export const forListener = (environment: Environment) => <A, E, R>(makeHandler: Effect.Effect<A, E, R>) =>
-  makeHandler.pipe(
-    Effect.provideService(CurrentEnvironment, environment),
-    // requests are traced by the listener's observation (HttpObservation), under their route template
-    Effect.provideService(HttpMiddleware.TracerDisabledWhen, () => true)
-  )
+  Effect.flatMap(listenerContext(environment), (context) => Effect.provideContext(makeHandler, context))

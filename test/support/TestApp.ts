@@ -7,13 +7,13 @@ import { ConfigProvider, Context, Effect, Exit, Layer, ManagedRuntime, Redacted,
 import { HttpEffect, type HttpServerRequest } from "effect/http"
 import { Accounts, type CreatedKey } from "../../src/accounts/Accounts.js"
 import type { PlanId } from "../../src/accounts/Domain.js"
-import { apiProgram, HttpStackLive } from "../../src/Http.js"
+import { apiProgram, HttpStackLive, listenerContext } from "../../src/Http.js"
 import { serveListener } from "../../src/Listeners.js"
 import { serveAdmin } from "../../src/platform/AdminServer.js"
 import { TelemetryLive } from "../../src/platform/Telemetry.js"
 import { AppConfig } from "../../src/platform/Config.js"
 import { type DatabaseTimeouts, pgClientLayer } from "../../src/platform/Database.js"
-import { CurrentEnvironment, type Environment } from "../../src/platform/RequestContext.js"
+import type { Environment } from "../../src/platform/RequestContext.js"
 import type { ManualClock } from "./ManualClock.js"
 import { freshDatabase } from "./Postgres.js"
 
@@ -62,10 +62,14 @@ export const makeTestApp = async (options: TestAppOptions = {}) => {
   const app = await runtime.runPromise(Scope.provide(listeners)(apiProgram))
   const services = await runtime.context()
   type Services = typeof services extends Context.Context<infer S> ? S : never
+  const listenerContexts = {
+    production: await runtime.runPromise(listenerContext("production")),
+    sandbox: await runtime.runPromise(listenerContext("sandbox"))
+  }
   const handlerFor = (environment: Environment): Call => {
-    // as each listener does: the environment in the context the requests run with
+    // as each listener does: its context in the one the requests run with
     const handler = HttpEffect.toWebHandlerWith<Services, Services | HttpServerRequest.HttpServerRequest | Scope.Scope>(
-      Context.add(services, CurrentEnvironment, environment)
+      Context.merge(services, listenerContexts[environment]) as Context.Context<Services>
     )(app)
     return (path, init) => handler(new Request(`http://vda.test${path}`, init))
   }
