@@ -8,7 +8,7 @@
  * routes, database outages, defects) leaves in the one error body of the contract.
  */
 import { NodeHttpServer } from "@effect/platform-node"
-import { ByteSize, Cause, Clock, Context, Effect, Layer, Option } from "effect"
+import { ByteSize, Cause, Clock, Context, Effect, type Exit, Layer, Option, Result } from "effect"
 import { FetchHttpClient, HttpIncomingMessage, HttpMiddleware, HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApi, HttpApiBuilder, HttpApiError, type HttpApiGroup, HttpApiScalar } from "effect/http-api"
 import { SqlError } from "effect/sql"
@@ -22,7 +22,9 @@ import { Api, ApiErrorsLive } from "./Api.js"
 import { readBodyText } from "./platform/RequestBody.js"
 import { MeteringHttpLive } from "./metering/Http.js"
 import { Metering } from "./metering/Metering.js"
-import { Admission, rateLimitHeaders } from "./metering/Admission.js"
+import { Admission, type Admitted, type AdmittedAndCharged, type PendingAdmission, rateLimitHeaders, RequestAdmission } from "./metering/Admission.js"
+import type { LimitReached } from "./metering/Metering.js"
+import { type InvalidKey, keyHashOf } from "./accounts/Authentication.js"
 import { UsageReader } from "./metering/UsageReader.js"
 import { Catalog } from "./catalog/Catalog.js"
 import { V1HttpLive } from "./v1/Http.js"
@@ -127,6 +129,26 @@ const routesOf = <Id extends string, Groups extends HttpApiGroup.Constraint>(api
   return routes
 }
 
+/**
+ * The endpoints whose handlers admit their requests (`RequestAdmission`), by group and name: the
+ * metered vehicle query charges its answer with its admission, in one round trip.
+ */
+const ADMITTED_BY_HANDLER = new Set(["vehicles.getVehicle"])
+
+/** Whether a request (method, URL) is for an endpoint of `api` whose handler admits it. */
+const makeAdmittedByHandler = <Id extends string, Groups extends HttpApiGroup.Constraint>(api: HttpApi.HttpApi<Id, Groups>) => {
+  const routes: Array<RequestInput.RouteTemplate> = []
+  HttpApi.reflect(api, {
+    onGroup: () => {},
+    onEndpoint: ({ endpoint, group }) => {
+      if (ADMITTED_BY_HANDLER.has(`${group.identifier}.${endpoint.identifier}`)) routes.push({ method: endpoint.method, path: endpoint.path })
+    }
+  })
+  const methods = new Set(routes.map((route) => route.method))
+  const resolve = RequestInput.makeRouteResolver(routes)
+  return (method: string, url: string) => methods.has(method) && resolve(url) !== RequestInput.UNMATCHED_ROUTE
+}
+
 /** The route template of a request URL, for metrics, traces and the access log. */
 export const routeOfUrl = RequestInput.makeRouteResolver(routesOf(Api))
 
@@ -181,17 +203,70 @@ export const makeRequestPipeline = <Id extends string, Groups extends HttpApiGro
   const { requestBody } = yield* AppConfig
   const methodsOf = RequestInput.makeRouteTable(routesOf(api))
 
-  const admit = (request: HttpServerRequest.HttpServerRequest, environment: Environment, headers: Record<string, string>) =>
-    admission.admit(request.headers["x-api-key"], environment).pipe(
-      Effect.map((admitted) => {
-        rateLimitHeaders(admitted, headers)
-        noteAccount(request.source, admitted.principal.accountId)
-        return admitted.principal
+  const admittedByHandler = makeAdmittedByHandler(api)
+
+  /** An admission as the contract answers it; its headers gathered, its account noted. */
+  const answered = <A extends { readonly admitted: Admitted }>(
+    request: HttpServerRequest.HttpServerRequest,
+    headers: Record<string, string>,
+    admission: Effect.Effect<A, InvalidKey | LimitReached>
+  ) =>
+    admission.pipe(
+      Effect.map((answer) => {
+        rateLimitHeaders(answer.admitted, headers)
+        noteAccount(request.source, answer.admitted.principal.accountId)
+        return answer
       }),
       Effect.catchTags({
         InvalidKey: (invalid) => Errors.invalidApiKey(invalid.explanation),
         LimitReached: Errors.limitReached
       })
+    )
+
+  const admit = (request: HttpServerRequest.HttpServerRequest, environment: Environment, headers: Record<string, string>) =>
+    Effect.map(
+      answered(request, headers, Effect.map(admission.admit(request.headers["x-api-key"], environment), (admitted) => ({ admitted }))),
+      (answer) => answer.admitted.principal
+    )
+
+  /**
+   * The admission left to the request's handler, when its endpoint admits its requests and its
+   * key's account is known here (otherwise the pipeline admits it first, as any request).
+   */
+  const pendingAdmission = (
+    request: HttpServerRequest.HttpServerRequest,
+    environment: Environment,
+    headers: Record<string, string>
+  ): PendingAdmission | undefined => {
+    if (!admittedByHandler(request.method, request.url)) return undefined
+    const keyHash = keyHashOf(request.headers["x-api-key"])
+    if (Result.isFailure(keyHash)) return undefined
+    const expected = admission.expected(keyHash.success, environment)
+    if (expected === undefined) return undefined
+    let answer: Exit.Exit<AdmittedAndCharged, Errors.ApiError> | undefined
+    return {
+      expected,
+      get admitted() {
+        return answer !== undefined
+      },
+      admit: (prepared) =>
+        Effect.suspend(() =>
+          answer ?? Effect.onExit(
+            answered(request, headers, admission.admitCharging(keyHash.success, environment, prepared)),
+            (exit) => Effect.sync(() => void (answer = exit))
+          )
+        )
+    }
+  }
+
+  /** `handled` with its pending admission: admitted in the end whatever happened (its refusal wins). */
+  const admittedBy = <A, E, R>(pending: PendingAdmission, handled: Effect.Effect<A, E, R>) =>
+    Effect.flatMap(
+      Effect.exit(handled.pipe(
+        Effect.provideService(AdmittedPrincipal, Option.some(pending.expected.principal)),
+        Effect.provideService(RequestAdmission, pending)
+      )),
+      (exit): Effect.Effect<A, E | Errors.ApiError, R> => pending.admitted ? exit : Effect.andThen(pending.admit(), exit)
     )
 
   return <E, R>(app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) => {
@@ -210,12 +285,17 @@ export const makeRequestPipeline = <Id extends string, Groups extends HttpApiGro
         const version = versionOf(request.url)
         const routed = version === undefined
           ? checked(request)
-          : Effect.flatMap(CurrentEnvironment, (environment) =>
-            Effect.flatMap(admit(request, environment, headers), (principal) =>
+          : Effect.flatMap(CurrentEnvironment, (environment) => {
+            const pending = pendingAdmission(request, environment, headers)
+            if (pending !== undefined) {
+              return admittedBy(pending, checked(request)).pipe(Effect.annotateLogs("accountId", pending.expected.principal.accountId))
+            }
+            return Effect.flatMap(admit(request, environment, headers), (principal) =>
               checked(request).pipe(
                 Effect.provideService(AdmittedPrincipal, Option.some(principal)),
                 Effect.annotateLogs("accountId", principal.accountId)
-              )))
+              ))
+          })
         return routed.pipe(
           Effect.catchCause((cause) => normalizeFailure(request, cause)),
           Effect.catch((failure) => Effect.succeed(version === "v1" ? Errors.v1ErrorResponse(failure) : Errors.errorResponse(failure))),

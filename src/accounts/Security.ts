@@ -11,7 +11,11 @@ import { HttpApiMiddleware, HttpApiSecurity, OpenApi } from "effect/http-api"
 import * as Errors from "../platform/Errors.js"
 import { CurrentPrincipal, type Principal } from "./Domain.js"
 
-/** Set by the request pipeline once the key is valid and the request is admitted. */
+/**
+ * Set by the request pipeline once the key is valid and the request is admitted; for an endpoint
+ * whose handler admits its requests (`RequestAdmission`), the account the key showed last, until
+ * the handler admits the request.
+ */
 export class AdmittedPrincipal extends Context.Reference<Option.Option<Principal>>("vda/AdmittedPrincipal", {
   defaultValue: () => Option.none()
 }) {}

@@ -15,6 +15,7 @@ import { InvalidKey, keyHashOf, principalOf } from "../accounts/Authentication.j
 import type { Principal } from "../accounts/Domain.js"
 import { AccountsRepo, type KeyLookupRow } from "../accounts/Repo.js"
 import * as Batcher from "../platform/Batcher.js"
+import type * as Errors from "../platform/Errors.js"
 import type { Environment } from "../platform/RequestContext.js"
 import { countCharge, countRateLimited } from "./Outcomes.js"
 import { type Charge, LimitReached, limitReachedBy, nullableArray, type PlainConsumption } from "./Metering.js"
@@ -77,6 +78,23 @@ export interface AdmissionRequest {
   /** Charges made for the account as `expected` showed it. */
   readonly prepared?: PreparedConsumption
 }
+
+/**
+ * A request whose handler admits it (the request pipeline left its admission pending, see
+ * `src/Http.ts`): the handler prepares its answer for the `expected` account, and charges it
+ * with the admission, in one round trip. A request is admitted once: later calls get the first
+ * answer. Failures are the contract's 401 and 429.
+ */
+export interface PendingAdmission {
+  readonly expected: KnownAccount
+  readonly admitted: boolean
+  readonly admit: (prepared?: PreparedConsumption) => Effect.Effect<AdmittedAndCharged, Errors.ApiError>
+}
+
+/** The current request's pending admission, if its handler admits it. */
+export class RequestAdmission extends Context.Reference<PendingAdmission | undefined>("vda/RequestAdmission", {
+  defaultValue: () => undefined
+}) {}
 
 /** `lastUsedAt` is a recent-activity hint, written at most once a minute per key and process. */
 const TOUCH_INTERVAL_MS = 60_000
@@ -367,15 +385,27 @@ const make = Effect.gen(function*() {
     return Effect.void
   }
 
-  const admitKeyHash = (keyHash: string, environment: Environment) =>
+  /**
+   * Admits a request of the key `keyHash`, and charges `prepared` in the same round trip when the
+   * account is still as it was prepared for. Fails with `InvalidKey` (401) or `LimitReached` on
+   * the `requests` meter (429).
+   */
+  const admitCharging = (keyHash: string, environment: Environment, prepared?: PreparedConsumption) =>
     Effect.flatMap(Clock.currentTimeMillis, (at) =>
-      Effect.map(batcher.submit({ keyHash, environment, at }), (result) => result.admitted))
+      batcher.submit(prepared === undefined ? { keyHash, environment, at } : { keyHash, environment, at, prepared }))
 
   /** Fails with `InvalidKey` (401) or `LimitReached` on the `requests` meter (429). */
   const admit = (rawKey: string | undefined, environment: Environment): Effect.Effect<Admitted, InvalidKey | LimitReached> =>
-    Effect.flatMap(Effect.fromResult(keyHashOf(rawKey)), (keyHash) => admitKeyHash(keyHash, environment))
+    Effect.flatMap(Effect.fromResult(keyHashOf(rawKey)), (keyHash) =>
+      Effect.map(admitCharging(keyHash, environment), (result) => result.admitted))
 
-  return { admit }
+  /** The account the key `keyHash` showed at its last admission here, if it was of `environment`. */
+  const expected = (keyHash: string, environment: Environment): KnownAccount | undefined => {
+    const account = known.get(keyHash)
+    return account?.principal.environment === environment ? account : undefined
+  }
+
+  return { admit, admitCharging, expected }
 })
 
 export class Admission extends Context.Service<Admission, Effect.Success<typeof make>>()("vda/Admission", { make }) {

@@ -1,12 +1,15 @@
 import { Effect } from "effect"
+import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
-import { CurrentPrincipal } from "../accounts/Domain.js"
+import { CurrentPrincipal, type Principal } from "../accounts/Domain.js"
 import { Api } from "../Api.js"
+import type { VehicleQueryParams } from "./Api.js"
 import { AcceptedVehicleOperation } from "../operations/Api.js"
 import { accepted } from "../operations/Http.js"
 import { Operations } from "../operations/Operations.js"
 import * as Errors from "../platform/Errors.js"
 import { INVALID_PLATE_MESSAGE } from "./Plates.js"
+import { RequestAdmission } from "../metering/Admission.js"
 import type { LimitReached } from "../metering/Metering.js"
 import type { SourceUnavailable } from "./Upstream.js"
 import { type InvalidParameter, type InvalidPlate, type PaidPlanRequired, VehicleQuery } from "./VehicleQuery.js"
@@ -31,13 +34,31 @@ export const VehiclesHttpLive = HttpApiBuilder.group(Api, "vehicles", (handlers)
   Effect.gen(function*() {
     const query = yield* VehicleQuery
     const operations = yield* Operations
-    return handlers.handle("getVehicle", ({ params, query: queryParams }) =>
+
+    /** The query of an admitted request: answered (charged), or accepted as a vehicle search. */
+    const answer = (principal: Principal, plate: string, queryParams: VehicleQueryParams) =>
       Effect.gen(function*() {
-        const principal = yield* CurrentPrincipal
-        const outcome = yield* query.run(principal, params.plate, queryParams)
+        const outcome = yield* query.run(principal, plate, queryParams)
         if (outcome._tag === "Answered") return outcome.response
         const operation = yield* operations.createVehicleSearch(principal, outcome.plate, queryParams)
         yield* accepted(operation.id)
         return new AcceptedVehicleOperation(operation)
-      }).pipe(refuseVehicleQuery))
+      }).pipe(refuseVehicleQuery)
+
+    return handlers.handle("getVehicle", ({ params, query: queryParams }) =>
+      Effect.gen(function*() {
+        const principal = yield* CurrentPrincipal
+        const pending = yield* RequestAdmission
+        if (pending === undefined || pending.admitted) return yield* answer(principal, params.plate, queryParams)
+        // answered here, and charged with the request's admission: one round trip
+        const prepared = yield* query.prepare(principal, params.plate, queryParams)
+        const admission = yield* pending.admit(prepared && { expected: pending.expected, consumption: prepared.consumption })
+        if (prepared === undefined || !admission.charged) {
+          // a refusal, the source, a search, or an account changed since: as any query
+          return yield* answer(admission.admitted.principal, params.plate, queryParams)
+        }
+        if (admission.refused !== undefined) return yield* Errors.limitReached(admission.refused)
+        // built to the schema (VehicleResponse) already: sent as it is
+        return HttpServerResponse.jsonUnsafe(prepared.response)
+      }))
   }))

@@ -229,6 +229,26 @@ const make = Effect.gen(function*() {
       return { _tag: "Answered", response } satisfies QueryOutcome
     })
 
+  /**
+   * The answer to a query that needs neither the source nor a search, with the plate query it
+   * consumes, for a caller that charges it itself (with its admission); undefined for any other
+   * query, refusals included (`run` answers those). Charges nothing.
+   */
+  const prepare = (principal: Principal, rawPlate: string, params: VehicleQueryParams, version: ApiVersion = "v2") => {
+    const plate = validate(principal, rawPlate, params)
+    if (Result.isFailure(plate)) return Effect.succeed(undefined)
+    return Effect.flatMap(Clock.currentTimeMillis, (started) =>
+      findLocally(principal, plate.success, params, started).pipe(
+        Effect.flatMap((local) =>
+          local._tag !== "Found"
+            ? Effect.succeed(undefined)
+            : Effect.map(Effect.flatMap(RequestId, (requestId) => respond(plate.success, local.lookup, params, requestId)), (response) =>
+              // answered and charged at the same instant
+              ({ response, consumption: Charges.plateQuery(principal, plate.success, started, version) }))),
+        Effect.orElseSucceed(() => undefined)
+      ))
+  }
+
   /** The search a vehicle operation runs: waits for the source; charges nothing (done at acceptance). */
   const search = (environment: Environment, plate: string, params: VehicleQueryParams, requestId: string) =>
     Effect.gen(function*() {
@@ -240,7 +260,7 @@ const make = Effect.gen(function*() {
       return yield* respond(plate, lookup, params, requestId)
     })
 
-  return { run, search }
+  return { run, prepare, search }
 })
 
 export class VehicleQuery extends Context.Service<VehicleQuery, Effect.Success<typeof make>>()("vda/VehicleQuery", { make }) {

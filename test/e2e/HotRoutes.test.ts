@@ -326,6 +326,43 @@ describe("GET /v2/vehicles/{plate} and GET /v1/vehicles/basic", () => {
 
 // -- refusals ---------------------------------------------------------------------------------
 
+describe("the vehicle query of a key seen before", () => {
+  /** The transaction that last wrote each of the account's counters (the minute's requests, and the plate queries). */
+  const writers = async (account: TestAccount) => {
+    const rows = await sql((sql) => sql<{ meter: string; periodStart: Date; writer: string }>`
+      select meter, period_start, xmin::text as writer from meter_counters
+      where account_id = ${account.id} and environment = 'production'`)
+    return Object.fromEntries(rows
+      .filter((row) => row.meter !== "requests" || row.periodStart.getTime() === minuteStart())
+      .map((row) => [row.meter, row.writer]))
+  }
+
+  it("is admitted and charged in one transaction", async () => {
+    freshMinute()
+    const account = await app.createAccount()
+    // the first: the key's account is learned from its admission, the plate query charged after
+    expect((await as(account, "/v2/vehicles/AC123BD")).status).toBe(200)
+    const first = await writers(account)
+    expect(first.requests).not.toBe(first.plate_queries)
+
+    const second = await as(account, "/v2/vehicles/DEF789?debug=true")
+    expect(second.status).toBe(200)
+    expect(second.body.data).toMatchObject({ plate: "DEF789", debug: { requestId: second.requestId, cache: "hit", source: "registry" } })
+    expect(second.headers).toEqual(admitted(second, 120, 2))
+    const after = await writers(account)
+    const one = after.requests
+    expect(one).not.toBe(first.requests)
+    expect(after).toEqual({
+      requests: one,
+      plate_queries: one,
+      unique_plates: one,
+      "day:plate_queries": one,
+      "v2:plate_queries": one
+    })
+    expect(await counters(account)).toEqual({ requests: 2, ...plateQueries(2, 2) })
+  })
+})
+
 describe("refusals of the vehicle query", () => {
   it("bad plates and bad flags: 400 with the exact body, each counted once toward the per-minute limit, nothing charged", async () => {
     freshMinute()
