@@ -1,6 +1,8 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "../Api.js"
+import { preEncoded } from "../platform/PreEncoded.js"
+import { StatusResponse } from "./Api.js"
 import { CurrentPrincipal } from "./Domain.js"
 import { AccountsRepo } from "./Repo.js"
 import { AccountStatus } from "./Status.js"
@@ -11,7 +13,7 @@ export const AccountsHttpLive = HttpApiBuilder.group(Api, "accounts", (handlers)
     const status = yield* AccountStatus
     return handlers
       .handle("getStatus", () =>
-        Effect.map(CurrentPrincipal.use(status.read), (data) => ({ success: true as const, data })))
+        Effect.map(CurrentPrincipal.use(status.read), (data) => preEncoded(StatusResponse, { success: true, data })))
       .handle("listPlans", () =>
         Effect.gen(function*() {
           const principal = yield* CurrentPrincipal

@@ -2,6 +2,8 @@ import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { CurrentPrincipal } from "../accounts/Domain.js"
 import { Api } from "../Api.js"
+import { preEncoded } from "../platform/PreEncoded.js"
+import { UsageResponse } from "./Api.js"
 import { UsageReader } from "./UsageReader.js"
 
 export const MeteringHttpLive = HttpApiBuilder.group(Api, "metering", (handlers) =>
@@ -9,5 +11,5 @@ export const MeteringHttpLive = HttpApiBuilder.group(Api, "metering", (handlers)
     const usage = yield* UsageReader
     return handlers.handle("getUsage", () =>
       CurrentPrincipal.use((principal) =>
-        Effect.map(usage.read(principal), (data) => ({ success: true as const, data }))))
+        Effect.map(usage.read(principal), (data) => preEncoded(UsageResponse, { success: true, data }))))
   }))

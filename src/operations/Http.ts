@@ -5,6 +5,8 @@ import { isFinal } from "../../workflows/shared.js"
 import { CurrentPrincipal } from "../accounts/Domain.js"
 import { Api } from "../Api.js"
 import * as Errors from "../platform/Errors.js"
+import { preEncoded } from "../platform/PreEncoded.js"
+import { Operation } from "./Api.js"
 import { INVALID_PLATE_MESSAGE } from "../vehicles/Plates.js"
 import type { LimitReached } from "../metering/Metering.js"
 import {
@@ -72,6 +74,7 @@ export const OperationsHttpLive = HttpApiBuilder.group(Api, "operations", (handl
       .handle("getOperation", ({ params }) =>
         Effect.flatMap(CurrentPrincipal, (principal) => operations.get(principal, params.id)).pipe(
           Effect.tap((operation) => pollHint(operation.status)),
+          Effect.map((operation) => preEncoded(Operation, operation)),
           Effect.catchTag("OperationNotFound", (e) => Errors.notFound("operation_not_found", `No operation ${e.id}`))
         ))
   }))

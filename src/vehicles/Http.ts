@@ -1,5 +1,4 @@
 import { Effect } from "effect"
-import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { CurrentPrincipal, type Principal } from "../accounts/Domain.js"
 import { Api } from "../Api.js"
@@ -8,7 +7,9 @@ import { AcceptedVehicleOperation } from "../operations/Api.js"
 import { accepted } from "../operations/Http.js"
 import { Operations } from "../operations/Operations.js"
 import * as Errors from "../platform/Errors.js"
+import { preEncoded } from "../platform/PreEncoded.js"
 import { INVALID_PLATE_MESSAGE } from "./Plates.js"
+import { VehicleResponse } from "./Response.js"
 import { RequestAdmission } from "../metering/Admission.js"
 import type { LimitReached } from "../metering/Metering.js"
 import type { SourceUnavailable } from "./Upstream.js"
@@ -58,7 +59,6 @@ export const VehiclesHttpLive = HttpApiBuilder.group(Api, "vehicles", (handlers)
           return yield* answer(admission.admitted.principal, params.plate, queryParams)
         }
         if (admission.refused !== undefined) return yield* Errors.limitReached(admission.refused)
-        // built to the schema (VehicleResponse) already: sent as it is
-        return HttpServerResponse.jsonUnsafe(prepared.response)
+        return preEncoded(VehicleResponse, prepared.response)
       }))
   }))

@@ -1,0 +1,76 @@
+/**
+ * The answers sent without their schema's encoding pass (`preEncoded`) are the JSON the schema's
+ * encoding would have sent: checked on values drawn from each such schema (Effect's `Arbitrary`, with
+ * fast-check), and every schema `src/` sends that way is one of them.
+ */
+import * as Fs from "node:fs"
+import * as Path from "node:path"
+import { Arbitrary, Effect, Schema } from "effect"
+import fc from "fast-check"
+import { describe, expect, it } from "vitest"
+import { StatusResponse } from "../../src/accounts/Api.js"
+import { UsageResponse } from "../../src/metering/Api.js"
+import { Operation } from "../../src/operations/Api.js"
+import { VehicleResponse } from "../../src/vehicles/Response.js"
+
+const SCHEMAS: Record<string, Schema.Top> = { VehicleResponse, StatusResponse, UsageResponse, Operation }
+
+const fromSchema = <S extends Schema.Top>(schema: S): fc.Arbitrary<S["Type"]> => {
+  const arbitrary = Arbitrary.schema(schema)
+  return fc.record({ seed: fc.nat(), size: fc.integer({ min: 0, max: 20 }) }).map(({ seed, size }) =>
+    Effect.runSync(Arbitrary.sampleEffect(arbitrary, { count: 1, seed, size }))[0]!)
+}
+
+const sourceFiles = (dir: string): Array<string> =>
+  Fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? sourceFiles(Path.join(dir, entry.name)) : entry.name.endsWith(".ts") ? [Path.join(dir, entry.name)] : [])
+
+/** A value written as JSON, its object keys sorted: two documents that differ only in key order compare equal. */
+const canonicalJson = (u: unknown) => {
+  const sorted = (v: unknown): unknown =>
+    Array.isArray(v)
+      ? v.map(sorted)
+      : typeof v === "object" && v !== null
+      ? Object.keys(v).sort().map((key) => [key, sorted((v as Record<string, unknown>)[key])])
+      : v
+  return JSON.stringify(sorted(JSON.parse(JSON.stringify(u))))
+}
+
+/**
+ * Whether a value holds a `__proto__` key: the schema's encoding of a record drops it (it sets the
+ * copy's prototype), JSON keeps it. The records sent (a query's `debug`) have keys of their own.
+ */
+const hasProtoKey = (u: unknown): boolean =>
+  typeof u === "object" && u !== null &&
+  (Object.hasOwn(u, "__proto__") || Object.values(u).some(hasProtoKey))
+
+/** Whether `schema`'s values, written as JSON, are the JSON of their encoding. */
+const sameJson = (schema: Schema.Top) => {
+  const encode = Schema.encodeUnknownSync(schema as Schema.Codec<unknown, unknown>)
+  return fc.property(fromSchema(schema), (value) => {
+    fc.pre(!hasProtoKey(value))
+    expect(canonicalJson(value)).toBe(canonicalJson(encode(value)))
+  })
+}
+
+describe("pre-encoded answers", () => {
+  for (const [name, schema] of Object.entries(SCHEMAS)) {
+    it(`${name}: the same JSON as the schema's encoding (its keys perhaps in another order)`, () => {
+      fc.assert(sameJson(schema), { numRuns: 300 })
+    })
+  }
+
+  it("a schema whose encoding transforms its values is told apart", () => {
+    const transforming = Schema.Struct({ count: Schema.NumberFromString, at: Schema.Date })
+    expect(fc.check(sameJson(transforming), { numRuns: 100 }).failed).toBe(true)
+  })
+
+  it("every schema sent that way is checked here", () => {
+    const sent = new Set<string>()
+    for (const file of sourceFiles(Path.resolve(import.meta.dirname, "../../src"))) {
+      for (const match of Fs.readFileSync(file, "utf8").matchAll(/\bpreEncoded\((\w+),/g)) sent.add(match[1]!)
+    }
+    expect(sent.size).toBeGreaterThan(0)
+    expect([...sent].filter((name) => !(name in SCHEMAS))).toEqual([])
+  })
+})
