@@ -29,7 +29,7 @@ const mulberry32 = (seed) => {
 }
 
 const LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-// the sandbox gives these digits a scenario of their own (README, Sandbox): a new plate never has them
+// the sandbox gives these digits a scenario of their own (docs/api.md, Sandbox): a new plate never has them
 const SCENARIO_DIGITS = new Set(["000", "111", "222", "333", "444", "404", "202"])
 
 const drawRequest = (draw) => {

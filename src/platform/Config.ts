@@ -1,5 +1,6 @@
 /**
- * Every setting the service reads, in one place. Documented in the README's configuration table.
+ * Every setting the service reads, in one place. Documented in the configuration reference in
+ * docs/operations.md.
  */
 import { Config, ConfigProvider, Context, Effect, Layer, type LogLevel, Option, Redacted } from "effect"
 import { DEFAULT_BODY_LIMITS } from "./RequestInput.js"

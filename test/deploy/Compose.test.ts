@@ -304,9 +304,9 @@ describe("docker-compose.yml: the observability profile", () => {
 
   it("documents an endpoint that is the collector's OTLP/HTTP receiver", async () => {
     const command = "OTEL_EXPORTER_OTLP_ENDPOINT=http://otel-collector:4318 docker compose --profile observability up"
-    const readme = await Fs.readFile(Path.join(ROOT, "README.md"), "utf8")
+    const guide = await Fs.readFile(Path.join(ROOT, "docs/operations.md"), "utf8")
     const composeText = await Fs.readFile(Path.join(ROOT, "docker-compose.yml"), "utf8")
-    expect(readme).toContain(command)
+    expect(guide).toContain(command)
     expect(composeText).toContain(command)
     const url = new URL(/OTEL_EXPORTER_OTLP_ENDPOINT=(\S+)/.exec(command)![1]!)
     expect(OBSERVABILITY_SERVICES).toContain(url.hostname)

@@ -1,8 +1,8 @@
 /**
- * The operator queries the README shows are valid Temporal visibility ("List Filter") syntax:
- * only the documented operators (=, !=, >, >=, <, <=, AND, OR, (), BETWEEN … AND, IN,
- * STARTS_WITH), only search attributes that exist (Temporal's own, or ours from
- * SEARCH_ATTRIBUTES), values that fit each attribute. The local test server cannot run list
+ * The operator queries the operations guide (docs/operations.md) shows are valid Temporal
+ * visibility ("List Filter") syntax: only the documented operators (=, !=, >, >=, <, <=, AND, OR,
+ * (), BETWEEN … AND, IN, STARTS_WITH), only search attributes that exist (Temporal's own, or ours
+ * from SEARCH_ATTRIBUTES), values that fit each attribute. The local test server cannot run list
  * queries, so their syntax is checked here against that grammar.
  */
 import * as Fs from "node:fs"
@@ -108,10 +108,10 @@ export const checkListFilter = (query: string) => {
   if (i !== tokens.length) throw new Error(`unexpected ${tokens[i]!.text}`)
 }
 
-/** The queries of the README's operator section: one per `--` comment, continuation lines joined. */
-const readmeQueries = () => {
-  const readme = Fs.readFileSync(Path.join(ROOT, "README.md"), "utf8")
-  const section = readme.slice(readme.indexOf("### Temporal for platform engineers"))
+/** The queries of the operations guide's operator section: one per `--` comment, continuation lines joined. */
+const guideQueries = () => {
+  const guide = Fs.readFileSync(Path.join(ROOT, "docs/operations.md"), "utf8")
+  const section = guide.slice(guide.indexOf("### Temporal for platform engineers"))
   const block = /```sql\n([\s\S]*?)```/.exec(section)?.[1] ?? ""
   const queries: Array<string> = []
   for (const line of block.split("\n")) {
@@ -122,14 +122,14 @@ const readmeQueries = () => {
   return queries.map((q) => q.trim())
 }
 
-describe("the README's operator queries", () => {
+describe("the operations guide's operator queries", () => {
   it("are there, and name every kind of workflow", () => {
-    expect(readmeQueries().length).toBeGreaterThanOrEqual(4)
-    const kinds = new Set(readmeQueries().flatMap((query) => [...query.matchAll(/VdaKind (?:=|!=|IN) \(?([^)]*?)\)?(?: AND| OR|$)/g)].flatMap((m) => m[1]!.match(/'[a-z]+'/g) ?? [])))
+    expect(guideQueries().length).toBeGreaterThanOrEqual(4)
+    const kinds = new Set(guideQueries().flatMap((query) => [...query.matchAll(/VdaKind (?:=|!=|IN) \(?([^)]*?)\)?(?: AND| OR|$)/g)].flatMap((m) => m[1]!.match(/'[a-z]+'/g) ?? [])))
     expect([...kinds].map((kind) => kind.slice(1, -1)).sort()).toEqual([...WORKFLOW_KINDS].sort())
   })
 
-  it.each(readmeQueries())("%s", (query) => {
+  it.each(guideQueries())("%s", (query) => {
     expect(() => checkListFilter(query)).not.toThrow()
   })
 })
