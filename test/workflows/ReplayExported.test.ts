@@ -1,8 +1,8 @@
 /**
  * Histories exported from runs on a live Temporal server (`test/workflows/fixtures/`, written by
  * the live tests with EXPORT_HISTORIES=dir) replay against today's workflow code. A change that
- * would break a running workflow of any kind fails here, before it is deployed (see the operations guide.s
- * "Changing a workflow"). The fixtures were recorded with payload encryption on: they hold no
+ * would break a running workflow of any kind fails here, before it is deployed (see the operations guide's
+ * "Changing a workflow", docs/operations.md). The fixtures were recorded with payload encryption on: they hold no
  * plate in clear, and replay decodes them with the live tests' key.
  */
 import * as Fs from "node:fs/promises"
