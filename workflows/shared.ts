@@ -6,10 +6,17 @@
 export const MODULES = ["fines", "vtv", "tax_debt", "gnc"] as const
 export type ModuleName = (typeof MODULES)[number]
 
-export type OperationStatus = "queued" | "processing" | "completed" | "partial" | "failed"
-export type FinalStatus = "completed" | "partial" | "failed"
+/** "fines, vtv, tax_debt or gnc": the modules, as a sentence names them. */
+export const MODULES_IN_WORDS = `${MODULES.slice(0, -1).join(", ")} or ${MODULES[MODULES.length - 1]}`
 
-export const FINAL_STATUSES: ReadonlyArray<FinalStatus> = ["completed", "partial", "failed"]
+/** An operation's statuses, in the order it goes through them; the last three are final. */
+export const OPERATION_STATUSES = ["queued", "processing", "completed", "partial", "failed"] as const
+export type OperationStatus = (typeof OPERATION_STATUSES)[number]
+
+/** The statuses of an operation still running (reusable by an identical request). */
+export const ACTIVE_STATUSES = ["queued", "processing"] as const satisfies ReadonlyArray<OperationStatus>
+export const FINAL_STATUSES = ["completed", "partial", "failed"] as const satisfies ReadonlyArray<OperationStatus>
+export type FinalStatus = (typeof FINAL_STATUSES)[number]
 
 export const isFinal = (status: string): status is FinalStatus => (FINAL_STATUSES as ReadonlyArray<string>).includes(status)
 

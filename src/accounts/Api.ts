@@ -4,7 +4,8 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { Usage } from "../metering/Api.js"
-import { DateTimeUtc, Limit, Module, NonNegativeInt } from "../platform/Schemas.js"
+import { Module } from "../modules/Names.js"
+import { DateTimeUtc, Limit, NonNegativeInt } from "../platform/Schemas.js"
 import { StandardPlanId } from "./Domain.js"
 import { ApiKeyAuth } from "./Security.js"
 

@@ -3,7 +3,8 @@
  */
 import { Context, Schema } from "effect"
 import type { Environment } from "../platform/RequestContext.js"
-import { Limit, Module } from "../platform/Schemas.js"
+import { Module } from "../modules/Names.js"
+import { Limit } from "../platform/Schemas.js"
 
 export const StandardPlanId = Schema.Literals(["free", "basic", "growth", "scale"])
 export type StandardPlanId = typeof StandardPlanId.Type

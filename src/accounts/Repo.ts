@@ -3,8 +3,9 @@
  */
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
+import { MODULES } from "../../workflows/shared.js"
 import type { Environment } from "../platform/RequestContext.js"
-import type { Module } from "../platform/Schemas.js"
+import type { Module } from "../modules/Names.js"
 import type { Entitlements, ModulePricing, PlanId, StandardPlanId } from "./Domain.js"
 
 export type AccountRow = {
@@ -93,7 +94,7 @@ export const DEFAULT_CUSTOM_TERMS: CustomPlanTerms = {
   requestsPerMinute: 240,
   modulePriceArs: 550,
   includedModules: 0,
-  enabledModules: ["fines", "vtv", "tax_debt", "gnc"]
+  enabledModules: MODULES
 }
 
 const make = Effect.gen(function*() {

@@ -18,7 +18,8 @@ import { AppConfig } from "../platform/Config.js"
 import { makeDatabaseLive } from "../platform/Database.js"
 import { plateHash } from "../platform/PlateHash.js"
 import { generateSecrets, resolveTemporalSecrets, SECRET_SETTINGS, TemporalSecrets, temporalSecretsLayer } from "../platform/TemporalSecrets.js"
-import { ALL_MODULES, type Module } from "../platform/Schemas.js"
+import { MODULES as ALL_MODULES } from "../../workflows/shared.js"
+import type { Module } from "../modules/Names.js"
 import { normalizePlate } from "../vehicles/Plates.js"
 
 const invalid = (message: string) => new CliError.ValidationError({ message })
@@ -60,9 +61,9 @@ const nonNegativeOption = (flag: string, description: string) => nonNegativeInte
 const parseModules = (raw: string) => {
   const names = raw.split(",").map((m) => m.trim()).filter((m) => m.length > 0)
   const unknown = names.filter((m) => !(ALL_MODULES as ReadonlyArray<string>).includes(m))
-  if (names.length === 0) return Effect.fail(invalid("--modules needs at least one of fines,vtv,tax_debt,gnc"))
+  if (names.length === 0) return Effect.fail(invalid(`--modules needs at least one of ${ALL_MODULES.join(",")}`))
   if (unknown.length > 0) {
-    return Effect.fail(invalid(`--modules: unknown module ${unknown.join(", ")} (use fines,vtv,tax_debt,gnc)`))
+    return Effect.fail(invalid(`--modules: unknown module ${unknown.join(", ")} (use ${ALL_MODULES.join(",")})`))
   }
   return Effect.succeed(ALL_MODULES.filter((m) => names.includes(m)) as ReadonlyArray<Module>)
 }
@@ -128,7 +129,7 @@ const accountsSetCustom = Command.make("set-custom", {
   modulePriceArs: nonNegativeOption("module-price-ars", "Price of one module query in ARS (default 550)"),
   includedModules: nonNegativeOption("included-modules", "Module queries included each month, per module (default 0)"),
   modules: Flag.String("modules").pipe(
-    Flag.withDescription("Enabled modules, comma-separated: fines,vtv,tax_debt,gnc"),
+    Flag.withDescription(`Enabled modules, comma-separated: ${ALL_MODULES.join(",")}`),
     Flag.mapEffect(parseModules),
     Flag.optional
   )

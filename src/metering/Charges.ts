@@ -4,7 +4,7 @@
  */
 import type { Principal } from "../accounts/Domain.js"
 import type { Consumption, PlainConsumption } from "./Metering.js"
-import type { Module } from "../platform/Schemas.js"
+import type { Module } from "../modules/Names.js"
 import { type ApiVersion, byDay, byModule, byVersion } from "./Meters.js"
 import { dayOf, monthOf } from "./Periods.js"
 

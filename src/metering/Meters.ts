@@ -2,7 +2,7 @@
  * Counter names in `meter_counters`. The four limited meters carry the spec's names; the
  * per-version and per-module counters are plain counters beside them.
  */
-import type { Module } from "../platform/Schemas.js"
+import type { Module } from "../modules/Names.js"
 
 export type ApiVersion = "v1" | "v2"
 export type VersionedMeter = "plate_queries" | "module_queries" | "reports"

@@ -4,12 +4,13 @@
  */
 import { Schema } from "effect"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import { MODULES, OPERATION_STATUSES } from "../../workflows/shared.js"
 import { ApiKeyAuth } from "../accounts/Security.js"
 import { FinesData, GncData, TaxDebtData, VtvData } from "../modules/Records.js"
 import { DateTimeUtc } from "../platform/Schemas.js"
 import { VehicleResponse } from "../vehicles/Response.js"
 
-export const OperationStatus = Schema.Literals(["queued", "processing", "completed", "partial", "failed"])
+export const OperationStatus = Schema.Literals(OPERATION_STATUSES)
 
 export const ModuleError = Schema.Struct({
   code: Schema.Literal("module_unavailable"),
@@ -83,7 +84,7 @@ export const ModulesRequest = Schema.Struct({
   modules: Schema.Array(Schema.String).check(Schema.isMinLength(1), Schema.isMaxLength(4))
 }).annotate({
   identifier: "ModulesRequest",
-  description: "1 to 4 distinct modules among fines, vtv, tax_debt, gnc; no other properties"
+  description: `1 to ${MODULES.length} distinct modules among ${MODULES.join(", ")}; no other properties`
 })
 
 export class OperationsApi extends HttpApiGroup.make("operations")

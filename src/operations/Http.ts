@@ -1,7 +1,7 @@
 import { Effect } from "effect"
 import { HttpEffect, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
-import { isFinal } from "../../workflows/shared.js"
+import { isFinal, MODULES_IN_WORDS } from "../../workflows/shared.js"
 import { CurrentPrincipal } from "../accounts/Domain.js"
 import { Api } from "../Api.js"
 import * as Errors from "../platform/Errors.js"
@@ -52,7 +52,7 @@ export const refuseModulesRequest = <A, R>(
       InvalidModulesPlate: () =>
         Errors.badRequest("invalid_plate", INVALID_PLATE_MESSAGE),
       UnsupportedModule: (e) =>
-        Errors.badRequest("unsupported_module", `Unsupported module ${listed(e.modules)}: use fines, vtv, tax_debt or gnc`),
+        Errors.badRequest("unsupported_module", `Unsupported module ${listed(e.modules)}: use ${MODULES_IN_WORDS}`),
       DuplicateModule: (e) => Errors.badRequest("duplicate_module", `Module requested more than once: ${listed(e.modules)}`),
       ModuleNotEnabled: (e) =>
         Errors.forbidden("module_not_enabled", `Module not enabled for this account: ${listed(e.modules)}`),

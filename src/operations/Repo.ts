@@ -4,6 +4,7 @@
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import {
+  ACTIVE_STATUSES,
   FINAL_STATUSES,
   type FinalStatus,
   type ModuleName,
@@ -119,7 +120,11 @@ export type NewOperation = Omit<OperationRow, "result" | "startedAt" | "updatedA
 /** Identical requests (same account, environment, API version, plate and module set) share one active operation. */
 export type ReuseKey = Pick<OperationRow, "accountId" | "environment" | "apiVersion" | "plate"> & { readonly modulesKey: string }
 
-const ACTIVE = ["queued", "processing"]
+/**
+ * The active statuses as SQL text, spliced into statements (not bound): the partial indexes on
+ * active operations are used only when a query's predicate repeats theirs.
+ */
+const ACTIVE_SQL = `(${ACTIVE_STATUSES.map((status) => `'${status}'`).join(", ")})`
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -181,7 +186,7 @@ const make = Effect.gen(function*() {
       sql<OperationRow>`
         select ${columns} from operations
         where account_id = ${key.accountId} and environment = ${key.environment} and api_version = ${key.apiVersion}
-          and plate = ${key.plate} and modules_key = ${key.modulesKey} and kind = 'modules' and status in ('queued', 'processing')`.pipe(
+          and plate = ${key.plate} and modules_key = ${key.modulesKey} and kind = 'modules' and status in ${sql.literal(ACTIVE_SQL)}`.pipe(
         Effect.map((rows) => Option.fromNullishOr(rows[0]))
       ),
 
@@ -203,7 +208,7 @@ const make = Effect.gen(function*() {
       sql<OperationRow>`
         select ${columns} from operations
         where account_id = ${key.accountId} and environment = ${key.environment} and plate = ${key.plate}
-          and kind = 'report' and status in ('queued', 'processing')`.pipe(
+          and kind = 'report' and status in ${sql.literal(ACTIVE_SQL)}`.pipe(
         Effect.map((rows) => Option.fromNullishOr(rows[0]))
       ),
 
@@ -246,10 +251,10 @@ const make = Effect.gen(function*() {
             data = ${outcome.data === null ? null : JSON.stringify(outcome.data)},
             error = ${outcome.error === null ? null : JSON.stringify(outcome.error)},
             warnings = ${JSON.stringify(outcome.warnings)}, updated_at = ${at}
-          where operation_id = ${id} and module = ${module} and status in ${sql.in(ACTIVE)}
+          where operation_id = ${id} and module = ${module} and status in ${sql.literal(ACTIVE_SQL)}
           returning module`
         const operation = yield* sql<{ readonly accountId: string }>`
-          update operations set updated_at = ${at} where id = ${id} and status in ${sql.in(ACTIVE)}
+          update operations set updated_at = ${at} where id = ${id} and status in ${sql.literal(ACTIVE_SQL)}
           returning account_id`
         return { recorded: recorded.length > 0, accountId: operation[0]?.accountId } satisfies ModuleRecorded
       }).pipe(sql.withTransaction, Effect.orDie),
@@ -274,7 +279,7 @@ const make = Effect.gen(function*() {
     claim: (id: string, holder: string, ttlMs: number) =>
       sql`
         update operations set claimed_by = ${holder}, claimed_until = now() + ${ttlMs} * interval '1 millisecond'
-        where id = ${id} and status in ${sql.in(ACTIVE)}
+        where id = ${id} and status in ${sql.literal(ACTIVE_SQL)}
           and ${claimOpenTo(holder)}
         returning id`.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie),
 
@@ -282,16 +287,16 @@ const make = Effect.gen(function*() {
     claimable: (holder: string) =>
       sql<OperationRow>`
         select ${columns} from operations
-        where status in ${sql.in(ACTIVE)} and ${claimOpenTo(holder)}
+        where status in ${sql.literal(ACTIVE_SQL)} and ${claimOpenTo(holder)}
         order by created_at`.pipe(Effect.orDie),
 
     renewClaims: (holder: string, ttlMs: number) =>
       sql`update operations set claimed_until = now() + ${ttlMs} * interval '1 millisecond'
-          where claimed_by = ${holder} and status in ${sql.in(ACTIVE)}`.pipe(Effect.asVoid, Effect.orDie),
+          where claimed_by = ${holder} and status in ${sql.literal(ACTIVE_SQL)}`.pipe(Effect.asVoid, Effect.orDie),
 
     /** Lets another process take this holder's unfinished work at once (at shutdown). */
     releaseClaims: (holder: string) =>
-      sql`update operations set claimed_until = now() where claimed_by = ${holder} and status in ${sql.in(ACTIVE)}`.pipe(
+      sql`update operations set claimed_until = now() where claimed_by = ${holder} and status in ${sql.literal(ACTIVE_SQL)}`.pipe(
         Effect.asVoid,
         Effect.orDie
       ),
@@ -300,14 +305,14 @@ const make = Effect.gen(function*() {
     stale: (before: Date, limit: number) =>
       sql<OperationRow>`
         select ${columns} from operations
-        where status in ('queued', 'processing') and started_at is not null and updated_at < ${before}
+        where status in ${sql.literal(ACTIVE_SQL)} and started_at is not null and updated_at < ${before}
         order by updated_at limit ${limit}`.pipe(Effect.orDie),
 
     /** Operations not final yet, oldest first (`unstartedFor`: only those never handed to an engine). */
     unfinished: (options: { readonly unstartedBefore?: Date } = {}) =>
       sql<OperationRow>`
         select ${columns} from operations
-        where status in ('queued', 'processing')
+        where status in ${sql.literal(ACTIVE_SQL)}
           ${options.unstartedBefore ? sql`and started_at is null and created_at < ${options.unstartedBefore}` : sql``}
         order by created_at`.pipe(Effect.orDie)
   }

@@ -19,6 +19,3 @@ export const NonNegativeInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 /** An allowance: null is unlimited, 0 is disabled. */
 export const Limit = Schema.NullOr(NonNegativeInt)
 
-export const Module = Schema.Literals(["fines", "vtv", "tax_debt", "gnc"])
-export type Module = typeof Module.Type
-export const ALL_MODULES: ReadonlyArray<Module> = Module.literals

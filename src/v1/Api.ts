@@ -4,6 +4,7 @@
  * `{success: false, error}` (the request pipeline puts them there).
  */
 import { Schema, Struct } from "effect"
+import { MODULES } from "../../workflows/shared.js"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { KeyEntry } from "../accounts/Api.js"
 import { ApiKeyAuth } from "../accounts/Security.js"
@@ -43,7 +44,7 @@ export const V1ModulesRequest = Schema.Struct({
   modules: Schema.Array(Schema.String).check(Schema.isMinLength(1), Schema.isMaxLength(4))
 }).annotate({
   identifier: "V1ModulesRequest",
-  description: "The plate and 1 to 4 distinct modules among fines, vtv, tax_debt, gnc; no other properties"
+  description: `The plate and 1 to ${MODULES.length} distinct modules among ${MODULES.join(", ")}; no other properties`
 })
 
 export const V1WebhookConfig = Schema.Struct({

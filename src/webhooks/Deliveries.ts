@@ -12,7 +12,7 @@
 import { randomUUID } from "node:crypto"
 import { Clock, Context, Data, Effect, Layer, Option, Result, Schema, type Tracer } from "effect"
 import { Headers, HttpTraceContext } from "effect/http"
-import { type DeliveryStatus, FIRST_SERIES, type RetryPolicy, retryDelayMs } from "../../workflows/shared.js"
+import { type DeliveryStatus, FIRST_SERIES, isFinal, type RetryPolicy, retryDelayMs } from "../../workflows/shared.js"
 import { Operation } from "../operations/Api.js"
 import { toOperation } from "../operations/Operations.js"
 import { type ModuleRow, type OperationRow, OperationsRepo } from "../operations/Repo.js"
@@ -157,7 +157,7 @@ const make = Effect.gen(function*() {
   const emitForOperation = (operationId: string) =>
     Effect.gen(function*() {
       const row = Option.getOrUndefined(yield* operations.find(operationId))
-      if (row === undefined || row.status === "queued" || row.status === "processing") return null
+      if (row === undefined || !isFinal(row.status)) return null
       const webhook = Option.getOrUndefined(yield* repo.findConfig(row.accountId, row.environment))
       if (webhook === undefined || !webhook.enabled || webhook.url === null) return null
       const modules = row.kind === "vehicle" ? [] : yield* operations.modules(operationId)
