@@ -12,7 +12,7 @@ import { SqlClient } from "effect/sql"
 import * as Batcher from "../platform/Batcher.js"
 import type { MeterName } from "../platform/Errors.js"
 import type { Environment } from "../platform/RequestContext.js"
-import { countDecision } from "./Outcomes.js"
+import { countCharge } from "./Outcomes.js"
 import type { Period } from "./Periods.js"
 
 export interface Charge {
@@ -152,7 +152,7 @@ const make = Effect.gen(function*() {
     // a statement of its own, committed as it returns: its outcomes are final
     process: (_key, items) =>
       Effect.tap(applyBatch(items), (decisions) =>
-        Effect.sync(() => decisions.forEach((decision, i) => countDecision(items[i]!.environment, decision)))),
+        Effect.sync(() => decisions.forEach((decision, i) => countCharge(items[i]!.environment, Result.isFailure(decision) ? decision.failure : undefined)))),
     maxBatchSize: 200
   })
 

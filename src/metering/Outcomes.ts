@@ -3,10 +3,14 @@
  * operations reused (nothing charged), quotas exceeded by meter, requests refused by the
  * per-minute limit. Counted where the decision is made, once per metered request.
  */
-import { Effect, Metric, Result } from "effect"
+import { Effect, Metric } from "effect"
 import { labelSets, updateUnsafe } from "../platform/Telemetry.js"
 import type { Environment } from "../platform/RequestContext.js"
-import type { Decision, LimitReached } from "./Metering.js"
+
+/** What an allowance's refusal tells the count: the meter it was on. */
+interface Refusal {
+  readonly meter: string
+}
 
 const outcomes = Metric.counter("vda_metering_outcomes", {
   description: "Metering decisions by outcome (accepted, reused, quota_exceeded, rate_limited) and meter",
@@ -18,11 +22,8 @@ const count = (environment: Environment, outcome: string, meter: string) =>
   updateUnsafe(outcomes, 1, labelsOf(environment, outcome, meter))
 
 /** A consumption charged (`accepted`), or refused by an allowance (`quota_exceeded` on its meter). */
-export const countCharge = (environment: Environment, refused: LimitReached | undefined) =>
+export const countCharge = (environment: Environment, refused: Refusal | undefined) =>
   refused === undefined ? count(environment, "accepted", "none") : count(environment, "quota_exceeded", refused.meter)
-
-export const countDecision = (environment: Environment, decision: Decision) =>
-  countCharge(environment, Result.isFailure(decision) ? decision.failure : undefined)
 
 /**
  * The outcome of a charge made inside a transaction, counted once the transaction is over: a
@@ -34,7 +35,7 @@ export const countCommitted = (environment: Environment) =>
     Effect.tapError((error) =>
       Effect.sync(() => {
         if ((error as { readonly _tag?: unknown })?._tag === "LimitReached") {
-          countCharge(environment, error as LimitReached)
+          countCharge(environment, error as Refusal)
         }
       })),
     Effect.tap((result) => Effect.sync(() => charged(result) && count(environment, "accepted", "none")))
