@@ -1,0 +1,147 @@
+/**
+ * The arrows of the code point one way. Read from the source's own import statements:
+ *
+ * - no file imports itself back through others (no circle of files);
+ * - `src/platform/` knows no feature and no workflow;
+ * - no two folders import each other.
+ *
+ * Today's exceptions are listed by name, each to be removed (never added to): a new arrow that
+ * breaks a rule fails here, and so does an exception that no longer exists.
+ */
+import * as Fs from "node:fs"
+import * as Path from "node:path"
+import { describe, expect, it } from "vitest"
+
+const ROOT = Path.resolve(import.meta.dirname, "../..")
+const SOURCE_DIRS = ["src", "workflows", "worker"]
+
+const sourceFiles = (dir: string): Array<string> =>
+  Fs.readdirSync(Path.join(ROOT, dir), { withFileTypes: true }).flatMap((entry) => {
+    const path = Path.posix.join(dir, entry.name)
+    if (entry.isDirectory()) return entry.name === "node_modules" ? [] : sourceFiles(path)
+    return /\.(ts|js|mjs)$/.test(entry.name) && !entry.name.endsWith(".d.ts") ? [path] : []
+  })
+
+const IMPORT = /(?:^|[\s;])(?:import|export)\s[^;]*?\sfrom\s+["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g
+
+/** Every file's imports of other source files, by path from the repository root. */
+const importGraph = () => {
+  const files = SOURCE_DIRS.flatMap(sourceFiles)
+  const known = new Set(files)
+  const graph = new Map<string, Array<string>>()
+  for (const file of files) {
+    const text = Fs.readFileSync(Path.join(ROOT, file), "utf8")
+    const targets: Array<string> = []
+    for (const match of text.matchAll(IMPORT)) {
+      const specifier = match[1] ?? match[2]!
+      if (!specifier.startsWith(".")) continue
+      const resolved = Path.posix.normalize(Path.posix.join(Path.posix.dirname(file), specifier))
+      const candidates = [resolved, resolved.replace(/\.js$/, ".ts"), `${resolved}.ts`, `${resolved}/index.ts`]
+      const target = candidates.find((candidate) => known.has(candidate))
+      if (target !== undefined && target !== file) targets.push(target)
+    }
+    graph.set(file, [...new Set(targets)])
+  }
+  return graph
+}
+
+/**
+ * The folder a file belongs to, for the folder rules: `src/<folder>`, or the top folder. The files
+ * at the root of `src/` are the composition root (the whole contract, `Api.ts`, and the
+ * application built from every feature); a feature's handlers name the whole contract, as
+ * `HttpApiBuilder.group` needs, so they belong to no folder here.
+ */
+const folderOf = (file: string): string | undefined => {
+  const parts = file.split("/")
+  if (parts[0] !== "src") return parts[0]!
+  return parts.length > 2 ? `src/${parts[1]}` : undefined
+}
+
+/** Files that import each other through a loop (Tarjan's strongly connected components). */
+const circles = (graph: Map<string, Array<string>>) => {
+  let index = 0
+  const indexOf = new Map<string, number>()
+  const low = new Map<string, number>()
+  const stack: Array<string> = []
+  const onStack = new Set<string>()
+  const found: Array<Array<string>> = []
+  const visit = (node: string) => {
+    indexOf.set(node, index)
+    low.set(node, index++)
+    stack.push(node)
+    onStack.add(node)
+    for (const next of graph.get(node) ?? []) {
+      if (!indexOf.has(next)) {
+        visit(next)
+        low.set(node, Math.min(low.get(node)!, low.get(next)!))
+      } else if (onStack.has(next)) {
+        low.set(node, Math.min(low.get(node)!, indexOf.get(next)!))
+      }
+    }
+    if (low.get(node) === indexOf.get(node)) {
+      const component: Array<string> = []
+      let member: string
+      do {
+        member = stack.pop()!
+        onStack.delete(member)
+        component.push(member)
+      } while (member !== node)
+      if (component.length > 1) found.push(component.sort())
+    }
+  }
+  for (const node of graph.keys()) if (!indexOf.has(node)) visit(node)
+  return found.map((component) => component.join(" ⇄ ")).sort()
+}
+
+const graph = importGraph()
+
+describe("the imports", () => {
+  it("are read: every source folder has files, and files import files", () => {
+    expect(graph.size).toBeGreaterThan(150)
+    expect([...graph.values()].flat().length).toBeGreaterThan(500)
+  })
+
+  it("make no circle of files", () => {
+    expect(circles(graph)).toEqual([])
+  })
+
+  it("from src/platform reach no feature and no workflow", () => {
+    const upward = [...graph].flatMap(([file, targets]) =>
+      file.startsWith("src/platform/")
+        ? targets.filter((target) => !target.startsWith("src/platform/")).map((target) => `${file} → ${target}`)
+        : []
+    )
+    expect(upward.sort()).toEqual(PLATFORM_EXCEPTIONS)
+  })
+
+  it("tie no two folders both ways", () => {
+    const arrows = new Set<string>()
+    for (const [file, targets] of graph) {
+      for (const target of targets) {
+        const [from, to] = [folderOf(file), folderOf(target)]
+        if (from !== undefined && to !== undefined && from !== to) arrows.add(`${from} → ${to}`)
+      }
+    }
+    const pairs = [...arrows]
+      .map((arrow) => arrow.split(" → ") as [string, string])
+      .filter(([from, to]) => from < to && arrows.has(`${to} → ${from}`))
+      .map(([a, b]) => `${a} ⇄ ${b}`)
+      .sort()
+    expect(pairs).toEqual(TWO_WAY_EXCEPTIONS)
+  })
+})
+
+/** Platform files that still know a feature or a workflow: the retry policies and module names should come down. */
+const PLATFORM_EXCEPTIONS = [
+  "src/platform/Config.ts → workflows/shared.ts",
+  "src/platform/RetrySchedule.ts → workflows/shared.ts"
+]
+
+/** Folders that still import each other, to be parted by ports (accounts for metering, sources for vehicles, events for webhooks). */
+const TWO_WAY_EXCEPTIONS = [
+  "src/accounts ⇄ src/metering",
+  "src/modules ⇄ src/sandbox",
+  "src/operations ⇄ src/vehicles",
+  "src/operations ⇄ src/webhooks",
+  "src/sandbox ⇄ src/vehicles"
+]
