@@ -6,9 +6,11 @@ import type { Environment } from "../platform/RequestContext.js"
 import { Module } from "../modules/Names.js"
 import { Limit } from "../platform/Schemas.js"
 
-export const StandardPlanId = Schema.Literals(["free", "basic", "growth", "scale"])
+/** The plans anyone can pick, cheapest first; `custom` is negotiated per account. */
+export const STANDARD_PLANS = ["free", "basic", "growth", "scale"] as const
+export const StandardPlanId = Schema.Literals(STANDARD_PLANS)
 export type StandardPlanId = typeof StandardPlanId.Type
-export const PlanId = Schema.Literals(["free", "basic", "growth", "scale", "custom"])
+export const PlanId = Schema.Literals([...STANDARD_PLANS, "custom"])
 export type PlanId = typeof PlanId.Type
 
 export const Entitlements = Schema.Struct({
