@@ -21,8 +21,9 @@ import {
   runVehicleSearch,
   type VehicleSearchActivities
 } from "../../workflows/orchestration.js"
-import { BOOKKEEPING_RETRY, type DeliveryStatus, FIRST_SERIES, type RetryPolicy, retryDelayMs } from "../../workflows/shared.js"
+import { BOOKKEEPING_RETRY, type DeliveryStatus, FIRST_SERIES, type RetryPolicy } from "../../workflows/shared.js"
 import { AppConfig } from "../platform/Config.js"
+import { scheduleOf } from "../platform/RetrySchedule.js"
 import { presence } from "../platform/Presence.js"
 import { WebhooksRepo } from "../webhooks/Repo.js"
 import { OperationActivities } from "./Activities.js"
@@ -45,17 +46,13 @@ const isRetryable = (cause: Cause.Cause<unknown>) => {
 }
 
 /** Retries per `policy` (Temporal's attempts and backoff), on a failed attempt that may be retried. */
-export const withRetry = <A, E>(policy: RetryPolicy, effect: Effect.Effect<A, E>): Effect.Effect<A, E> => {
-  const attempt = (n: number): Effect.Effect<A, E> =>
-    effect.pipe(
-      Effect.catchCause((cause) =>
-        isRetryable(cause) && (policy.maximumAttempts === 0 || n < policy.maximumAttempts)
-          ? Effect.andThen(Effect.sleep(retryDelayMs(policy, n)), attempt(n + 1))
-          : Effect.failCause(cause)
-      )
-    )
-  return attempt(1)
-}
+export const withRetry = <A, E>(policy: RetryPolicy, effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
+  effect.pipe(
+    // a defect is retried too (a database gone for a moment), an interruption never
+    Effect.sandbox,
+    Effect.retry({ schedule: scheduleOf(policy), while: isRetryable }),
+    Effect.catch((cause) => Effect.failCause(cause))
+  )
 
 /** A source lookup after its retries, as the orchestration expects it. */
 const attempted = <A, E extends { readonly retryable: boolean }>(

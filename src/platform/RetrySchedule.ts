@@ -5,9 +5,14 @@
 import { Duration, Schedule } from "effect"
 import type { RetryPolicy } from "../../workflows/shared.js"
 
-/** Exponential backoff capped at the policy's maximum interval, for its attempts after the first. */
-export const scheduleOf = (policy: RetryPolicy) =>
-  Schedule.exponential(Duration.millis(policy.initialIntervalMs), policy.backoffCoefficient).pipe(
-    (backoff) => Schedule.min([backoff, Schedule.spaced(Duration.millis(policy.maximumIntervalMs))]),
-    (capped) => Schedule.max([capped, Schedule.recurs(Math.max(0, policy.maximumAttempts - 1))])
+/**
+ * Exponential backoff capped at the policy's maximum interval, for its attempts after the first
+ * (all of them when `maximumAttempts` is 0: unlimited, as in Temporal). The one reading of a policy
+ * by the processes' own retries; workflows hand the same policy to Temporal (workflows/index.ts).
+ */
+export const scheduleOf = (policy: RetryPolicy) => {
+  const capped = Schedule.exponential(Duration.millis(policy.initialIntervalMs), policy.backoffCoefficient).pipe(
+    (backoff) => Schedule.min([backoff, Schedule.spaced(Duration.millis(policy.maximumIntervalMs))])
   )
+  return policy.maximumAttempts > 0 ? Schedule.max([capped, Schedule.recurs(policy.maximumAttempts - 1)]) : capped
+}
