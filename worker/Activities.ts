@@ -13,7 +13,7 @@ import { OtelTracer } from "@effect/opentelemetry"
 import * as Otel from "@opentelemetry/api"
 import { ApplicationFailure, Context as ActivityContext } from "@temporalio/activity"
 import { Cause, Effect, Exit, type ManagedRuntime, Option } from "effect"
-import { ACTIVITY_TIMEOUTS, type OperationActivities as ActivityInterface } from "../workflows/shared.js"
+import { ACTIVITY_TIMEOUTS, type WorkflowActivities } from "../workflows/shared.js"
 import { OperationActivities } from "../src/operations/Activities.js"
 
 /** A typed failure of an activity: tagged, and retryable unless it says otherwise. */
@@ -93,18 +93,18 @@ async (...input: I): Promise<A> => {
   }
 }
 
-export const createActivities = (runtime: Runtime): ActivityInterface => ({
+export const createActivities = (runtime: Runtime): WorkflowActivities => ({
   markProcessing: activity(runtime, (a, id: string) => a.markProcessing(id)),
-  fetchModule: activity(runtime, (a, input: Parameters<ActivityInterface["fetchModule"]>[0]) => a.fetchModule(input)),
-  recordModule: activity(runtime, (a, input: Parameters<ActivityInterface["recordModule"]>[0]) => a.recordModule(input)),
-  finalizeOperation: activity(runtime, (a, input: Parameters<ActivityInterface["finalizeOperation"]>[0]) => a.finalizeOperation(input)),
-  searchVehicle: activity(runtime, (a, input: Parameters<ActivityInterface["searchVehicle"]>[0]) => a.searchVehicle(input)),
-  finalizeVehicleSearch: activity(runtime, (a, input: Parameters<ActivityInterface["finalizeVehicleSearch"]>[0]) =>
+  fetchModule: activity(runtime, (a, input: Parameters<WorkflowActivities["fetchModule"]>[0]) => a.fetchModule(input)),
+  recordModule: activity(runtime, (a, input: Parameters<WorkflowActivities["recordModule"]>[0]) => a.recordModule(input)),
+  finalizeOperation: activity(runtime, (a, input: Parameters<WorkflowActivities["finalizeOperation"]>[0]) => a.finalizeOperation(input)),
+  searchVehicle: activity(runtime, (a, input: Parameters<WorkflowActivities["searchVehicle"]>[0]) => a.searchVehicle(input)),
+  finalizeVehicleSearch: activity(runtime, (a, input: Parameters<WorkflowActivities["finalizeVehicleSearch"]>[0]) =>
     a.finalizeVehicleSearch(input)),
-  finalizeReport: activity(runtime, (a, input: Parameters<ActivityInterface["finalizeReport"]>[0]) => a.finalizeReport(input)),
-  emitEvent: activity(runtime, (a, input: Parameters<ActivityInterface["emitEvent"]>[0]) => a.emitEvent(input)),
+  finalizeReport: activity(runtime, (a, input: Parameters<WorkflowActivities["finalizeReport"]>[0]) => a.finalizeReport(input)),
+  emitEvent: activity(runtime, (a, input: Parameters<WorkflowActivities["emitEvent"]>[0]) => a.emitEvent(input)),
   // the attempt number is Temporal's: the count the delivery policy's five attempts are made of
-  attemptDelivery: activity(runtime, (a, input: Parameters<ActivityInterface["attemptDelivery"]>[0]) =>
+  attemptDelivery: activity(runtime, (a, input: Parameters<WorkflowActivities["attemptDelivery"]>[0]) =>
     a.attemptDelivery({ ...input, attempt: ActivityContext.current().info.attempt })),
-  settleDelivery: activity(runtime, (a, input: Parameters<ActivityInterface["settleDelivery"]>[0]) => a.settleDelivery(input))
+  settleDelivery: activity(runtime, (a, input: Parameters<WorkflowActivities["settleDelivery"]>[0]) => a.settleDelivery(input))
 })

@@ -27,7 +27,7 @@ import {
   type FinalStatus,
   FIRST_SERIES,
   type ModulesOperationInput,
-  type OperationActivities,
+  type WorkflowActivities,
   PATCHES,
   type ReportInput,
   type RetryPolicy,
@@ -45,7 +45,7 @@ const retryOf = (policy: RetryPolicy) => ({
 })
 
 const activities = (startToCloseMs: number, policy: RetryPolicy) =>
-  proxyActivities<OperationActivities>({
+  proxyActivities<WorkflowActivities>({
     startToCloseTimeout: startToCloseMs,
     heartbeatTimeout: ACTIVITY_TIMEOUTS.heartbeatMs,
     retry: retryOf(policy)

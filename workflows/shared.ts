@@ -261,7 +261,7 @@ export const sourceUnavailableMessage = (source: SourceName) => `${SOURCE_LABELS
  * (so the engine retries them); the workflows turn a source failure that outlived its retries
  * into the module's `module_unavailable` error.
  */
-export interface OperationActivities {
+export interface WorkflowActivities {
   readonly markProcessing: (operationId: string) => Promise<void>
   readonly fetchModule: (input: { operationId: string; module: ModuleName }) => Promise<ModuleOutcome>
   readonly recordModule: (input: { operationId: string; module: ModuleName; outcome: ModuleOutcome }) => Promise<void>
