@@ -9,10 +9,11 @@
  */
 import { NodeHttpServer } from "@effect/platform-node"
 import { ByteSize, Cause, Clock, Context, Effect, type Exit, Layer, Option, Result } from "effect"
-import { FetchHttpClient, HttpIncomingMessage, HttpMiddleware, HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { HttpIncomingMessage, HttpMiddleware, HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApi, HttpApiBuilder, HttpApiError, type HttpApiGroup, HttpApiScalar } from "effect/http-api"
 import { SqlError } from "effect/sql"
 import { AccountsHttpLive } from "./accounts/Http.js"
+import { ActivitiesLive } from "./ActivitiesLive.js"
 import { ConsoleApp } from "./console/Http.js"
 import { ConsoleRetentionLive } from "./console/Retention.js"
 import { AccountsRepo } from "./accounts/Repo.js"
@@ -21,7 +22,6 @@ import { AdmittedPrincipal, ApiKeyAuthLive } from "./accounts/Security.js"
 import { Api, ApiErrorsLive } from "./Api.js"
 import { readBodyText } from "./platform/RequestBody.js"
 import { MeteringHttpLive } from "./metering/Http.js"
-import { Metering } from "./metering/Metering.js"
 import { Admission, type Admitted, type AdmittedAndCharged, type PendingAdmission, rateLimitHeaders, RequestAdmission } from "./metering/Admission.js"
 import type { LimitReached } from "./metering/Metering.js"
 import { type InvalidKey, keyHashOf } from "./accounts/Authentication.js"
@@ -30,13 +30,10 @@ import { Catalog } from "./catalog/Catalog.js"
 import { V1HttpLive } from "./v1/Http.js"
 import { VehiclesHttpLive } from "./vehicles/Http.js"
 import { VehicleStore } from "./vehicles/Store.js"
-import { VehicleQuery } from "./vehicles/VehicleQuery.js"
 import { ModuleRegistry } from "./modules/Registry.js"
-import { OperationActivities } from "./operations/Activities.js"
 import { OperationsHttpLive } from "./operations/Http.js"
 import { InlineEngineLive } from "./operations/InlineEngine.js"
 import { Operations } from "./operations/Operations.js"
-import { OperationsRepo } from "./operations/Repo.js"
 import { TemporalEngineLive } from "./operations/TemporalEngine.js"
 import { Leases } from "./platform/Leases.js"
 import { AppConfig } from "./platform/Config.js"
@@ -47,11 +44,9 @@ import { noteAccount, noteRequestId, withRequestSpan } from "./platform/HttpObse
 import { ulidAt } from "./platform/Ids.js"
 import { describeIssues } from "./platform/SchemaIssues.js"
 import { WebhooksHttpLive } from "./webhooks/Http.js"
-import { WebhookDeliveries } from "./webhooks/Deliveries.js"
 import { DeliveryBacklogLive } from "./webhooks/Metrics.js"
 import { DeliveriesRetentionLive } from "./webhooks/Retention.js"
 import { MeteringRetentionLive } from "./metering/Retention.js"
-import { WebhooksRepo } from "./webhooks/Repo.js"
 import { SystemResolverLive } from "./webhooks/UrlPolicy.js"
 import { Webhooks } from "./webhooks/Webhooks.js"
 import { CurrentEnvironment, type Environment, RequestId, saneRequestId } from "./platform/RequestContext.js"
@@ -325,14 +320,6 @@ const WorkflowEngineLive = Layer.unwrap(
   Effect.map(AppConfig, (config) =>
     config.workflowEngine === "temporal" ? TemporalEngineLive.pipe(Layer.provide(Leases.layer)) : InlineEngineLive
   )
-)
-
-/** Everything that runs operations' activities: shared by the API (inline engine) and the worker. */
-export const ActivitiesLive = OperationActivities.layer.pipe(
-  Layer.provideMerge(Layer.mergeAll(VehicleQuery.layer, WebhookDeliveries.layer)),
-  Layer.provideMerge(Layer.mergeAll(OperationsRepo.layer, WebhooksRepo.layer)),
-  Layer.provideMerge(Metering.layer),
-  Layer.provide(FetchHttpClient.layer)
 )
 
 /** Periodic clean-ups (one process at a time). */

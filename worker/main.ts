@@ -10,7 +10,7 @@
  */
 import { makeTelemetryFilterString, Runtime } from "@temporalio/worker"
 import { Effect, Layer, ManagedRuntime, Option, Redacted } from "effect"
-import { ActivitiesLive } from "../src/Http.js"
+import { ActivitiesLive } from "../src/ActivitiesLive.js"
 import { AppConfig } from "../src/platform/Config.js"
 import { startCodecServer } from "../src/platform/CodecServer.js"
 import { startupBanner } from "../src/platform/ConfigBanner.js"

@@ -3,6 +3,7 @@
  *
  * - no file imports itself back through others (no circle of files);
  * - `src/platform/` knows no feature and no workflow;
+ * - the worker gets its activities without the HTTP application;
  * - no two folders import each other.
  *
  * Today's exceptions are listed by name, each to be removed (never added to): a new arrow that
@@ -112,6 +113,18 @@ describe("the imports", () => {
         : []
     )
     expect(upward.sort()).toEqual(PLATFORM_EXCEPTIONS)
+  })
+
+  it("from the worker never reach the HTTP application", () => {
+    const reached = new Set<string>()
+    const visit = (file: string) => {
+      if (reached.has(file)) return
+      reached.add(file)
+      for (const next of graph.get(file) ?? []) visit(next)
+    }
+    visit("worker/main.ts")
+    expect(reached.has("src/ActivitiesLive.ts")).toBe(true)
+    expect([...reached].filter((file) => ["src/Http.ts", "src/Listeners.ts", "src/main.ts"].includes(file))).toEqual([])
   })
 
   it("tie no two folders both ways", () => {

@@ -16,7 +16,7 @@
 import { randomUUID } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it, layer } from "@effect/vitest"
 import { Context, Effect, Layer, Redacted } from "effect"
-import { ActivitiesLive } from "../../src/Http.js"
+import { ActivitiesLive } from "../../src/ActivitiesLive.js"
 import { OperationActivities } from "../../src/operations/Activities.js"
 import { OperationsRepo } from "../../src/operations/Repo.js"
 import { pgClientLayer } from "../../src/platform/Database.js"
@@ -180,7 +180,7 @@ class ActivitiesAccount extends Context.Service<ActivitiesAccount, { readonly id
 const logged: Array<Line> = []
 
 /**
- * The activities as both engines get them (src/Http.ts's ActivitiesLive), and no engine: nothing
+ * The activities as both engines get them (src/ActivitiesLive.ts), and no engine: nothing
  * else runs them. Their lines go to `logged`.
  */
 const ActivitiesFixture = Layer.unwrap(Effect.gen(function*() {
