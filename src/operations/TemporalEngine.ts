@@ -13,6 +13,7 @@
  *
  * Workflow ids, search attributes, memo and summary carry the plate only as its salted hash.
  */
+import type * as Workflows from "../../workflows/index.js"
 import { AsyncLocalStorage } from "node:async_hooks"
 import * as Otel from "@opentelemetry/api"
 import { W3CTraceContextPropagator } from "@opentelemetry/core"
@@ -52,18 +53,26 @@ import {
   WorkflowEngine
 } from "./WorkflowEngine.js"
 
-/** A workflow start, in the Temporal client's terms. */
-export interface WorkflowStart {
-  readonly workflowType: string
-  readonly taskQueue: string
-  readonly workflowId: string
-  readonly args: ReadonlyArray<unknown>
-  /** Set for deliveries: an id is never run twice, even after its workflow closed. */
-  readonly workflowIdReusePolicy?: "REJECT_DUPLICATE"
-  readonly typedSearchAttributes: ReadonlyArray<SearchAttributePair>
-  readonly memo: Record<string, unknown>
-  readonly staticSummary: string
-}
+/** The workflows the worker runs, by name (workflows/index.ts). */
+type WorkflowName = keyof typeof Workflows
+
+/**
+ * A workflow start, in the Temporal client's terms: its type is the name of one of the workflow
+ * functions, and its arguments are that function's parameters.
+ */
+export type WorkflowStart = {
+  readonly [W in WorkflowName]: {
+    readonly workflowType: W
+    readonly args: Parameters<(typeof Workflows)[W]>
+    readonly taskQueue: string
+    readonly workflowId: string
+    /** Set for deliveries: an id is never run twice, even after its workflow closed. */
+    readonly workflowIdReusePolicy?: "REJECT_DUPLICATE"
+    readonly typedSearchAttributes: ReadonlyArray<SearchAttributePair>
+    readonly memo: Record<string, unknown>
+    readonly staticSummary: string
+  }
+}[WorkflowName]
 
 /** Where a workflow stands on the server: still running, closed (however it ended), or unknown. */
 export type WorkflowState = "running" | "closed" | "missing"
