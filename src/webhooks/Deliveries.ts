@@ -23,9 +23,7 @@ import { isRecordedSpan } from "../platform/Telemetry.js"
 import { countAttempt } from "./Metrics.js"
 import { type DeliveryRow, WebhooksRepo } from "./Repo.js"
 import { send } from "./Sender.js"
-import { V1Report } from "../reports/Api.js"
-import { toV1Report } from "../reports/Report.js"
-import { v1ModulesEvent, v1ModulesEventType, type V1EventType, v1ReportEvent, v1ReportTestEvent } from "./V1Events.js"
+import { type EventOf, V1EventBodies, type V1EventType } from "./V1EventBodies.js"
 import { checkUrlSyntax } from "./UrlPolicy.js"
 import { signWebhook } from "./verify.js"
 
@@ -37,7 +35,6 @@ export class DeliveryFailed extends Data.TaggedError("DeliveryFailed")<{
 
 const encodeOperation = Schema.encodeSync(Operation)
 const encodeEvent = Schema.encodeSync(WebhookEvent)
-const encodeReport = Schema.encodeSync(V1Report)
 
 const eventTypeOf = (operation: Operation): EventType =>
   operation.kind === "modules"
@@ -48,24 +45,11 @@ const eventTypeOf = (operation: Operation): EventType =>
 const v2Event = (type: EventType, data: WebhookEvent["data"]) => (eventId: string, at: Date) =>
   encodeEvent({ id: eventId, type, apiVersion: "v2", createdAt: at, data })
 
-/** The event of a final operation, in the shape of the API version it was created through. */
-const eventOf = (row: OperationRow, modules: ReadonlyArray<ModuleRow>): {
-  readonly type: EventType | V1EventType
-  readonly body: (eventId: string, at: Date) => unknown
-} => {
-  if (row.kind === "report") {
-    const report = encodeReport(toV1Report(row, modules))
-    const type = report.status === "failed" ? "report.failed" : "report.completed"
-    return { type, body: (eventId) => v1ReportEvent(eventId, type, report) }
-  }
+/** The event of a final v2 operation. */
+const v2EventOf = (row: OperationRow, modules: ReadonlyArray<ModuleRow>): EventOf<EventType> => {
   const operation = toOperation(row, modules)
-  const encoded = encodeOperation(operation)
-  if (row.apiVersion === "v1") {
-    const type = v1ModulesEventType(operation)
-    return { type, body: (eventId) => v1ModulesEvent(eventId, type, encoded as Extract<typeof encoded, { kind: "modules" }>) }
-  }
   const type = eventTypeOf(operation)
-  return { type, body: v2Event(type, encoded) }
+  return { type, body: v2Event(type, encodeOperation(operation)) }
 }
 
 interface AttemptInput {
@@ -117,6 +101,7 @@ const causeLinkOf = (delivery: DeliveryRow): Array<Tracer.SpanLink> => {
 
 const make = Effect.gen(function*() {
   const repo = yield* WebhooksRepo
+  const v1 = yield* V1EventBodies
   const operations = yield* OperationsRepo
   const config = yield* AppConfig
 
@@ -166,7 +151,7 @@ const make = Effect.gen(function*() {
         environment: row.environment,
         apiVersion: row.apiVersion,
         operationId,
-        ...eventOf(row, modules)
+        ...(row.kind === "report" || row.apiVersion === "v1" ? v1.ofOperation(row, modules) : v2EventOf(row, modules))
       })
     })
 
@@ -189,7 +174,7 @@ const make = Effect.gen(function*() {
       type: "report.completed",
       operationId: null,
       sendsWhenDisabled: true,
-      body: v1ReportTestEvent
+      body: v1.test
     })
 
   /**

@@ -2,13 +2,15 @@
  * v1's event payloads (DESIGN §11): the same signature and headers as v2 (`x-service-event:
  * v1.<event>`), a flat body with the event id and name beside the resource's fields.
  */
+import { Layer, Schema } from "effect"
 import { completedAtOf } from "../../workflows/shared.js"
-import type { Operation } from "../operations/Api.js"
-import type { V1Report } from "../reports/Api.js"
-import { sampleReport } from "../reports/Sample.js"
+import { Operation } from "../operations/Api.js"
+import { toOperation } from "../operations/Operations.js"
 import { ulidAt } from "../platform/Ids.js"
-
-export type V1EventType = "modules.completed" | "modules.failed" | "report.completed" | "report.failed"
+import { V1Report } from "../reports/Api.js"
+import { toV1Report } from "../reports/Report.js"
+import { sampleReport } from "../reports/Sample.js"
+import { V1EventBodies, type V1EventType } from "../webhooks/V1EventBodies.js"
 
 /** A modules operation as encoded for the wire (dates as strings). */
 type EncodedOperation = {
@@ -87,3 +89,25 @@ export const v1ReportTestEvent = (eventId: string, at: Date) => {
     completedAt: when
   }
 }
+
+const encodeOperation = Schema.encodeSync(Operation)
+const encodeReport = Schema.encodeSync(V1Report)
+
+/** v1's event bodies, for the webhook deliveries. */
+export const V1EventBodiesLive = Layer.succeed(
+  V1EventBodies,
+  V1EventBodies.of({
+    ofOperation: (row, modules) => {
+      if (row.kind === "report") {
+        const report = encodeReport(toV1Report(row, modules))
+        const type = report.status === "failed" ? "report.failed" : "report.completed"
+        return { type, body: (eventId) => v1ReportEvent(eventId, type, report) }
+      }
+      const operation = toOperation(row, modules)
+      const encoded = encodeOperation(operation)
+      const type = v1ModulesEventType(operation)
+      return { type, body: (eventId) => v1ModulesEvent(eventId, type, encoded as Extract<typeof encoded, { kind: "modules" }>) }
+    },
+    test: v1ReportTestEvent
+  })
+)
