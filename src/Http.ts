@@ -114,15 +114,21 @@ const classifyFailure = (
 const normalizeFailure = (request: HttpServerRequest.HttpServerRequest, cause: Cause.Cause<unknown>) =>
   Errors.withRetryAfter(classifyFailure(request, cause))
 
-/** Every route `api` serves, with the documentation's. */
-const routesOf = <Id extends string, Groups extends HttpApiGroup.Constraint>(api: HttpApi.HttpApi<Id, Groups>) => {
-  const routes: Array<RequestInput.RouteTemplate> = [{ method: "GET", path: "/openapi.json" }, { method: "GET", path: "/docs" }]
+/** Every endpoint of `api`, by `group.endpoint` name. */
+const endpointsOf = <Id extends string, Groups extends HttpApiGroup.Constraint>(api: HttpApi.HttpApi<Id, Groups>) => {
+  const endpoints: Array<RequestInput.RouteTemplate & { readonly name: string }> = []
   HttpApi.reflect(api, {
     onGroup: () => {},
-    onEndpoint: ({ endpoint }) => void routes.push({ method: endpoint.method, path: endpoint.path })
+    onEndpoint: ({ endpoint, group }) =>
+      void endpoints.push({ name: `${group.identifier}.${endpoint.identifier}`, method: endpoint.method, path: endpoint.path })
   })
-  return routes
+  return endpoints
 }
+
+/** Every route `api` serves, with the documentation's. */
+const routesOf = <Id extends string, Groups extends HttpApiGroup.Constraint>(
+  api: HttpApi.HttpApi<Id, Groups>
+): Array<RequestInput.RouteTemplate> => [{ method: "GET", path: "/openapi.json" }, { method: "GET", path: "/docs" }, ...endpointsOf(api)]
 
 /**
  * The endpoints whose handlers admit their requests (`RequestAdmission`), by group and name: the
@@ -132,13 +138,7 @@ const ADMITTED_BY_HANDLER = new Set(["vehicles.getVehicle"])
 
 /** Whether a request (method, URL) is for an endpoint of `api` whose handler admits it. */
 const makeAdmittedByHandler = <Id extends string, Groups extends HttpApiGroup.Constraint>(api: HttpApi.HttpApi<Id, Groups>) => {
-  const routes: Array<RequestInput.RouteTemplate> = []
-  HttpApi.reflect(api, {
-    onGroup: () => {},
-    onEndpoint: ({ endpoint, group }) => {
-      if (ADMITTED_BY_HANDLER.has(`${group.identifier}.${endpoint.identifier}`)) routes.push({ method: endpoint.method, path: endpoint.path })
-    }
-  })
+  const routes = endpointsOf(api).filter((endpoint) => ADMITTED_BY_HANDLER.has(endpoint.name))
   const methods = new Set(routes.map((route) => route.method))
   const resolve = RequestInput.makeRouteResolver(routes)
   return (method: string, url: string) => methods.has(method) && resolve(url) !== RequestInput.UNMATCHED_ROUTE
@@ -218,9 +218,15 @@ export const makeRequestPipeline = <Id extends string, Groups extends HttpApiGro
       })
     )
 
-  const admit = (request: HttpServerRequest.HttpServerRequest, environment: Environment, headers: Record<string, string>) =>
+  /** The request admitted by the pipeline; `keyHash` is its key's, or why its key is none. */
+  const admit = (
+    request: HttpServerRequest.HttpServerRequest,
+    environment: Environment,
+    headers: Record<string, string>,
+    keyHash: Result.Result<string, InvalidKey>
+  ) =>
     Effect.map(
-      answered(request, headers, Effect.map(admission.admit(request.headers["x-api-key"], environment), (admitted) => ({ admitted }))),
+      answered(request, headers, Effect.flatMap(Effect.fromResult(keyHash), (hash) => admission.admitCharging(hash, environment))),
       (answer) => answer.admitted.principal
     )
 
@@ -231,11 +237,10 @@ export const makeRequestPipeline = <Id extends string, Groups extends HttpApiGro
   const pendingAdmission = (
     request: HttpServerRequest.HttpServerRequest,
     environment: Environment,
-    headers: Record<string, string>
+    headers: Record<string, string>,
+    keyHash: Result.Result<string, InvalidKey>
   ): PendingAdmission | undefined => {
-    if (!admittedByHandler(request.method, request.url)) return undefined
-    const keyHash = keyHashOf(request.headers["x-api-key"])
-    if (Result.isFailure(keyHash)) return undefined
+    if (Result.isFailure(keyHash) || !admittedByHandler(request.method, request.url)) return undefined
     const expected = admission.expected(keyHash.success, environment)
     if (expected === undefined) return undefined
     let answer: Exit.Exit<AdmittedAndCharged, Errors.ApiError> | undefined
@@ -281,11 +286,12 @@ export const makeRequestPipeline = <Id extends string, Groups extends HttpApiGro
         const routed = version === undefined
           ? checked(request)
           : Effect.flatMap(CurrentEnvironment, (environment) => {
-            const pending = pendingAdmission(request, environment, headers)
+            const keyHash = keyHashOf(request.headers["x-api-key"])
+            const pending = pendingAdmission(request, environment, headers, keyHash)
             if (pending !== undefined) {
               return admittedBy(pending, checked(request)).pipe(Effect.annotateLogs("accountId", pending.expected.principal.accountId))
             }
-            return Effect.flatMap(admit(request, environment, headers), (principal) =>
+            return Effect.flatMap(admit(request, environment, headers, keyHash), (principal) =>
               checked(request).pipe(
                 Effect.provideService(AdmittedPrincipal, Option.some(principal)),
                 Effect.annotateLogs("accountId", principal.accountId)
