@@ -9,19 +9,11 @@
  * Today's exceptions are listed by name, each to be removed (never added to): a new arrow that
  * breaks a rule fails here, and so does an exception that no longer exists.
  */
-import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { describe, expect, it } from "vitest"
+import { readSource, sourceFiles } from "../support/SourceFiles.js"
 
-const ROOT = Path.resolve(import.meta.dirname, "../..")
 const SOURCE_DIRS = ["src", "workflows", "worker"]
-
-const sourceFiles = (dir: string): Array<string> =>
-  Fs.readdirSync(Path.join(ROOT, dir), { withFileTypes: true }).flatMap((entry) => {
-    const path = Path.posix.join(dir, entry.name)
-    if (entry.isDirectory()) return entry.name === "node_modules" ? [] : sourceFiles(path)
-    return /\.(ts|js|mjs)$/.test(entry.name) && !entry.name.endsWith(".d.ts") ? [path] : []
-  })
 
 const IMPORT = /(?:^|[\s;])(?:import|export)\s[^;]*?\sfrom\s+["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g
 
@@ -31,7 +23,7 @@ const importGraph = () => {
   const known = new Set(files)
   const graph = new Map<string, Array<string>>()
   for (const file of files) {
-    const text = Fs.readFileSync(Path.join(ROOT, file), "utf8")
+    const text = readSource(file)
     const targets: Array<string> = []
     for (const match of text.matchAll(IMPORT)) {
       const specifier = match[1] ?? match[2]!

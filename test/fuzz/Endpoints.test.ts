@@ -6,7 +6,7 @@
  * refused request consumes nothing. FUZZ_RUNS sets the number of runs per property
  * (`npm run fuzz` runs many more than the default).
  */
-import { Arbitrary, Effect, Schema } from "effect"
+import { Effect, Schema } from "effect"
 import fc from "fast-check"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Accounts } from "../../src/accounts/Accounts.js"
@@ -14,6 +14,7 @@ import { ModulesRequest } from "../../src/operations/Api.js"
 import { VehicleQueryParams } from "../../src/vehicles/Api.js"
 import { WebhookConfigUpdate } from "../../src/webhooks/Api.js"
 import { expectErrorBody } from "../support/ErrorShape.js"
+import { fromSchema } from "../support/SchemaArbitrary.js"
 import { json, makeTestApp, type TestAccount, type TestApp, withKey } from "../support/TestApp.js"
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 60)
@@ -27,16 +28,6 @@ beforeAll(async () => {
 })
 afterAll(() => app?.dispose())
 
-/**
- * Values of a contract schema's type, derived from the schema by Effect's `Arbitrary`, as a
- * fast-check arbitrary: fast-check draws the seed and the size, so its runs (and their seeds,
- * replayed with `fc.assert`'s `seed`) decide the values.
- */
-const fromSchema = <S extends Schema.Top>(schema: S): fc.Arbitrary<S["Type"]> => {
-  const arbitrary = Arbitrary.schema(schema)
-  return fc.record({ seed: fc.nat(), size: fc.integer({ min: 0, max: 20 }) }).map(({ seed, size }) =>
-    Effect.runSync(Arbitrary.sampleEffect(arbitrary, { count: 1, seed, size }))[0]!)
-}
 
 /** Strings a careless or hostile client sends. */
 const hostileString = fc.oneof(

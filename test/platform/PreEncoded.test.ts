@@ -3,27 +3,18 @@
  * encoding would have sent: checked on values drawn from each such schema (Effect's `Arbitrary`, with
  * fast-check), and every schema `src/` sends that way is one of them.
  */
-import * as Fs from "node:fs"
-import * as Path from "node:path"
-import { Arbitrary, Effect, Schema } from "effect"
+import { Schema } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { StatusResponse } from "../../src/accounts/Api.js"
 import { UsageResponse } from "../../src/metering/Api.js"
 import { Operation } from "../../src/operations/Api.js"
 import { VehicleResponse } from "../../src/vehicles/Response.js"
+import { fromSchema } from "../support/SchemaArbitrary.js"
+import { readSource, sourceFiles } from "../support/SourceFiles.js"
 
 const SCHEMAS: Record<string, Schema.Top> = { VehicleResponse, StatusResponse, UsageResponse, Operation }
 
-const fromSchema = <S extends Schema.Top>(schema: S): fc.Arbitrary<S["Type"]> => {
-  const arbitrary = Arbitrary.schema(schema)
-  return fc.record({ seed: fc.nat(), size: fc.integer({ min: 0, max: 20 }) }).map(({ seed, size }) =>
-    Effect.runSync(Arbitrary.sampleEffect(arbitrary, { count: 1, seed, size }))[0]!)
-}
-
-const sourceFiles = (dir: string): Array<string> =>
-  Fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
-    entry.isDirectory() ? sourceFiles(Path.join(dir, entry.name)) : entry.name.endsWith(".ts") ? [Path.join(dir, entry.name)] : [])
 
 /** A value written as JSON, its object keys sorted: two documents that differ only in key order compare equal. */
 const canonicalJson = (u: unknown) => {
@@ -67,8 +58,8 @@ describe("pre-encoded answers", () => {
 
   it("every schema sent that way is checked here", () => {
     const sent = new Set<string>()
-    for (const file of sourceFiles(Path.resolve(import.meta.dirname, "../../src"))) {
-      for (const match of Fs.readFileSync(file, "utf8").matchAll(/\bpreEncoded\((\w+),/g)) sent.add(match[1]!)
+    for (const file of sourceFiles("src")) {
+      for (const match of readSource(file).matchAll(/\bpreEncoded\((\w+),/g)) sent.add(match[1]!)
     }
     expect(sent.size).toBeGreaterThan(0)
     expect([...sent].filter((name) => !(name in SCHEMAS))).toEqual([])
