@@ -76,12 +76,19 @@ export class AcceptedVehicleOperation extends Schema.Class<AcceptedVehicleOperat
   VehicleOperation.fields
 ) {}
 
+/** An accepted operation as a success of its endpoint: 202, documented under its class's name (a class's encoded side is otherwise `…Encoded`). */
+const accepted = <S extends typeof AcceptedModulesOperation | typeof AcceptedVehicleOperation>(operation: S) =>
+  operation.pipe(Schema.annotateEncoded({ identifier: operation.identifier }), HttpApiSchema.status(202))
+
+export const AcceptedModulesSuccess = accepted(AcceptedModulesOperation)
+export const AcceptedVehicleSuccess = accepted(AcceptedVehicleOperation)
+
 /**
  * Strings here: unknown and repeated modules have error codes of their own. Other properties are
  * refused: the endpoints taking it say so (`HttpApi.PayloadParseOptions`).
  */
 export const ModulesRequest = Schema.Struct({
-  modules: Schema.Array(Schema.String).check(Schema.isMinLength(1), Schema.isMaxLength(4))
+  modules: Schema.Array(Schema.String).check(Schema.isMinLength(1), Schema.isMaxLength(MODULES.length))
 }).annotate({
   identifier: "ModulesRequest",
   description: `1 to ${MODULES.length} distinct modules among ${MODULES.join(", ")}; no other properties`
@@ -92,11 +99,7 @@ export class OperationsApi extends HttpApiGroup.make("operations")
     HttpApiEndpoint.post("createModulesOperation", "/v2/vehicles/:plate/modules", {
       params: { plate: Schema.String },
       payload: ModulesRequest,
-      success: [
-        ModulesOperation,
-        // documented under the class's name (a class's encoded side is otherwise `…Encoded`)
-        AcceptedModulesOperation.pipe(Schema.annotateEncoded({ identifier: "AcceptedModulesOperation" }), HttpApiSchema.status(202))
-      ]
+      success: [ModulesOperation, AcceptedModulesSuccess]
     })
       .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error" })
       .annotate(OpenApi.Summary, "Module query")

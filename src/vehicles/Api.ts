@@ -2,9 +2,9 @@
  * Contract of the vehicle query: `GET /v2/vehicles/{plate}` and the Vehicle response.
  */
 import { Schema, SchemaTransformation } from "effect"
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { ApiKeyAuth } from "../accounts/Security.js"
-import { AcceptedVehicleOperation } from "../operations/Api.js"
+import { AcceptedVehicleSuccess } from "../operations/Api.js"
 import { Scenario } from "../sandbox/Scenarios.js"
 import { VehicleResponse } from "./Response.js"
 
@@ -31,11 +31,7 @@ export class VehiclesApi extends HttpApiGroup.make("vehicles")
     HttpApiEndpoint.get("getVehicle", "/v2/vehicles/:plate", {
       params: { plate: Schema.String },
       query: VehicleQueryParams,
-      success: [
-        VehicleResponse,
-        // documented under the class's name (a class's encoded side is otherwise `…Encoded`)
-        AcceptedVehicleOperation.pipe(Schema.annotateEncoded({ identifier: "AcceptedVehicleOperation" }), HttpApiSchema.status(202))
-      ]
+      success: [VehicleResponse, AcceptedVehicleSuccess]
     })
       .annotate(OpenApi.Summary, "Basic vehicle query")
       .annotate(
