@@ -13,6 +13,8 @@ import { VehiclesApi } from "./vehicles/Api.js"
 import { V1Api } from "./v1/Api.js"
 import { WebhooksApi } from "./webhooks/Api.js"
 import { stripDecodeErrors } from "./platform/OpenApiDocs.js"
+import { builtApart, middlewareOf } from "./platform/HttpGroup.js"
+import type { ApiKeyAuth } from "./accounts/Security.js"
 
 /**
  * The errors every endpoint may answer, in the contract's body: declared once for the whole API
@@ -43,3 +45,6 @@ export const Api = HttpApi.make("vehicle-data-api")
       "Vehicle information for Argentine license plates, asynchronous record lookups and account metering. Production and sandbox share these paths on separate base addresses.",
     transform: stripDecodeErrors
   }))
+
+/** A group of the API's handlers, made by an effect that takes their services: see `builtApart`. */
+export const apiGroup = builtApart<ApiErrors | ApiKeyAuth>(middlewareOf(Api))

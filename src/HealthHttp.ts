@@ -5,7 +5,7 @@ import { Clock, Duration, Effect, Fiber, Option, Schema } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { SqlClient } from "effect/sql"
-import { Api } from "./Api.js"
+import { Api, apiGroup } from "./Api.js"
 import { WorkflowEngine } from "./operations/WorkflowEngine.js"
 import { LIVE, Readiness } from "./platform/HealthApi.js"
 
@@ -14,7 +14,7 @@ const DATABASE_DEADLINE = Duration.seconds(1)
 
 const encodeReadiness = Schema.encodeSync(Readiness)
 
-export const HealthHttpLive = HttpApiBuilder.group(Api, "health", (handlers) =>
+export const HealthHttpLive = apiGroup(
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const engine = yield* WorkflowEngine
@@ -32,7 +32,8 @@ export const HealthHttpLive = HttpApiBuilder.group(Api, "health", (handlers) =>
       return { status: "up" as const, latencyMs: (yield* Clock.currentTimeMillis) - started }
     })
 
-    return handlers
+    return HttpApiBuilder.group(Api, "health", (handlers) =>
+      handlers
       .handle("healthz", () => Effect.succeed(LIVE))
       .handle("readyz", () =>
         Effect.map(Effect.all([database, engine.readiness], { concurrency: "unbounded" }), ([db, workflow]) => {
@@ -52,5 +53,5 @@ export const HealthHttpLive = HttpApiBuilder.group(Api, "health", (handlers) =>
             status: ready ? 200 : 503,
             headers: ready ? {} : { "retry-after": "5" }
           })
-        }))
+        })))
   }))

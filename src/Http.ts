@@ -8,7 +8,7 @@
  * routes, database outages, defects) leaves in the one error body of the contract.
  */
 import { NodeHttpServer } from "@effect/platform-node"
-import { ByteSize, Cause, Clock, Context, Effect, type Exit, Layer, Option, Result } from "effect"
+import { ByteSize, Cause, Clock, Context, Effect, type Exit, Layer, Logger, Option, Random, References, Result, Tracer } from "effect"
 import { HttpIncomingMessage, HttpMiddleware, HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApi, HttpApiBuilder, HttpApiError, type HttpApiGroup, HttpApiScalar } from "effect/http-api"
 import { SqlError } from "effect/sql"
@@ -404,3 +404,27 @@ export const listenerContext = (environment: Environment) =>
  */
 export const forListener = (environment: Environment) => <A, E, R>(makeHandler: Effect.Effect<A, E, R>) =>
   Effect.flatMap(listenerContext(environment), (context) => Effect.provideContext(makeHandler, context))
+
+/** The references the process may set that a request reads: its loggers, log level, tracer and clock. */
+const PROCESS_REFERENCES = [
+  Logger.CurrentLoggers,
+  References.MinimumLogLevel,
+  References.TracerEnabled,
+  Tracer.Tracer,
+  Clock.Clock,
+  Random.Random
+] as const
+
+/**
+ * What an API request runs with, from the process's context and its listener's: the references the
+ * process set, and the listener's context, nothing else. The handlers hold their services (built
+ * apart: platform/HttpGroup.ts), and Effect's router copies a request's context more than once
+ * per request: a dozen entries, not every service of the application.
+ */
+export const apiRequestContext = <R>(process: Context.Context<R>, listener: Context.Context<never>): Context.Context<R> =>
+  Context.merge(Context.pick(...PROCESS_REFERENCES)(process), listener) as Context.Context<R>
+
+/** `forListener` for the API: its requests run with `apiRequestContext`. */
+export const forApiListener = (environment: Environment) => <A, E, R>(makeHandler: Effect.Effect<A, E, R>) =>
+  Effect.flatMap(listenerContext(environment), (listener) =>
+    Effect.updateContext(makeHandler, (context: Context.Context<R>) => apiRequestContext(context, listener)))

@@ -8,7 +8,7 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Scope } from "effect"
 import { ConsoleApp } from "./console/Http.js"
 import { consoleRouteOf, isConsolePath } from "./console/Routes.js"
-import { apiProgram, forListener, routeOfUrl } from "./Http.js"
+import { apiProgram, forApiListener, forListener, routeOfUrl } from "./Http.js"
 import { AppConfig } from "./platform/Config.js"
 import { createLimitedServer } from "./platform/HttpServerLimits.js"
 import { makeObserver } from "./platform/HttpObservation.js"
@@ -60,7 +60,7 @@ export const serveListener = (environment: Environment, port: number) =>
     // requests finish within the drain rather than being interrupted first
     const requests = yield* Scope.fork(scope)
     yield* NodeHttpServer.make(() => nodeServer, { port, host: config.host })
-    const api = yield* NodeHttpServer.makeHandler(yield* apiProgram, { scope: requests }).pipe(forListener(environment))
+    const api = yield* NodeHttpServer.makeHandler(yield* apiProgram, { scope: requests }).pipe(forApiListener(environment))
     const console = yield* NodeHttpServer.makeHandler((yield* ConsoleApp).app, { scope: requests }).pipe(forListener(environment))
     const listener = observe((request, response) => (isConsolePath(request.url) ? console : api)(request, response))
     nodeServer.on("request", listener)

@@ -1,17 +1,18 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { Api } from "../Api.js"
+import { Api, apiGroup } from "../Api.js"
 import { preEncoded } from "../platform/PreEncoded.js"
 import { StatusResponse } from "./Api.js"
 import { CurrentPrincipal } from "./Domain.js"
 import { AccountsRepo } from "./Repo.js"
 import { AccountStatus } from "./Status.js"
 
-export const AccountsHttpLive = HttpApiBuilder.group(Api, "accounts", (handlers) =>
+export const AccountsHttpLive = apiGroup(
   Effect.gen(function*() {
     const repo = yield* AccountsRepo
     const status = yield* AccountStatus
-    return handlers
+    return HttpApiBuilder.group(Api, "accounts", (handlers) =>
+      handlers
       .handle("getStatus", () =>
         Effect.map(CurrentPrincipal.use(status.read), (data) => preEncoded(StatusResponse, { success: true, data })))
       .handle("listPlans", () =>
@@ -32,5 +33,5 @@ export const AccountsHttpLive = HttpApiBuilder.group(Api, "accounts", (handlers)
               timezone: principal.timezone
             }))
           }
-        }))
+        })))
   }))

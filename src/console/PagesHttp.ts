@@ -12,7 +12,6 @@ import { daysOf, monthOf, type Period } from "../metering/Periods.js"
 import { OperationStatus } from "../operations/Api.js"
 import { OperationsRepo } from "../operations/Repo.js"
 import { CurrentEnvironment } from "../platform/RequestContext.js"
-import { HostResolver } from "../webhooks/UrlPolicy.js"
 import { Webhooks } from "../webhooks/Webhooks.js"
 import { loadAssets } from "./Assets.js"
 import { ConsoleGuard, type SignedIn } from "./Guard.js"
@@ -35,7 +34,6 @@ export const makePageHandlers = Effect.gen(function*() {
   const accountsRepo = yield* AccountsRepo
   const webhooks = yield* Webhooks
   const operations = yield* OperationsRepo
-  const resolver = yield* HostResolver
   const assets = loadAssets()
 
   /** Every day of the current month up to today, with its plate and module queries. */
@@ -127,9 +125,7 @@ export const makePageHandlers = Effect.gen(function*() {
     Effect.gen(function*() {
       const url = field(form, "url")
       const enabled = field(form, "enabled") === "true"
-      yield* webhooks.updateConfig(ctx.principal, { url: url.length === 0 ? null : url, enabled: url.length === 0 ? false : enabled }).pipe(
-        Effect.provideService(HostResolver, resolver)
-      )
+      yield* webhooks.updateConfig(ctx.principal, { url: url.length === 0 ? null : url, enabled: url.length === 0 ? false : enabled })
       yield* audit(ctx, "webhook.update")
       return seeOther(doneAt("webhooks", "webhook-saved"))
     }).pipe(Effect.catchTag("InvalidWebhookConfig", (invalid) => webhooksView(ctx, { alert: `Not saved: ${invalid.reason}.` }, 400)))
@@ -137,7 +133,7 @@ export const makePageHandlers = Effect.gen(function*() {
 
   const rotateSecret = withForm((ctx) =>
     Effect.gen(function*() {
-      const updated = yield* webhooks.updateConfig(ctx.principal, { rotateSecret: true }).pipe(Effect.provideService(HostResolver, resolver))
+      const updated = yield* webhooks.updateConfig(ctx.principal, { rotateSecret: true })
       yield* audit(ctx, "webhook.rotate_secret")
       return yield* render(ctx, "webhooks", "New signing secret", rotatedSecretPage(updated.secret))
     }).pipe(Effect.catchTag("InvalidWebhookConfig", (invalid) => webhooksView(ctx, { alert: `Not rotated: ${invalid.reason}.` }, 400)))

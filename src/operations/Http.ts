@@ -3,7 +3,7 @@ import { HttpEffect, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { isFinal, MODULES_IN_WORDS } from "../../workflows/shared.js"
 import { CurrentPrincipal } from "../accounts/Domain.js"
-import { Api } from "../Api.js"
+import { Api, apiGroup } from "../Api.js"
 import * as Errors from "../platform/Errors.js"
 import { preEncoded } from "../platform/PreEncoded.js"
 import { Operation } from "./Api.js"
@@ -60,10 +60,11 @@ export const refuseModulesRequest = <A, R>(
     })
   )
 
-export const OperationsHttpLive = HttpApiBuilder.group(Api, "operations", (handlers) =>
+export const OperationsHttpLive = apiGroup(
   Effect.gen(function*() {
     const operations = yield* Operations
-    return handlers
+    return HttpApiBuilder.group(Api, "operations", (handlers) =>
+      handlers
       .handle("createModulesOperation", ({ params, payload }) =>
         Effect.gen(function*() {
           const principal = yield* CurrentPrincipal
@@ -76,5 +77,5 @@ export const OperationsHttpLive = HttpApiBuilder.group(Api, "operations", (handl
           Effect.tap((operation) => pollHint(operation.status)),
           Effect.map((operation) => preEncoded(Operation, operation)),
           Effect.catchTag("OperationNotFound", (e) => Errors.notFound("operation_not_found", `No operation ${e.id}`))
-        ))
+        )))
   }))

@@ -7,7 +7,7 @@ import { HttpEffect, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { CurrentPrincipal } from "../accounts/Domain.js"
 import { AccountStatus } from "../accounts/Status.js"
-import { Api } from "../Api.js"
+import { Api, apiGroup } from "../Api.js"
 import type { ModulesOperation } from "../operations/Api.js"
 import { pollHint, refuseModulesRequest } from "../operations/Http.js"
 import { Operations } from "../operations/Operations.js"
@@ -51,13 +51,14 @@ const acceptedAt = (location: string) =>
 
 const DEFAULT_LIMIT = 25
 
-export const V1HttpLive = HttpApiBuilder.group(Api, "v1", (handlers) =>
+export const V1HttpLive = apiGroup(
   Effect.gen(function*() {
     const query = yield* VehicleQuery
     const operations = yield* Operations
     const status = yield* AccountStatus
     const webhooks = yield* Webhooks
-    return handlers
+    return HttpApiBuilder.group(Api, "v1", (handlers) =>
+      handlers
       .handle("v1GetBasicVehicle", ({ query: queryParams }) =>
         Effect.gen(function*() {
           const principal = yield* CurrentPrincipal
@@ -126,5 +127,5 @@ export const V1HttpLive = HttpApiBuilder.group(Api, "v1", (handlers) =>
             WebhookNotReady: (e) => Errors.invalidRequest(e.reason),
             PaidPlanRequired: () => Errors.forbidden("access_denied", "Test events need a paid or custom plan")
           })
-        ))
+        )))
   }))

@@ -1,7 +1,7 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { CurrentPrincipal, type Principal } from "../accounts/Domain.js"
-import { Api } from "../Api.js"
+import { Api, apiGroup } from "../Api.js"
 import type { VehicleQueryParams } from "./Api.js"
 import { AcceptedVehicleOperation } from "../operations/Api.js"
 import { accepted } from "../operations/Http.js"
@@ -31,7 +31,7 @@ export const refuseVehicleQuery = <A, R>(
     })
   )
 
-export const VehiclesHttpLive = HttpApiBuilder.group(Api, "vehicles", (handlers) =>
+export const VehiclesHttpLive = apiGroup(
   Effect.gen(function*() {
     const query = yield* VehicleQuery
     const operations = yield* Operations
@@ -46,7 +46,8 @@ export const VehiclesHttpLive = HttpApiBuilder.group(Api, "vehicles", (handlers)
         return new AcceptedVehicleOperation(operation)
       }).pipe(refuseVehicleQuery)
 
-    return handlers.handle("getVehicle", ({ params, query: queryParams }) =>
+    return HttpApiBuilder.group(Api, "vehicles", (handlers) =>
+      handlers.handle("getVehicle", ({ params, query: queryParams }) =>
       Effect.gen(function*() {
         const principal = yield* CurrentPrincipal
         const pending = yield* RequestAdmission
@@ -60,5 +61,5 @@ export const VehiclesHttpLive = HttpApiBuilder.group(Api, "vehicles", (handlers)
         }
         if (admission.refused !== undefined) return yield* Errors.limitReached(admission.refused)
         return preEncoded(VehicleResponse, prepared.response)
-      }))
+      })))
   }))

@@ -1,17 +1,18 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { CurrentPrincipal } from "../accounts/Domain.js"
-import { Api } from "../Api.js"
+import { Api, apiGroup } from "../Api.js"
 import * as Errors from "../platform/Errors.js"
 import { Webhooks } from "./Webhooks.js"
 
 const DEFAULT_LIMIT = 25
 
-export const WebhooksHttpLive = HttpApiBuilder.group(Api, "webhooks", (handlers) =>
+export const WebhooksHttpLive = apiGroup(
   Effect.gen(function*() {
     const webhooks = yield* Webhooks
     const currentPrincipal = Effect.service(CurrentPrincipal)
-    return handlers
+    return HttpApiBuilder.group(Api, "webhooks", (handlers) =>
+      handlers
       .handle("getWebhookConfig", () => Effect.flatMap(currentPrincipal, webhooks.getConfig))
       .handle("updateWebhookConfig", ({ payload }) =>
         Effect.flatMap(currentPrincipal, (principal) => webhooks.updateConfig(principal, payload)).pipe(
@@ -23,5 +24,5 @@ export const WebhooksHttpLive = HttpApiBuilder.group(Api, "webhooks", (handlers)
       .handle("sendWebhookTest", () =>
         Effect.flatMap(currentPrincipal, webhooks.sendTest).pipe(
           Effect.catchTag("WebhookNotReady", (e) => Errors.invalidRequest(e.reason))
-        ))
+        )))
   }))

@@ -12,7 +12,7 @@ import { randomBase62 } from "../platform/Ids.js"
 import type { Delivery, WebhookConfigUpdate } from "./Api.js"
 import { WebhookDeliveries } from "./Deliveries.js"
 import { type DeliveryRow, type StoredConfig, WebhooksRepo } from "./Repo.js"
-import { checkWebhookUrl, UrlRejected } from "./UrlPolicy.js"
+import { checkWebhookUrl, HostResolver, UrlRejected } from "./UrlPolicy.js"
 
 /** The change asked for breaks a rule of the configuration. */
 export class InvalidWebhookConfig extends Data.TaggedError("InvalidWebhookConfig")<{ readonly reason: string }> {}
@@ -47,6 +47,7 @@ const make = Effect.gen(function*() {
   const deliveries = yield* WebhookDeliveries
   const engine = yield* WorkflowEngine
   const config = yield* AppConfig
+  const resolver = yield* HostResolver
 
   const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
 
@@ -69,6 +70,7 @@ const make = Effect.gen(function*() {
       // checked before the row is locked: resolving a name may take a while
       if (typeof update.url === "string") {
         yield* checkWebhookUrl(update.url, config.webhookAllowPrivateNetworks).pipe(
+          Effect.provideService(HostResolver, resolver),
           Effect.mapError((rejected: UrlRejected) => new InvalidWebhookConfig({ reason: rejected.reason }))
         )
       }

@@ -7,7 +7,7 @@ import { ConfigProvider, Context, Effect, Exit, Layer, ManagedRuntime, Redacted,
 import { HttpEffect, type HttpServerRequest } from "effect/http"
 import { Accounts, type CreatedKey } from "../../src/accounts/Accounts.js"
 import type { PlanId } from "../../src/accounts/Domain.js"
-import { apiProgram, HttpStackLive, listenerContext } from "../../src/Http.js"
+import { apiProgram, apiRequestContext, HttpStackLive, listenerContext } from "../../src/Http.js"
 import { serveListener } from "../../src/Listeners.js"
 import { serveAdmin } from "../../src/platform/AdminServer.js"
 import { TelemetryLive } from "../../src/platform/Telemetry.js"
@@ -67,9 +67,9 @@ export const makeTestApp = async (options: TestAppOptions = {}) => {
     sandbox: await runtime.runPromise(listenerContext("sandbox"))
   }
   const handlerFor = (environment: Environment): Call => {
-    // as each listener does: its context in the one the requests run with
+    // as each listener does: the requests run with the API's request context
     const handler = HttpEffect.toWebHandlerWith<Services, Services | HttpServerRequest.HttpServerRequest | Scope.Scope>(
-      Context.merge(services, listenerContexts[environment]) as Context.Context<Services>
+      apiRequestContext(services, listenerContexts[environment])
     )(app)
     return (path, init) => handler(new Request(`http://vda.test${path}`, init))
   }
