@@ -34,24 +34,24 @@ export const HealthHttpLive = apiGroup(
 
     return HttpApiBuilder.group(Api, "health", (handlers) =>
       handlers
-      .handle("healthz", () => Effect.succeed(LIVE))
-      .handle("readyz", () =>
-        Effect.map(Effect.all([database, engine.readiness], { concurrency: "unbounded" }), ([db, workflow]) => {
-          const ready = db.status === "up" && workflow.up
-          const readiness: Readiness = {
-            status: ready ? "ready" : "not_ready",
-            checks: {
-              database: db,
-              workflowEngine: {
-                status: workflow.up ? "up" : "down",
-                engine: workflow.engine,
-                ...(workflow.detail === undefined ? {} : { detail: workflow.detail })
+        .handle("healthz", () => Effect.succeed(LIVE))
+        .handle("readyz", () =>
+          Effect.map(Effect.all([database, engine.readiness], { concurrency: "unbounded" }), ([db, workflow]) => {
+            const ready = db.status === "up" && workflow.up
+            const readiness: Readiness = {
+              status: ready ? "ready" : "not_ready",
+              checks: {
+                database: db,
+                workflowEngine: {
+                  status: workflow.up ? "up" : "down",
+                  engine: workflow.engine,
+                  ...(workflow.detail === undefined ? {} : { detail: workflow.detail })
+                }
               }
             }
-          }
-          return HttpServerResponse.jsonUnsafe(encodeReadiness(readiness), {
-            status: ready ? 200 : 503,
-            headers: ready ? {} : { "retry-after": "5" }
-          })
-        })))
+            return HttpServerResponse.jsonUnsafe(encodeReadiness(readiness), {
+              status: ready ? 200 : 503,
+              headers: ready ? {} : { "retry-after": "5" }
+            })
+          })))
   }))

@@ -13,25 +13,25 @@ export const AccountsHttpLive = apiGroup(
     const status = yield* AccountStatus
     return HttpApiBuilder.group(Api, "accounts", (handlers) =>
       handlers
-      .handle("getStatus", () =>
-        Effect.map(CurrentPrincipal.use(status.read), (data) => preEncoded(StatusResponse, { success: true, data })))
-      .handle("listPlans", () =>
-        Effect.gen(function*() {
-          const principal = yield* CurrentPrincipal
-          const plans = yield* repo.listPlans
-          return {
-            plans: plans.map((plan) => ({
-              id: plan.id,
-              currency: "ARS" as const,
-              interval: "month" as const,
-              priceArs: plan.priceArs,
-              plateQueriesMonthly: plan.plateQueriesMonthly,
-              moduleQueriesMonthly: plan.moduleQueriesMonthly,
-              uniquePlatesDaily: plan.uniquePlatesDaily,
-              requestsPerMinute: plan.requestsPerMinute,
-              enabledModules: plan.enabledModules,
-              timezone: principal.timezone
-            }))
-          }
-        })))
+        .handle("getStatus", () =>
+          Effect.map(CurrentPrincipal.use(status.read), (data) => preEncoded(StatusResponse, { success: true, data })))
+        .handle("listPlans", () =>
+          Effect.gen(function*() {
+            const principal = yield* CurrentPrincipal
+            const plans = yield* repo.listPlans
+            return {
+              plans: plans.map((plan) => ({
+                id: plan.id,
+                currency: "ARS" as const,
+                interval: "month" as const,
+                priceArs: plan.priceArs,
+                plateQueriesMonthly: plan.plateQueriesMonthly,
+                moduleQueriesMonthly: plan.moduleQueriesMonthly,
+                uniquePlatesDaily: plan.uniquePlatesDaily,
+                requestsPerMinute: plan.requestsPerMinute,
+                enabledModules: plan.enabledModules,
+                timezone: principal.timezone
+              }))
+            }
+          })))
   }))

@@ -11,6 +11,6 @@ export const MeteringHttpLive = apiGroup(
     const usage = yield* UsageReader
     return HttpApiBuilder.group(Api, "metering", (handlers) =>
       handlers.handle("getUsage", () =>
-      CurrentPrincipal.use((principal) =>
-        Effect.map(usage.read(principal), (data) => preEncoded(UsageResponse, { success: true, data })))))
+        CurrentPrincipal.use((principal) =>
+          Effect.map(usage.read(principal), (data) => preEncoded(UsageResponse, { success: true, data })))))
   }))

@@ -65,17 +65,17 @@ export const OperationsHttpLive = apiGroup(
     const operations = yield* Operations
     return HttpApiBuilder.group(Api, "operations", (handlers) =>
       handlers
-      .handle("createModulesOperation", ({ params, payload }) =>
-        Effect.gen(function*() {
-          const principal = yield* CurrentPrincipal
-          const { created, operation } = yield* operations.createModules(principal, params.plate, payload.modules)
-          if (created) yield* accepted(operation.id)
-          return operation
-        }).pipe(refuseModulesRequest))
-      .handle("getOperation", ({ params }) =>
-        Effect.flatMap(CurrentPrincipal, (principal) => operations.get(principal, params.id)).pipe(
-          Effect.tap((operation) => pollHint(operation.status)),
-          Effect.map((operation) => preEncoded(Operation, operation)),
-          Effect.catchTag("OperationNotFound", (e) => Errors.notFound("operation_not_found", `No operation ${e.id}`))
-        )))
+        .handle("createModulesOperation", ({ params, payload }) =>
+          Effect.gen(function*() {
+            const principal = yield* CurrentPrincipal
+            const { created, operation } = yield* operations.createModules(principal, params.plate, payload.modules)
+            if (created) yield* accepted(operation.id)
+            return operation
+          }).pipe(refuseModulesRequest))
+        .handle("getOperation", ({ params }) =>
+          Effect.flatMap(CurrentPrincipal, (principal) => operations.get(principal, params.id)).pipe(
+            Effect.tap((operation) => pollHint(operation.status)),
+            Effect.map((operation) => preEncoded(Operation, operation)),
+            Effect.catchTag("OperationNotFound", (e) => Errors.notFound("operation_not_found", `No operation ${e.id}`))
+          )))
   }))

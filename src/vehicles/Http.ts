@@ -48,18 +48,18 @@ export const VehiclesHttpLive = apiGroup(
 
     return HttpApiBuilder.group(Api, "vehicles", (handlers) =>
       handlers.handle("getVehicle", ({ params, query: queryParams }) =>
-      Effect.gen(function*() {
-        const principal = yield* CurrentPrincipal
-        const pending = yield* RequestAdmission
-        if (pending === undefined || pending.admitted) return yield* answer(principal, params.plate, queryParams)
-        // answered here, and charged with the request's admission: one round trip
-        const prepared = yield* query.prepare(principal, params.plate, queryParams)
-        const admission = yield* pending.admit(prepared && { expected: pending.expected, consumption: prepared.consumption })
-        if (prepared === undefined || !admission.charged) {
-          // a refusal, the source, a search, or an account changed since: as any query
-          return yield* answer(admission.admitted.principal, params.plate, queryParams)
-        }
-        if (admission.refused !== undefined) return yield* Errors.limitReached(admission.refused)
-        return preEncoded(VehicleResponse, prepared.response)
-      })))
+        Effect.gen(function*() {
+          const principal = yield* CurrentPrincipal
+          const pending = yield* RequestAdmission
+          if (pending === undefined || pending.admitted) return yield* answer(principal, params.plate, queryParams)
+          // answered here, and charged with the request's admission: one round trip
+          const prepared = yield* query.prepare(principal, params.plate, queryParams)
+          const admission = yield* pending.admit(prepared && { expected: pending.expected, consumption: prepared.consumption })
+          if (prepared === undefined || !admission.charged) {
+            // a refusal, the source, a search, or an account changed since: as any query
+            return yield* answer(admission.admitted.principal, params.plate, queryParams)
+          }
+          if (admission.refused !== undefined) return yield* Errors.limitReached(admission.refused)
+          return preEncoded(VehicleResponse, prepared.response)
+        })))
   }))

@@ -13,16 +13,16 @@ export const WebhooksHttpLive = apiGroup(
     const currentPrincipal = Effect.service(CurrentPrincipal)
     return HttpApiBuilder.group(Api, "webhooks", (handlers) =>
       handlers
-      .handle("getWebhookConfig", () => Effect.flatMap(currentPrincipal, webhooks.getConfig))
-      .handle("updateWebhookConfig", ({ payload }) =>
-        Effect.flatMap(currentPrincipal, (principal) => webhooks.updateConfig(principal, payload)).pipe(
-          Effect.catchTag("InvalidWebhookConfig", (e) => Errors.invalidRequest(`Invalid webhook configuration: ${e.reason}`))
-        ))
-      .handle("listWebhookDeliveries", ({ query }) =>
-        Effect.flatMap(currentPrincipal, (principal) =>
-          webhooks.listDeliveries(principal, query.limit ?? DEFAULT_LIMIT, query.offset ?? 0)))
-      .handle("sendWebhookTest", () =>
-        Effect.flatMap(currentPrincipal, webhooks.sendTest).pipe(
-          Effect.catchTag("WebhookNotReady", (e) => Errors.invalidRequest(e.reason))
-        )))
+        .handle("getWebhookConfig", () => Effect.flatMap(currentPrincipal, webhooks.getConfig))
+        .handle("updateWebhookConfig", ({ payload }) =>
+          Effect.flatMap(currentPrincipal, (principal) => webhooks.updateConfig(principal, payload)).pipe(
+            Effect.catchTag("InvalidWebhookConfig", (e) => Errors.invalidRequest(`Invalid webhook configuration: ${e.reason}`))
+          ))
+        .handle("listWebhookDeliveries", ({ query }) =>
+          Effect.flatMap(currentPrincipal, (principal) =>
+            webhooks.listDeliveries(principal, query.limit ?? DEFAULT_LIMIT, query.offset ?? 0)))
+        .handle("sendWebhookTest", () =>
+          Effect.flatMap(currentPrincipal, webhooks.sendTest).pipe(
+            Effect.catchTag("WebhookNotReady", (e) => Errors.invalidRequest(e.reason))
+          )))
   }))
