@@ -147,6 +147,12 @@ const makeAdmittedByHandler = <Id extends string, Groups extends HttpApiGroup.Co
 /** The route template of a request URL, for metrics, traces and the access log. */
 export const routeOfUrl = RequestInput.makeRouteResolver(routesOf(Api))
 
+/** Services a request adds to its context, in one step. */
+type ContextAddition = <X>(current: Context.Context<X>) => Context.Context<X>
+
+const withAddition = <A, E, R>(self: Effect.Effect<A, E, R>, addition: ContextAddition): Effect.Effect<A, E, R> =>
+  Effect.updateContext(self, (current: Context.Context<R>) => addition(current))
+
 /** A refusal of the input layer, as the response (or the contract error) it becomes. */
 const refuse = (request: HttpServerRequest.HttpServerRequest, refusal: RequestInput.Refusal) => {
   switch (refusal.status) {
@@ -259,13 +265,13 @@ export const makeRequestPipeline = <Id extends string, Groups extends HttpApiGro
     }
   }
 
-  /** `handled` with its pending admission: admitted in the end whatever happened (its refusal wins). */
+  /**
+ * `handled`, run with its pending admission (`RequestAdmission`) in its context: admitted in the end
+ * whatever happened (its refusal wins).
+ */
   const admittedBy = <A, E, R>(pending: PendingAdmission, handled: Effect.Effect<A, E, R>) =>
     Effect.flatMap(
-      Effect.exit(handled.pipe(
-        Effect.provideService(AdmittedPrincipal, Option.some(pending.expected.principal)),
-        Effect.provideService(RequestAdmission, pending)
-      )),
+      Effect.exit(handled),
       (exit): Effect.Effect<A, E | Errors.ApiError, R> => pending.admitted ? exit : Effect.andThen(pending.admit(), exit)
     )
 
@@ -276,36 +282,54 @@ export const makeRequestPipeline = <Id extends string, Groups extends HttpApiGro
       if (refusal !== undefined) return refuse(request, refusal)
       return RequestInput.hasBody(request.headers) ? checkBody(request, requestBody, app) : app
     }
-    return Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) => {
-        const requestId = saneRequestId(request.headers["x-request-id"]) ?? `req_${ulidAt(now)}`
-        // headers every response of this request carries, filled in as the request advances
-        const headers: Record<string, string> = { "x-request-id": requestId }
-        noteRequestId(request.source, requestId)
-        const version = versionOf(request.url)
-        const routed = version === undefined
-          ? checked(request)
-          : Effect.flatMap(CurrentEnvironment, (environment) => {
-            const keyHash = keyHashOf(request.headers["x-api-key"])
-            const pending = pendingAdmission(request, environment, headers, keyHash)
-            if (pending !== undefined) {
-              return admittedBy(pending, checked(request)).pipe(Effect.annotateLogs("accountId", pending.expected.principal.accountId))
-            }
-            return Effect.flatMap(admit(request, environment, headers, keyHash), (principal) =>
-              checked(request).pipe(
-                Effect.provideService(AdmittedPrincipal, Option.some(principal)),
-                Effect.annotateLogs("accountId", principal.accountId)
-              ))
-          })
-        return routed.pipe(
-          Effect.catchCause((cause) => normalizeFailure(request, cause)),
-          Effect.catch((failure) => Effect.succeed(version === "v1" ? Errors.v1ErrorResponse(failure) : Errors.errorResponse(failure))),
-          Effect.map((response) => HttpServerResponse.setHeaders(version === "v1" ? Errors.toV1Envelope(response) : response, headers)),
-          Effect.provideService(RequestId, requestId),
-          Effect.annotateLogs("requestId", requestId),
-          withRequestSpan(request.source)
-        )
-      }))
+    return Effect.withFiber<HttpServerResponse.HttpServerResponse, never, R | HttpServerRequest.HttpServerRequest>((fiber) => {
+      const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
+      const requestId = saneRequestId(request.headers["x-request-id"]) ??
+        `req_${ulidAt(fiber.getRef(Clock.Clock).currentTimeMillisUnsafe())}`
+      // headers every response of this request carries, filled in as the request advances
+      const headers: Record<string, string> = { "x-request-id": requestId }
+      noteRequestId(request.source, requestId)
+      const version = versionOf(request.url)
+      const annotations = fiber.getRef(References.CurrentLogAnnotations)
+      // what the request runs with, added to its context in one step
+      let context: ContextAddition = (current) =>
+        Context.add(Context.add(current, RequestId, requestId), References.CurrentLogAnnotations, { ...annotations, requestId }) as typeof current
+      let routed: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, R>
+      if (version === undefined) {
+        routed = checked(request)
+      } else {
+        const environment = fiber.getRef(CurrentEnvironment)
+        const keyHash = keyHashOf(request.headers["x-api-key"])
+        const pending = pendingAdmission(request, environment, headers, keyHash)
+        if (pending !== undefined) {
+          const principal = pending.expected.principal
+          context = (current) =>
+            Context.add(current, RequestId, requestId).pipe(
+              Context.add(References.CurrentLogAnnotations, { ...annotations, requestId, accountId: principal.accountId }),
+              Context.add(AdmittedPrincipal, Option.some(principal)),
+              Context.add(RequestAdmission, pending)
+            ) as typeof current
+          routed = admittedBy(pending, checked(request))
+        } else {
+          routed = Effect.flatMap(admit(request, environment, headers, keyHash), (principal) =>
+            withAddition(checked(request), (current) =>
+              Context.add(current, AdmittedPrincipal, Option.some(principal)).pipe(
+                Context.add(References.CurrentLogAnnotations, { ...annotations, requestId, accountId: principal.accountId })
+              ) as typeof current))
+        }
+      }
+      const finish = (response: HttpServerResponse.HttpServerResponse) =>
+        HttpServerResponse.setHeaders(version === "v1" ? Errors.toV1Envelope(response) : response, headers)
+      const responded = Effect.matchCauseEffect(routed, {
+        onSuccess: (response) => Effect.succeed(finish(response)),
+        onFailure: (cause) =>
+          Effect.catch(
+            normalizeFailure(request, cause),
+            (failure) => Effect.succeed(finish(version === "v1" ? Errors.v1ErrorResponse(failure) : Errors.errorResponse(failure)))
+          )
+      })
+      return withRequestSpan(request.source)(withAddition(responded, context))
+    })
   }
 })
 
