@@ -19,6 +19,7 @@ import { VehicleUpstream } from "./vehicles/Upstream.js"
 import { VehicleQuery } from "./vehicles/VehicleQuery.js"
 import { WebhookDeliveries } from "./webhooks/Deliveries.js"
 import { WebhooksRepo } from "./webhooks/Repo.js"
+import { WebhookSender } from "./webhooks/Sender.js"
 
 /** Each environment's data sources: production's registry and upstreams, the sandbox's generators. */
 export const SourcesLive = Layer.mergeAll(
@@ -31,7 +32,7 @@ export const SourcesLive = Layer.mergeAll(
 export const ActivitiesLive = OperationActivities.layer.pipe(
   Layer.provideMerge(Layer.mergeAll(VehicleQuery.layer, WebhookDeliveries.layer)),
   Layer.provideMerge(SourcesLive),
-  Layer.provideMerge(Layer.mergeAll(OperationsRepo.layer, WebhooksRepo.layer)),
+  Layer.provideMerge(Layer.mergeAll(OperationsRepo.layer, WebhooksRepo.layer, WebhookSender.layer)),
   Layer.provideMerge(Metering.layer),
   Layer.provideMerge(V1EventBodiesLive),
   Layer.provide(FetchHttpClient.layer)
