@@ -1,13 +1,12 @@
 /**
- * Where module records come from: the sandbox generator (by scenario, with a simulated latency),
- * or in production the module's upstream when one is configured, else the registry.
+ * Where module records come from (a port): in production the module's upstream when one is
+ * configured, else the registry (`ModuleSource.Live`); in the sandbox its generator, by scenario
+ * (`sandbox/Sources.ts`); `ModuleSource.Test` answers canned data. `ModuleSources` holds one per
+ * environment, built once with the activities.
  */
-import { Clock, Context, Data, Effect, Layer, Option } from "effect"
+import { Context, Data, Effect, Layer, Option } from "effect"
 import type { ModuleName, ModuleOutcome } from "../../workflows/shared.js"
-import { AppConfig } from "../platform/Config.js"
-import type { Environment } from "../platform/RequestContext.js"
-import { syntheticModule } from "../sandbox/Modules.js"
-import { sandboxBehaviour } from "../sandbox/Scenarios.js"
+import { buildPerEnvironment, type PerEnvironment } from "../platform/PerEnvironment.js"
 import { ModuleRegistry } from "./Registry.js"
 import { ModuleUpstream } from "./Upstream.js"
 
@@ -18,7 +17,6 @@ export class ModuleUnavailable extends Data.TaggedError("ModuleUnavailable")<{
 }> {}
 
 export interface ModuleLookup {
-  readonly environment: Environment
   readonly plate: string
   readonly module: ModuleName
   /** Every module of the operation (the sandbox's `partial` scenario fails the first). */
@@ -27,48 +25,54 @@ export interface ModuleLookup {
 
 const REDUCED_COVERAGE = "The source covered only part of the jurisdictions for this plate"
 
-const answered = (data: unknown, reducedCoverage: boolean): ModuleOutcome => ({
+/** A source's data as the module's outcome. */
+export const answered = (data: unknown, reducedCoverage: boolean): ModuleOutcome => ({
   status: reducedCoverage ? "partial" : "completed",
   data,
   error: null,
   warnings: reducedCoverage ? [{ code: "reduced_coverage", message: REDUCED_COVERAGE }] : []
 })
 
-const make = Effect.gen(function*() {
-  const config = yield* AppConfig
-  const registry = yield* ModuleRegistry
-  const upstream = yield* ModuleUpstream
-
-  const sandbox = (lookup: ModuleLookup) =>
+export class ModuleSource extends Context.Service<ModuleSource, {
+  readonly fetch: (lookup: ModuleLookup) => Effect.Effect<ModuleOutcome, ModuleUnavailable>
+}>()("vda/ModuleSource") {
+  /**
+   * Production: the module's upstream when one is configured, else the registry. Its services
+   * come from the application's, as the environments' sources are built apart (`ModuleSources`).
+   */
+  static readonly Live = Layer.effect(
+    ModuleSource,
     Effect.gen(function*() {
-      yield* Effect.sleep(config.sandboxLatencyMs)
-      const { scenario } = sandboxBehaviour(lookup.plate, undefined)
-      const synthetic = syntheticModule(lookup.plate, scenario, lookup.module, lookup.requested, yield* Clock.currentTimeMillis)
-      if (synthetic._tag === "Unavailable") {
-        return yield* new ModuleUnavailable({
-          message: `The ${lookup.module} source is unavailable (sandbox scenario ${scenario})`,
-          retryable: synthetic.retryable
-        })
+      const registry = yield* ModuleRegistry
+      const upstream = yield* ModuleUpstream
+      return ModuleSource.of({
+        fetch: (lookup) =>
+          Option.match(upstream.lookup(lookup.module, lookup.plate), {
+            onNone: () => Effect.map(registry.data(lookup.plate, lookup.module), (data) => answered(data, false)),
+            onSome: (fetch) =>
+              fetch.pipe(
+                Effect.map((a) => answered(a.data, a.reducedCoverage)),
+                Effect.mapError((e) => new ModuleUnavailable({ message: `The ${lookup.module} source failed: ${e.message}`, retryable: e.retryable }))
+              )
+          })
+      })
+    })
+  )
+
+  /** Canned data by module, the same for every plate; a module not listed, or `ModuleUnavailable`, fails. */
+  static readonly Test = (answers: Partial<Record<ModuleName, unknown>>) =>
+    Layer.succeed(ModuleSource, {
+      fetch: ({ module }) => {
+        const canned = answers[module]
+        if (canned instanceof ModuleUnavailable) return Effect.fail(canned)
+        if (canned === undefined) return Effect.fail(new ModuleUnavailable({ message: `no canned ${module} data`, retryable: false }))
+        return Effect.succeed(answered(canned, false))
       }
-      return answered(synthetic.data, synthetic.reducedCoverage)
     })
+}
 
-  const production = (lookup: ModuleLookup) =>
-    Option.match(upstream.lookup(lookup.module, lookup.plate), {
-      onNone: () => Effect.map(registry.data(lookup.plate, lookup.module), (data) => answered(data, false)),
-      onSome: (fetch) =>
-        fetch.pipe(
-          Effect.map((a) => answered(a.data, a.reducedCoverage)),
-          Effect.mapError((e) => new ModuleUnavailable({ message: `The ${lookup.module} source failed: ${e.message}`, retryable: e.retryable }))
-        )
-    })
-
-  return {
-    fetch: (lookup: ModuleLookup): Effect.Effect<ModuleOutcome, ModuleUnavailable> =>
-      lookup.environment === "sandbox" ? sandbox(lookup) : production(lookup)
-  }
-})
-
-export class ModuleSources extends Context.Service<ModuleSources, Effect.Success<typeof make>>()("vda/ModuleSources", { make }) {
-  static readonly layer = Layer.effect(ModuleSources, make).pipe(Layer.provide([ModuleRegistry.layer, ModuleUpstream.layer]))
+/** Each environment's module source, built once: an operation asks its environment's. */
+export class ModuleSources extends Context.Service<ModuleSources, PerEnvironment<typeof ModuleSource.Service>>()("vda/ModuleSources") {
+  static readonly layer = <L extends PerEnvironment<Layer.Layer<ModuleSource, any, any>>>(sources: L) =>
+    Layer.effect(ModuleSources, buildPerEnvironment(ModuleSource, sources))
 }

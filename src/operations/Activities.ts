@@ -92,7 +92,7 @@ const make = Effect.gen(function*() {
         const recorded = (yield* repo.modules(operationId)).find((m) => m.module === module)
         if (recorded !== undefined && isFinal(recorded.status)) return storedOutcome(recorded)
         const requested = op.input.kind === "vehicle" ? [module] : op.input.modules
-        return yield* sources.fetch({ environment: op.environment, plate: op.plate, module, requested })
+        return yield* sources[op.environment].fetch({ plate: op.plate, module, requested })
       }).pipe(activity("fetchModule", ofOperation(operationId, { "vda.module": module }))),
 
     recordModule: ({ module, operationId, outcome }: { readonly operationId: string; readonly module: ModuleName; readonly outcome: ModuleOutcome }) =>
@@ -194,6 +194,6 @@ export class OperationActivities extends Context.Service<OperationActivities, Ef
   { make }
 ) {
   static readonly layer = Layer.effect(OperationActivities, make).pipe(
-    Layer.provide([OperationsRepo.layer, ModuleSources.layer, WebhookDeliveries.layer])
+    Layer.provide([OperationsRepo.layer, WebhookDeliveries.layer])
   )
 }

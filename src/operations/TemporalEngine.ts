@@ -28,7 +28,7 @@ import {
 import { type DataConverter, defaultPayloadConverter, type Headers, type SearchAttributePair } from "@temporalio/common"
 import { TRACE_HEADER, WORKFLOW_ID_ATTR_KEY } from "@temporalio/interceptors-opentelemetry/lib/instrumentation.js"
 import { SPAN_DELIMITER, SpanName } from "@temporalio/interceptors-opentelemetry/lib/workflow/definitions.js"
-import { Clock, Duration, Effect, Layer, Option, Schedule, type Tracer } from "effect"
+import { Clock, Context, Duration, Effect, Layer, Option, Schedule, type Tracer } from "effect"
 import { searchAttributesOf, workflowMetadataOf } from "../../workflows/searchAttributes.js"
 import { modulesKey, type WorkflowLabels, workflowIds } from "../../workflows/shared.js"
 import { AppConfig } from "../platform/Config.js"
@@ -77,8 +77,8 @@ export type WorkflowStart = {
 /** Where a workflow stands on the server: still running, closed (however it ended), or unknown. */
 export type WorkflowState = "running" | "closed" | "missing"
 
-/** The part of the Temporal client the engine uses (a fake in tests). Calls give up on `signal`. */
-export interface TemporalGateway {
+/** The part of the Temporal client the engine uses. Calls give up on `signal`. */
+export interface TemporalCalls {
   /**
    * Throws WorkflowExecutionAlreadyStartedError when the id is taken. `headers` go with the start
    * (the trace context, when tracing is on).
@@ -87,7 +87,66 @@ export interface TemporalGateway {
   readonly describe: (workflowId: string, signal: AbortSignal) => Promise<WorkflowState>
   /** Registers the search attributes the starts carry; answers the ones it could not, with why. */
   readonly registerSearchAttributes: (signal: AbortSignal) => Promise<ReadonlyArray<string>>
+  /** Resolves once the server answers, rejects past `deadline` (epoch milliseconds). */
+  readonly ping: (deadline: number) => Promise<unknown>
 }
+
+/** What the fake Temporal of `TemporalGateway.Test` was asked, and the workflows it knows. */
+export interface RecordedTemporal {
+  readonly starts: Array<WorkflowStart>
+  readonly described: Array<string>
+  /** Answers to `describe` by workflow id ("running" for any other). */
+  readonly states: Map<string, WorkflowState>
+  /** Starts and search-attribute registrations, in order. */
+  readonly calls: Array<string>
+}
+
+/**
+ * The engine's Temporal: a client connected on first use (`layer`), or a fake that records what it
+ * is asked and answers starts as `onStart` does (`Test`, with `TemporalRecords`).
+ */
+export class TemporalGateway extends Context.Service<TemporalGateway, TemporalCalls>()("vda/TemporalGateway") {
+  static readonly layer = Layer.effect(
+    TemporalGateway,
+    Effect.gen(function*() {
+      const config = yield* AppConfig
+      const secrets = yield* TemporalSecrets
+      // connects on first use, so the API starts even while Temporal is down; its files are read now
+      const options = yield* Effect.try({
+        try: () => connectionOptionsOf(config.temporal),
+        catch: (error) => (error instanceof StartupError ? error : new StartupError({ message: `TEMPORAL_ADDRESS=${config.temporal.address}: ${String(error)}` }))
+      })
+      const connection = Connection.lazy(options)
+      yield* Effect.addFinalizer(() => Effect.promise(() => connection.close()).pipe(Effect.ignore))
+      return clientGateway(connection, { namespace: config.temporal.namespace, dataConverter: dataConverterOf(secrets) })
+    })
+  )
+
+  static readonly Test = (onStart: (start: WorkflowStart, signal: AbortSignal) => Promise<unknown> = async () => ({})) =>
+    Layer.effectContext(Effect.sync(() => {
+      const recorded: RecordedTemporal = { starts: [], described: [], states: new Map(), calls: [] }
+      const calls: TemporalCalls = {
+        start: (start, signal) => {
+          recorded.starts.push(start)
+          recorded.calls.push(`start ${start.workflowId}`)
+          return onStart(start, signal)
+        },
+        describe: async (workflowId) => {
+          recorded.described.push(workflowId)
+          return recorded.states.get(workflowId) ?? "running"
+        },
+        registerSearchAttributes: async () => {
+          recorded.calls.push("register")
+          return []
+        },
+        ping: async () => ({})
+      }
+      return Context.make(TemporalGateway, calls).pipe(Context.add(TemporalRecords, recorded))
+    }))
+}
+
+/** The records of `TemporalGateway.Test`. */
+export class TemporalRecords extends Context.Service<TemporalRecords, RecordedTemporal>()("vda/TemporalRecords") {}
 
 export interface EngineSettings {
   readonly taskQueues: { readonly operations: string; readonly deliveries: string }
@@ -195,143 +254,143 @@ export interface Reconciled {
 /** How many stale rows one pass looks at (the rest wait for the next pass). */
 const RECONCILE_BATCH = 100
 
-export const makeTemporalEngine = (gateway: TemporalGateway) =>
-  Effect.gen(function*() {
-    const config = yield* AppConfig
-    const repo = yield* OperationsRepo
-    const webhooks = yield* WebhooksRepo
-    const activities = yield* OperationActivities
-    const deliveries = yield* WebhookDeliveries
-    const { plateHashSalt } = yield* TemporalSecrets
-    const settings: EngineSettings = {
-      taskQueues: config.temporal.taskQueues,
-      retry: config.sourceRetry,
-      deliveryRetry: config.webhookRetry,
-      plateHash: (plate) => plateHash(plateHashSalt, plate)
-    }
-    const deadline = Duration.millis(config.temporal.startTimeoutMs)
+export const makeTemporalEngine = Effect.gen(function*() {
+  const gateway = yield* TemporalGateway
+  const config = yield* AppConfig
+  const repo = yield* OperationsRepo
+  const webhooks = yield* WebhooksRepo
+  const activities = yield* OperationActivities
+  const deliveries = yield* WebhookDeliveries
+  const { plateHashSalt } = yield* TemporalSecrets
+  const settings: EngineSettings = {
+    taskQueues: config.temporal.taskQueues,
+    retry: config.sourceRetry,
+    deliveryRetry: config.webhookRetry,
+    plateHash: (plate) => plateHash(plateHashSalt, plate)
+  }
+  const deadline = Duration.millis(config.temporal.startTimeoutMs)
 
-    /** One call to Temporal, abandoned (and its RPC cancelled) after the start deadline. */
-    const call = <A>(what: string, f: (signal: AbortSignal) => Promise<A>) =>
-      Effect.tryPromise({ try: f, catch: (error) => error }).pipe(
-        Effect.timeoutOrElse({
-          duration: deadline,
-          orElse: () => Effect.fail(new Error(`Temporal did not answer within ${Duration.format(deadline)} (${what})`))
-        })
-      )
-
-    /** Starts (an id already started counts as started); false when it must be tried again later. */
-    const startWorkflow = (start: WorkflowStart, markStarted: (at: Date) => Effect.Effect<void>) => {
-      const started = traced(start, (headers) =>
-        call(start.workflowId, (signal) => gateway.start(start, signal, headers)).pipe(
-          Effect.catchIf((error) => error instanceof WorkflowExecutionAlreadyStartedError, () => Effect.void)
-        ))
-      return started.pipe(
-        Effect.andThen(Effect.flatMap(Clock.currentTimeMillis, (now) => markStarted(new Date(now)))),
-        Effect.as(true),
-        Effect.catch((error) =>
-          Effect.as(Effect.logWarning(`workflow ${start.workflowId} not started yet (${describeCause(error)}); the reconciler will start it`), false)
-        )
-      )
-    }
-
-    const start = (request: StartRequest) =>
-      startWorkflow(workflowStart(request, settings), (at) => repo.markStarted(request.operationId, at))
-
-    const startDelivery = (request: DeliveryStartRequest) =>
-      startWorkflow(deliveryStart(request, settings), (at) => webhooks.markStarted(request.deliveryId, at))
-
-    const describe = (workflowId: string) => call(workflowId, (signal) => gateway.describe(workflowId, signal))
-
-    /** Finalises an operation whose workflow closed without doing so, and sends its event. */
-    const finalizeLost = (operationId: string) =>
-      Effect.gen(function*() {
-        if (!(yield* activities.finalizeLost(operationId))) return false
-        const deliveryId = yield* deliveries.emitForOperation(operationId)
-        const delivery = deliveryId === null ? Option.none() : yield* webhooks.findDelivery(deliveryId)
-        if (Option.isSome(delivery)) yield* startDelivery(deliveryStartRequestOf(delivery.value))
-        return true
+  /** One call to Temporal, abandoned (and its RPC cancelled) after the start deadline. */
+  const call = <A>(what: string, f: (signal: AbortSignal) => Promise<A>) =>
+    Effect.tryPromise({ try: f, catch: (error) => error }).pipe(
+      Effect.timeoutOrElse({
+        duration: deadline,
+        orElse: () => Effect.fail(new Error(`Temporal did not answer within ${Duration.format(deadline)} (${what})`))
       })
-
-    /**
-     * Before a pass (re)starts anything: a server that lost its state lost the search attributes
-     * too, and refuses starts that carry them. Once per pass, and only when there is something to start.
-     */
-    const registerAttributes = call("search attributes", (signal) => gateway.registerSearchAttributes(signal)).pipe(
-      Effect.flatMap((failures) =>
-        failures.length === 0
-          ? Effect.void
-          : Effect.logWarning(`search attributes not registered (register them as an operator): ${failures.join("; ")}`)
-      ),
-      Effect.catch((error) => Effect.logWarning(`search attributes not registered (${describeCause(error)})`))
     )
 
-    const reconcile: Effect.Effect<Reconciled> = Effect.gen(function*() {
-      const now = yield* Clock.currentTimeMillis
-      const found = { started: 0, restarted: 0, finalized: 0, reachable: true }
-      const count = (key: keyof typeof found) => (done: boolean) => Effect.sync(() => done && found[key]++)
-      let registered = !config.temporal.worker.registerSearchAttributes
-      const beforeStarting = Effect.suspend(() => {
-        if (registered) return Effect.void
-        registered = true
-        return registerAttributes
-      })
-
-      // committed but never started (the request's start failed or timed out, or the process died)
-      const unstartedBefore = new Date(now - config.temporal.startTimeoutMs - 1_000)
-      // (a failed start means Temporal is unreachable: the rest waits for the next pass)
-      for (const row of yield* repo.unfinished({ unstartedBefore })) {
-        yield* beforeStarting
-        if (!(yield* start(startRequestOf(row)))) return { ...found, reachable: false }
-        found.started++
-      }
-      for (const row of yield* webhooks.pending({ unstartedBefore })) {
-        yield* beforeStarting
-        if (!(yield* startDelivery(deliveryStartRequestOf(row)))) return { ...found, reachable: false }
-        found.started++
-      }
-
-      // started, but not moving: is the workflow still there?
-      const staleBefore = new Date(now - config.temporal.staleAfterMs)
-      for (const row of yield* repo.stale(staleBefore, RECONCILE_BATCH)) {
-        const request = startRequestOf(row)
-        const state = yield* describe(workflowStart(request, settings).workflowId)
-        if (state === "missing") yield* Effect.flatMap(Effect.andThen(beforeStarting, start(request)), count("restarted"))
-        if (state === "closed") yield* Effect.flatMap(finalizeLost(row.id), count("finalized"))
-      }
-      for (const row of yield* webhooks.overdue(staleBefore, RECONCILE_BATCH)) {
-        const request = deliveryStartRequestOf(row)
-        const state = yield* describe(deliveryStart(request, settings).workflowId)
-        if (state === "missing") yield* Effect.flatMap(Effect.andThen(beforeStarting, startDelivery(request)), count("restarted"))
-        if (state === "closed") {
-          yield* Effect.flatMap(deliveries.settle(row.id, row.series, "the delivery's workflow ended without settling it"), count("finalized"))
-        }
-      }
-      if (found.started + found.restarted + found.finalized > 0) {
-        yield* Effect.logInfo(
-          `reconciler: ${found.started} started, ${found.restarted} restarted, ${found.finalized} finalized`
-        )
-      }
-      return found
-    }).pipe(
-      Effect.tap((found) =>
-        Effect.sync(() => {
-          countFinding("started", found.started)
-          countFinding("restarted", found.restarted)
-          countFinding("finalized_lost", found.finalized)
-        })),
-      Effect.catchCause((cause) =>
-        Effect.as(Effect.logWarning("reconciler pass failed; trying again next pass", cause), {
-          started: 0,
-          restarted: 0,
-          finalized: 0,
-          reachable: false
-        })
+  /** Starts (an id already started counts as started); false when it must be tried again later. */
+  const startWorkflow = (start: WorkflowStart, markStarted: (at: Date) => Effect.Effect<void>) => {
+    const started = traced(start, (headers) =>
+      call(start.workflowId, (signal) => gateway.start(start, signal, headers)).pipe(
+        Effect.catchIf((error) => error instanceof WorkflowExecutionAlreadyStartedError, () => Effect.void)
+      ))
+    return started.pipe(
+      Effect.andThen(Effect.flatMap(Clock.currentTimeMillis, (now) => markStarted(new Date(now)))),
+      Effect.as(true),
+      Effect.catch((error) =>
+        Effect.as(Effect.logWarning(`workflow ${start.workflowId} not started yet (${describeCause(error)}); the reconciler will start it`), false)
       )
     )
+  }
 
-    return { start: (r: StartRequest) => Effect.asVoid(start(r)), startDelivery: (r: DeliveryStartRequest) => Effect.asVoid(startDelivery(r)), reconcile }
-  })
+  const start = (request: StartRequest) =>
+    startWorkflow(workflowStart(request, settings), (at) => repo.markStarted(request.operationId, at))
+
+  const startDelivery = (request: DeliveryStartRequest) =>
+    startWorkflow(deliveryStart(request, settings), (at) => webhooks.markStarted(request.deliveryId, at))
+
+  const describe = (workflowId: string) => call(workflowId, (signal) => gateway.describe(workflowId, signal))
+
+  /** Finalises an operation whose workflow closed without doing so, and sends its event. */
+  const finalizeLost = (operationId: string) =>
+    Effect.gen(function*() {
+      if (!(yield* activities.finalizeLost(operationId))) return false
+      const deliveryId = yield* deliveries.emitForOperation(operationId)
+      const delivery = deliveryId === null ? Option.none() : yield* webhooks.findDelivery(deliveryId)
+      if (Option.isSome(delivery)) yield* startDelivery(deliveryStartRequestOf(delivery.value))
+      return true
+    })
+
+  /**
+   * Before a pass (re)starts anything: a server that lost its state lost the search attributes
+   * too, and refuses starts that carry them. Once per pass, and only when there is something to start.
+   */
+  const registerAttributes = call("search attributes", (signal) => gateway.registerSearchAttributes(signal)).pipe(
+    Effect.flatMap((failures) =>
+      failures.length === 0
+        ? Effect.void
+        : Effect.logWarning(`search attributes not registered (register them as an operator): ${failures.join("; ")}`)
+    ),
+    Effect.catch((error) => Effect.logWarning(`search attributes not registered (${describeCause(error)})`))
+  )
+
+  const reconcile: Effect.Effect<Reconciled> = Effect.gen(function*() {
+    const now = yield* Clock.currentTimeMillis
+    const found = { started: 0, restarted: 0, finalized: 0, reachable: true }
+    const count = (key: keyof typeof found) => (done: boolean) => Effect.sync(() => done && found[key]++)
+    let registered = !config.temporal.worker.registerSearchAttributes
+    const beforeStarting = Effect.suspend(() => {
+      if (registered) return Effect.void
+      registered = true
+      return registerAttributes
+    })
+
+    // committed but never started (the request's start failed or timed out, or the process died)
+    const unstartedBefore = new Date(now - config.temporal.startTimeoutMs - 1_000)
+    // (a failed start means Temporal is unreachable: the rest waits for the next pass)
+    for (const row of yield* repo.unfinished({ unstartedBefore })) {
+      yield* beforeStarting
+      if (!(yield* start(startRequestOf(row)))) return { ...found, reachable: false }
+      found.started++
+    }
+    for (const row of yield* webhooks.pending({ unstartedBefore })) {
+      yield* beforeStarting
+      if (!(yield* startDelivery(deliveryStartRequestOf(row)))) return { ...found, reachable: false }
+      found.started++
+    }
+
+    // started, but not moving: is the workflow still there?
+    const staleBefore = new Date(now - config.temporal.staleAfterMs)
+    for (const row of yield* repo.stale(staleBefore, RECONCILE_BATCH)) {
+      const request = startRequestOf(row)
+      const state = yield* describe(workflowStart(request, settings).workflowId)
+      if (state === "missing") yield* Effect.flatMap(Effect.andThen(beforeStarting, start(request)), count("restarted"))
+      if (state === "closed") yield* Effect.flatMap(finalizeLost(row.id), count("finalized"))
+    }
+    for (const row of yield* webhooks.overdue(staleBefore, RECONCILE_BATCH)) {
+      const request = deliveryStartRequestOf(row)
+      const state = yield* describe(deliveryStart(request, settings).workflowId)
+      if (state === "missing") yield* Effect.flatMap(Effect.andThen(beforeStarting, startDelivery(request)), count("restarted"))
+      if (state === "closed") {
+        yield* Effect.flatMap(deliveries.settle(row.id, row.series, "the delivery's workflow ended without settling it"), count("finalized"))
+      }
+    }
+    if (found.started + found.restarted + found.finalized > 0) {
+      yield* Effect.logInfo(
+        `reconciler: ${found.started} started, ${found.restarted} restarted, ${found.finalized} finalized`
+      )
+    }
+    return found
+  }).pipe(
+    Effect.tap((found) =>
+      Effect.sync(() => {
+        countFinding("started", found.started)
+        countFinding("restarted", found.restarted)
+        countFinding("finalized_lost", found.finalized)
+      })),
+    Effect.catchCause((cause) =>
+      Effect.as(Effect.logWarning("reconciler pass failed; trying again next pass", cause), {
+        started: 0,
+        restarted: 0,
+        finalized: 0,
+        reachable: false
+      })
+    )
+  )
+
+  return { start: (r: StartRequest) => Effect.asVoid(start(r)), startDelivery: (r: DeliveryStartRequest) => Effect.asVoid(startDelivery(r)), reconcile }
+})
 
 const RECONCILER_LEASE = "temporal-reconciler"
 
@@ -353,7 +412,7 @@ const startHeadersInterceptor: WorkflowClientInterceptor = {
 export const clientGateway = (
   connection: ConnectionLike,
   options: { readonly namespace: string; readonly dataConverter: DataConverter }
-): TemporalGateway => {
+): TemporalCalls => {
   const client = new Client({ connection, ...options, interceptors: { workflow: [startHeadersInterceptor] } })
   return {
     start: (s, signal, headers) => {
@@ -379,7 +438,8 @@ export const clientGateway = (
         }
       ),
     registerSearchAttributes: (signal) =>
-      connection.withAbortSignal(signal, () => registerSearchAttributes(connection, options.namespace))
+      connection.withAbortSignal(signal, () => registerSearchAttributes(connection, options.namespace)),
+    ping: (deadline) => connection.withDeadline(deadline, () => connection.workflowService.getSystemInfo({}))
   }
 }
 
@@ -388,16 +448,8 @@ export const TemporalEngineLive = Layer.effect(
   Effect.gen(function*() {
     const config = yield* AppConfig
     const leases = yield* Leases
-    const secrets = yield* TemporalSecrets
-    // connects on first use, so the API starts even while Temporal is down; its files are read now
-    const options = yield* Effect.try({
-      try: () => connectionOptionsOf(config.temporal),
-      catch: (error) => (error instanceof StartupError ? error : new StartupError({ message: `TEMPORAL_ADDRESS=${config.temporal.address}: ${String(error)}` }))
-    })
-    const connection = Connection.lazy(options)
-    yield* Effect.addFinalizer(() => Effect.promise(() => connection.close()).pipe(Effect.ignore))
-    const gateway = clientGateway(connection, { namespace: config.temporal.namespace, dataConverter: dataConverterOf(secrets) })
-    const engine = yield* makeTemporalEngine(gateway)
+    const gateway = yield* TemporalGateway
+    const engine = yield* makeTemporalEngine
 
     const interval = config.temporal.reconcileIntervalMs
     // a process that cannot reach Temporal lets go of the lease, so one that can takes over
@@ -408,9 +460,7 @@ export const TemporalEngineLive = Layer.effect(
     )
     yield* Effect.addFinalizer(() => leases.release(RECONCILER_LEASE).pipe(Effect.ignore))
     yield* Effect.forkScoped(pass.pipe(Effect.repeat(Schedule.spaced(Duration.millis(interval)))))
-    const readiness = Effect.tryPromise(() =>
-      connection.withDeadline(Date.now() + READINESS_DEADLINE_MS, () => connection.workflowService.getSystemInfo({}))
-    ).pipe(
+    const readiness = Effect.tryPromise(() => gateway.ping(Date.now() + READINESS_DEADLINE_MS)).pipe(
       Effect.as<EngineReadiness>({ engine: "temporal", up: true }),
       // the probe is public: where Temporal lives goes to the log, not to the answer
       Effect.catch(() =>
@@ -422,4 +472,4 @@ export const TemporalEngineLive = Layer.effect(
 
     return WorkflowEngine.of({ start: engine.start, startDelivery: engine.startDelivery, readiness })
   })
-).pipe(Layer.provide(temporalSecretsLayer("api")))
+).pipe(Layer.provide(TemporalGateway.layer), Layer.provide(temporalSecretsLayer("api")))

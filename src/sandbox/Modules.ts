@@ -16,7 +16,7 @@ import {
 } from "../modules/Records.js"
 import { generateVehicle } from "./Generator.js"
 import { type Random, seededRandom } from "./Random.js"
-import type { Scenario } from "./Scenarios.js"
+import type { Scenario } from "../vehicles/Api.js"
 
 export type SyntheticModule =
   | { readonly _tag: "Data"; readonly data: unknown; readonly reducedCoverage: boolean }

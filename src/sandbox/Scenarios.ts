@@ -1,12 +1,9 @@
 /**
- * Sandbox scenarios. A request picks one with `sandbox_scenario`; without it, the plate's digit
- * group does (the magic plates), so module requests, which take no parameter, can choose too.
+ * How the sandbox plays its scenarios (`Scenario`, a parameter of the vehicle contract). A request
+ * picks one with `sandbox_scenario`; without it, the plate's digit group does (the magic plates), so module requests, which take no parameter, can choose too.
  */
-import { Schema } from "effect"
+import type { Scenario } from "../vehicles/Api.js"
 import { plateDigits } from "../vehicles/Plates.js"
-
-export const Scenario = Schema.Literals(["default", "clean", "debt", "partial", "unavailable", "failed"])
-export type Scenario = typeof Scenario.Type
 
 export interface SandboxBehaviour {
   readonly scenario: Scenario

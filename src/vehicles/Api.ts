@@ -5,10 +5,13 @@ import { Schema, SchemaTransformation } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { ApiKeyAuth } from "../accounts/Security.js"
 import { AcceptedVehicleSuccess } from "../operations/Api.js"
-import { Scenario } from "../sandbox/Scenarios.js"
 import { VehicleResponse } from "./Response.js"
 
 export { VehicleData, VehicleResponse } from "./Response.js"
+
+/** The sandbox's scenarios (`sandbox_scenario`); without one, the plate's digits pick it (the magic plates). */
+export const Scenario = Schema.Literals(["default", "clean", "debt", "partial", "unavailable", "failed"])
+export type Scenario = typeof Scenario.Type
 
 const Flag = Schema.Literals(["true", "false"]).annotate({ description: "true or false" }).pipe(
   Schema.decodeTo(Schema.Boolean, SchemaTransformation.transform({ decode: (s) => s === "true", encode: (b) => (b ? "true" : "false") }))

@@ -1,6 +1,6 @@
 /**
- * The vehicle query: validate, find the vehicle (registry, upstream cache, upstream, or the
- * sandbox generator), add the requested enrichments, and only then charge one plate query, so a
+ * The vehicle query: validate, find the vehicle (in the environment's source: registry, upstream
+ * cache and upstream, or the sandbox generator), add the requested enrichments, and only then charge one plate query, so a
  * request that fails for any reason consumes nothing.
  *
  * With `onMiss=search`, a plate that would have to wait for the source is not answered here: the
@@ -8,108 +8,33 @@
  * calls `search` to produce the same response.
  */
 import { Clock, Context, Data, Effect, Layer, Option, Result } from "effect"
-import { type RetryPolicy, VEHICLE_REQUEST_RETRY } from "../../workflows/shared.js"
+import { VEHICLE_REQUEST_RETRY } from "../../workflows/shared.js"
 import { isPaidOrCustom, type Principal } from "../accounts/Domain.js"
 import { Catalog } from "../catalog/Catalog.js"
 import { classification, codiaLookup, sheetLookup, tires } from "../catalog/Enrichments.js"
 import * as Charges from "../metering/Charges.js"
 import { Metering } from "../metering/Metering.js"
 import type { ApiVersion } from "../metering/Meters.js"
-import { AppConfig } from "../platform/Config.js"
 import { type Environment, RequestId } from "../platform/RequestContext.js"
-import { generateVehicle } from "../sandbox/Generator.js"
-import { sandboxBehaviour } from "../sandbox/Scenarios.js"
 import type { VehicleQueryParams } from "./Api.js"
 import { normalizePlate } from "./Plates.js"
 import type { VehicleFacts } from "./Records.js"
 import type { VehicleData, VehicleResponse } from "./Response.js"
-import { type StoredVehicle, VehicleStore } from "./Store.js"
-import { SourceUnavailable, VehicleUpstream } from "./Upstream.js"
+import { elapsedSince, type Lookup, VehicleSources } from "./Sources.js"
 
 export class InvalidPlate extends Data.TaggedError("InvalidPlate")<{ readonly raw: string }> {}
 export class InvalidParameter extends Data.TaggedError("InvalidParameter")<{ readonly message: string }> {}
 export class PaidPlanRequired extends Data.TaggedError("PaidPlanRequired")<{ readonly options: ReadonlyArray<string> }> {}
-
-/** Where the answer came from, for `debug` and for the sandbox's extra fields. */
-interface Lookup {
-  readonly facts: Option.Option<VehicleFacts>
-  readonly source: "registry" | "upstream" | "synthetic" | "none"
-  readonly cache: "hit" | "miss"
-  readonly stale?: boolean
-  readonly sandbox?: { readonly scenario: string; readonly seed: string | null; readonly vehicleType: string | null }
-  readonly lookupMs: number
-}
 
 export type QueryOutcome =
   | { readonly _tag: "Answered"; readonly response: VehicleResponse }
   /** `onMiss=search` and the source must be asked: accept a vehicle search for this plate. */
   | { readonly _tag: "SearchAccepted"; readonly plate: string }
 
-/** What the query finds without the source. */
-type Local =
-  | { readonly _tag: "Found"; readonly lookup: Lookup }
-  | { readonly _tag: "SearchAccepted" }
-  | { readonly _tag: "AskUpstream"; readonly stored: StoredVehicle | undefined }
-
-const found = (lookup: Lookup): Local => ({ _tag: "Found", lookup })
-const SEARCH: Local = { _tag: "SearchAccepted" }
-
-const UPSTREAM_FRESH_MS = 7 * 24 * 3_600_000
-const UPSTREAM_MISS_FRESH_MS = 24 * 3_600_000
-
-const isFresh = (stored: StoredVehicle, now: number) =>
-  stored.source === "registry" ||
-  now - stored.fetchedAt.getTime() < (stored.found ? UPSTREAM_FRESH_MS : UPSTREAM_MISS_FRESH_MS)
-
-const fromStore = (stored: StoredVehicle | undefined, stale: boolean, lookupMs: number): Lookup => ({
-  facts: Option.fromNullishOr(stored?.facts),
-  source: stored?.source ?? "none",
-  cache: "hit",
-  lookupMs,
-  ...(stale ? { stale } : {})
-})
-
 const make = Effect.gen(function*() {
-  const store = yield* VehicleStore
-  const upstream = yield* VehicleUpstream
+  const sources = yield* VehicleSources
   const catalog = yield* Catalog
   const metering = yield* Metering
-  const config = yield* AppConfig
-
-  const elapsedSince = (started: number) => Effect.map(Clock.currentTimeMillis, (now) => now - started)
-
-  /**
-   * Asks the upstream (cache refreshed); a stale answer beats none when it is down. `retry` is
-   * the request's own policy; a search leaves retries to its workflow.
-   */
-  const fromUpstream = (plate: string, stored: StoredVehicle | undefined, started: number, retry?: RetryPolicy) =>
-    Effect.gen(function*() {
-      const answer = yield* upstream.fetch(plate, retry).pipe(
-        Effect.catchTag("SourceUnavailable", (e) => (stored?.found ? Effect.succeed(undefined) : Effect.fail(e)))
-      )
-      const lookupMs = yield* elapsedSince(started)
-      if (answer === undefined) return fromStore(stored, true, lookupMs)
-      yield* store.cacheUpstream(plate, Option.getOrNull(answer), new Date(yield* Clock.currentTimeMillis))
-      return { facts: answer, source: "upstream", cache: "miss", lookupMs } satisfies Lookup
-    })
-
-  const fromSandbox = (plate: string, params: VehicleQueryParams, started: number) =>
-    Effect.gen(function*() {
-      const behaviour = sandboxBehaviour(plate, params.sandbox_scenario)
-      if (behaviour.scenario === "unavailable") {
-        return yield* new SourceUnavailable({ reason: "sandbox scenario unavailable" })
-      }
-      if (behaviour.cacheMiss) yield* Effect.sleep(config.sandboxLatencyMs)
-      const seed = params.sandbox_seed ?? null
-      const generated = behaviour.notFound ? undefined : generateVehicle(plate, seed ?? "", behaviour.scenario)
-      return {
-        facts: Option.fromNullishOr(generated?.facts),
-        source: "synthetic",
-        cache: behaviour.cacheMiss ? "miss" : "hit",
-        sandbox: { scenario: behaviour.scenario, seed, vehicleType: generated?.vehicleType ?? null },
-        lookupMs: yield* elapsedSince(started)
-      } satisfies Lookup
-    })
 
   const enrich = (facts: VehicleFacts, params: VehicleQueryParams) =>
     Effect.gen(function*() {
@@ -187,25 +112,6 @@ const make = Effect.gen(function*() {
     return Result.succeed(plate)
   }
 
-  /** What can be answered without asking the source, or what the query must do instead. */
-  const findLocally = (principal: Principal, plate: string, params: VehicleQueryParams, started: number): Effect.Effect<Local, SourceUnavailable> => {
-    if (principal.environment === "sandbox") {
-      const behaviour = sandboxBehaviour(plate, params.sandbox_scenario)
-      if (behaviour.cacheMiss && behaviour.scenario !== "unavailable" && params.onMiss === "search") return Effect.succeed(SEARCH)
-      return Effect.map(fromSandbox(plate, params, started), found)
-    }
-    return Effect.flatMap(store.find(plate), (stored): Effect.Effect<Local> => {
-      if (stored !== undefined && isFresh(stored, started)) {
-        return Effect.map(elapsedSince(started), (ms) => found(fromStore(stored, false, ms)))
-      }
-      if (!upstream.enabled) {
-        return Effect.map(elapsedSince(started), (ms) =>
-          found(stored !== undefined ? fromStore(stored, true, ms) : { facts: Option.none(), source: "none", cache: "miss", lookupMs: ms }))
-      }
-      return Effect.succeed(params.onMiss === "search" ? SEARCH : { _tag: "AskUpstream", stored })
-    })
-  }
-
   /**
    * Answers a query (charging one plate query last), or says a vehicle search must be accepted
    * (`onMiss=search` with a plate the source must be asked for).
@@ -214,7 +120,7 @@ const make = Effect.gen(function*() {
     Effect.gen(function*() {
       const plate = yield* Effect.fromResult(validate(principal, rawPlate, params))
       const started = yield* Clock.currentTimeMillis
-      const local = yield* findLocally(principal, plate, params, started)
+      const local = yield* sources[principal.environment].findLocally(plate, params, started)
       if (local._tag === "SearchAccepted") return { _tag: "SearchAccepted", plate } satisfies QueryOutcome
       let lookup: Lookup
       if (local._tag === "Found") {
@@ -222,7 +128,7 @@ const make = Effect.gen(function*() {
       } else {
         // refuse before calling the upstream for a request that could not be charged anyway
         yield* metering.precheck(Charges.plateQuery(principal, plate, started))
-        lookup = yield* fromUpstream(plate, local.stored, started, VEHICLE_REQUEST_RETRY)
+        lookup = yield* local.ask(VEHICLE_REQUEST_RETRY)
       }
       const response = yield* respond(plate, lookup, params, yield* RequestId)
       yield* metering.consume(Charges.plateQuery(principal, plate, yield* Clock.currentTimeMillis, version))
@@ -238,7 +144,7 @@ const make = Effect.gen(function*() {
     const plate = validate(principal, rawPlate, params)
     if (Result.isFailure(plate)) return Effect.succeed(undefined)
     return Effect.flatMap(Clock.currentTimeMillis, (started) =>
-      findLocally(principal, plate.success, params, started).pipe(
+      sources[principal.environment].findLocally(plate.success, params, started).pipe(
         Effect.flatMap((local) =>
           local._tag !== "Found"
             ? Effect.succeed(undefined)
@@ -253,10 +159,7 @@ const make = Effect.gen(function*() {
   const search = (environment: Environment, plate: string, params: VehicleQueryParams, requestId: string) =>
     Effect.gen(function*() {
       const started = yield* Clock.currentTimeMillis
-      const lookup = environment === "sandbox"
-        ? yield* fromSandbox(plate, params, started)
-        : yield* Effect.flatMap(store.find(plate), (stored) =>
-          upstream.enabled ? fromUpstream(plate, stored, started) : Effect.succeed(fromStore(stored, false, 0)))
+      const lookup = yield* sources[environment].search(plate, params, started)
       return yield* respond(plate, lookup, params, requestId)
     })
 
@@ -264,7 +167,6 @@ const make = Effect.gen(function*() {
 })
 
 export class VehicleQuery extends Context.Service<VehicleQuery, Effect.Success<typeof make>>()("vda/VehicleQuery", { make }) {
-  static readonly layer = Layer.effect(VehicleQuery, make).pipe(
-    Layer.provide([VehicleStore.layer, VehicleUpstream.layer, Catalog.layer])
-  )
+  /** Needs each environment's source (`VehicleSources`). */
+  static readonly layer = Layer.effect(VehicleQuery, make).pipe(Layer.provide(Catalog.layer))
 }

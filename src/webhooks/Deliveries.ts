@@ -16,13 +16,12 @@ import { type DeliveryStatus, FIRST_SERIES, isFinal, type RetryPolicy, retryDela
 import { Operation } from "../operations/Api.js"
 import { toOperation } from "../operations/Operations.js"
 import { type ModuleRow, type OperationRow, OperationsRepo } from "../operations/Repo.js"
-import { AppConfig } from "../platform/Config.js"
 import type { Environment } from "../platform/RequestContext.js"
 import { type EventType, WebhookEvent } from "./Api.js"
 import { isRecordedSpan } from "../platform/Telemetry.js"
 import { countAttempt } from "./Metrics.js"
 import { type DeliveryRow, WebhooksRepo } from "./Repo.js"
-import { send } from "./Sender.js"
+import { WebhookSender } from "./Sender.js"
 import { type EventOf, V1EventBodies, type V1EventType } from "./V1EventBodies.js"
 import { checkUrlSyntax } from "./UrlPolicy.js"
 import { signWebhook } from "./verify.js"
@@ -103,7 +102,7 @@ const make = Effect.gen(function*() {
   const repo = yield* WebhooksRepo
   const v1 = yield* V1EventBodies
   const operations = yield* OperationsRepo
-  const config = yield* AppConfig
+  const sender = yield* WebhookSender
 
   const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
 
@@ -238,7 +237,7 @@ const make = Effect.gen(function*() {
       const url = yield* checkUrlSyntax(webhook.url).pipe(Effect.result)
       if (Result.isFailure(url)) return yield* fail(url.failure.reason, null, false)
       const timestamp = String(Math.floor(at.getTime() / 1000))
-      const answer = yield* send({
+      const answer = yield* sender.send({
         url: webhook.url,
         body: delivery.body,
         headers: {
@@ -248,7 +247,7 @@ const make = Effect.gen(function*() {
           "x-service-delivery": delivery.id,
           "user-agent": "vehicle-data-api-webhooks"
         }
-      }, { allowPrivate: config.webhookAllowPrivateNetworks, ...config.webhookAttempt })
+      })
       yield* Effect.annotateCurrentSpan("http.response.status_code", answer._tag === "NoAnswer" ? 0 : answer.status)
       if (answer._tag === "NoAnswer") return yield* fail(answer.reason, null, true)
       if (answer.status < 200 || answer.status >= 300) return yield* fail(`the endpoint answered ${answer.status}`, answer.status, true)
@@ -286,5 +285,6 @@ const make = Effect.gen(function*() {
 })
 
 export class WebhookDeliveries extends Context.Service<WebhookDeliveries, Effect.Success<typeof make>>()("vda/WebhookDeliveries", { make }) {
+  /** Needs a `WebhookSender`. */
   static readonly layer = Layer.effect(WebhookDeliveries, make).pipe(Layer.provide(WebhooksRepo.layer))
 }

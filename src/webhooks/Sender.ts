@@ -8,7 +8,8 @@
 import * as Dns from "node:dns"
 import * as Https from "node:https"
 import type { LookupFunction } from "node:net"
-import { Effect } from "effect"
+import { Context, Effect, Layer } from "effect"
+import { AppConfig } from "../platform/Config.js"
 import { hostOf, nonPublicReason } from "./UrlPolicy.js"
 
 export interface Outgoing {
@@ -87,3 +88,37 @@ export const send = (outgoing: Outgoing, { allowPrivate, responseMaxBytes, timeo
     request.on("error", (error) => done({ _tag: "NoAnswer", reason: error.message }))
     request.end(outgoing.body)
   })
+
+/** Where delivery attempts go: out over HTTPS (`layer`), or recorded (`Test`). */
+export class WebhookSender extends Context.Service<WebhookSender, {
+  readonly send: (outgoing: Outgoing) => Effect.Effect<Answer>
+}>()("vda/WebhookSender") {
+  /** HTTPS under the configured deadline, answer limit and address policy. */
+  static readonly layer = Layer.effect(
+    WebhookSender,
+    Effect.map(AppConfig, (config) => {
+      const options: SendOptions = { allowPrivate: config.webhookAllowPrivateNetworks, ...config.webhookAttempt }
+      return WebhookSender.of({ send: (outgoing) => send(outgoing, options) })
+    })
+  )
+
+  /**
+   * Sends nothing: each attempt is recorded (`SentWebhooks`) and answered by `answer`, given the
+   * attempt and how many came before it; 200 unless told.
+   */
+  static readonly Test = (answer: (outgoing: Outgoing, before: number) => Answer = () => ({ _tag: "Answered", status: 200 })) =>
+    Layer.effectContext(Effect.sync(() => {
+      const sent: Array<Outgoing> = []
+      return Context.make(WebhookSender, {
+        send: (outgoing) =>
+          Effect.sync(() => {
+            const before = sent.length
+            sent.push(outgoing)
+            return answer(outgoing, before)
+          })
+      }).pipe(Context.add(SentWebhooks, { all: sent }))
+    }))
+}
+
+/** What `WebhookSender.Test` was asked to send, in order. */
+export class SentWebhooks extends Context.Service<SentWebhooks, { readonly all: ReadonlyArray<Outgoing> }>()("vda/SentWebhooks") {}

@@ -142,11 +142,9 @@ const PLATFORM_EXCEPTIONS = [
   "src/platform/RetrySchedule.ts → workflows/shared.ts"
 ]
 
-/** Folders that still import each other, to be parted by ports (accounts for metering, sources for vehicles, events for webhooks). */
+/** Folders that still import each other, to be parted by ports (accounts for metering, events for webhooks). */
 const TWO_WAY_EXCEPTIONS = [
   "src/accounts ⇄ src/metering",
-  "src/modules ⇄ src/sandbox",
   "src/operations ⇄ src/vehicles",
-  "src/operations ⇄ src/webhooks",
-  "src/sandbox ⇄ src/vehicles"
+  "src/operations ⇄ src/webhooks"
 ]

@@ -1,6 +1,7 @@
 /**
- * The Temporal engine's client side with a fake gateway: what each start asks of Temporal (type,
- * id without the plate, task queues, input, search attributes, memo, summary); the start deadline;
+ * The Temporal engine's client side on the fake Temporal (`TemporalGateway.Test`): what each start
+ * asks of Temporal (type, id without the plate, task queues, input, search attributes, memo,
+ * summary); the start deadline;
  * and the reconciler: unstarted work started, vanished workflows restarted, closed ones finalised
  * with a stable retryable error and their event sent, overdue deliveries settled or restarted,
  * each attempt series of a resent delivery under its own workflow id.
@@ -12,7 +13,7 @@ import { TestClock } from "effect/testing"
 import { Accounts } from "../../src/accounts/Accounts.js"
 import { ActivitiesLive } from "../../src/ActivitiesLive.js"
 import { OperationsRepo } from "../../src/operations/Repo.js"
-import { makeTemporalEngine, type TemporalGateway, type WorkflowStart, type WorkflowState } from "../../src/operations/TemporalEngine.js"
+import { makeTemporalEngine, TemporalGateway, TemporalRecords, type WorkflowStart } from "../../src/operations/TemporalEngine.js"
 import { deliveryStartRequestOf } from "../../src/operations/WorkflowEngine.js"
 import { plateHash } from "../../src/platform/PlateHash.js"
 import { temporalSecretsLayer } from "../../src/platform/TemporalSecrets.js"
@@ -43,30 +44,11 @@ const ServicesLive = Layer.mergeAll(ActivitiesLive, Accounts.layer).pipe(
 const DELIVERY_POLICY = { maximumAttempts: 5, initialIntervalMs: 2000, backoffCoefficient: 5, maximumIntervalMs: 7_200_000 }
 const SOURCE_POLICY = { maximumAttempts: 3, initialIntervalMs: 300, backoffCoefficient: 2, maximumIntervalMs: 10_000 }
 
-/** A fake Temporal: records starts, answers describes from `states`, behaves as `onStart` says. */
-const fakeTemporal = (onStart: (start: WorkflowStart, signal: AbortSignal) => Promise<unknown> = async () => ({})) => {
-  const starts: Array<WorkflowStart> = []
-  const described: Array<string> = []
-  const states = new Map<string, WorkflowState>()
-  /** Starts and search-attribute registrations, in order. */
-  const calls: Array<string> = []
-  const gateway: TemporalGateway = {
-    start: (start, signal) => {
-      starts.push(start)
-      calls.push(`start ${start.workflowId}`)
-      return onStart(start, signal)
-    },
-    describe: async (workflowId) => {
-      described.push(workflowId)
-      return states.get(workflowId) ?? "running"
-    },
-    registerSearchAttributes: async () => {
-      calls.push("register")
-      return []
-    }
-  }
-  return { gateway, starts, described, states, calls }
-}
+/** The engine on a fake Temporal that answers starts as `onStart` says, with what it records. */
+const fakeEngine = (onStart?: (start: WorkflowStart, signal: AbortSignal) => Promise<unknown>) =>
+  Effect.gen(function*() {
+    return { temporal: yield* TemporalRecords, engine: yield* makeTemporalEngine }
+  }).pipe(Effect.provide(TemporalGateway.Test(onStart)))
 
 const attributes = (start: WorkflowStart) => Object.fromEntries(start.typedSearchAttributes.map((p) => [p.key.name, p.value]))
 
@@ -138,8 +120,7 @@ const enableWebhook = (accountId: string) =>
 layer(ServicesLive, { excludeTestServices: true })("Temporal engine", (it) => {
   it.effect("starts a modules workflow on the operations queue, labelled for operators, without the plate", () =>
     Effect.gen(function*() {
-      const temporal = fakeTemporal()
-      const engine = yield* makeTemporalEngine(temporal.gateway)
+      const { engine, temporal } = yield* fakeEngine()
       const { accountId, id } = yield* newOperation("modules")
       yield* engine.start({ kind: "modules", operationId: id, accountId, environment: "sandbox", plate: PLATE, modules: ["fines", "gnc"] })
       expect(temporal.starts).toHaveLength(1)
@@ -171,8 +152,7 @@ layer(ServicesLive, { excludeTestServices: true })("Temporal engine", (it) => {
 
   it.effect("a v1 report: its own workflow type and id, labelled with its modules, without the plate", () =>
     Effect.gen(function*() {
-      const temporal = fakeTemporal()
-      const engine = yield* makeTemporalEngine(temporal.gateway)
+      const { engine, temporal } = yield* fakeEngine()
       const { accountId, id } = yield* newOperation("report")
       yield* engine.start({ kind: "report", operationId: id, accountId, environment: "sandbox", plate: PLATE, modules: ["fines", "gnc"] })
       expect(temporal.starts[0]).toMatchObject({
@@ -187,10 +167,9 @@ layer(ServicesLive, { excludeTestServices: true })("Temporal engine", (it) => {
 
   it.effect("a vehicle search; an id already started counts as started", () =>
     Effect.gen(function*() {
-      const temporal = fakeTemporal(async (start) => {
+      const { engine, temporal } = yield* fakeEngine(async (start) => {
         throw new WorkflowExecutionAlreadyStartedError("already", start.workflowId, start.workflowType)
       })
-      const engine = yield* makeTemporalEngine(temporal.gateway)
       const { accountId, id } = yield* newOperation("vehicle")
       yield* engine.start({ kind: "vehicle", operationId: id, accountId, environment: "sandbox", plate: PLATE })
       expect(temporal.starts[0]).toMatchObject({
@@ -209,11 +188,10 @@ layer(ServicesLive, { excludeTestServices: true })("Temporal engine", (it) => {
       yield* TestClock.setTime(Date.now())
       let reachable = false
       const signals: Array<AbortSignal> = []
-      const temporal = fakeTemporal((_, signal) => {
+      const { engine, temporal } = yield* fakeEngine((_, signal) => {
         signals.push(signal)
         return reachable ? Promise.resolve({}) : new Promise(() => {}) // hangs for ever
       })
-      const engine = yield* makeTemporalEngine(temporal.gateway)
       const { accountId, id } = yield* newOperation("modules", new Date(Date.now() - 60_000))
       const starting = yield* Effect.forkChild(
         engine.start({ kind: "modules", operationId: id, accountId, environment: "sandbox", plate: PLATE, modules: ["fines", "gnc"] })
@@ -234,8 +212,7 @@ layer(ServicesLive, { excludeTestServices: true })("Temporal engine", (it) => {
 
   it.effect("starts a delivery on the deliveries queue by its id, never reusing the id, labelled with its account", () =>
     Effect.gen(function*() {
-      const temporal = fakeTemporal()
-      const engine = yield* makeTemporalEngine(temporal.gateway)
+      const { engine, temporal } = yield* fakeEngine()
       const account = yield* newAccount
       const id = yield* newDelivery(new Date(), account.id)
       yield* engine.startDelivery({ deliveryId: id, series: 1, accountId: account.id, environment: "production" })
@@ -252,8 +229,7 @@ layer(ServicesLive, { excludeTestServices: true })("Temporal engine", (it) => {
 
   it.effect("a resent delivery's series runs under a workflow id of its own; the first series keeps the plain id", () =>
     Effect.gen(function*() {
-      const temporal = fakeTemporal()
-      const engine = yield* makeTemporalEngine(temporal.gateway)
+      const { engine, temporal } = yield* fakeEngine()
       const account = yield* newAccount
       const id = yield* newDelivery(new Date(), account.id)
       yield* engine.startDelivery(deliveryStartRequestOf(yield* delivery(id)))
@@ -279,8 +255,7 @@ layer(ServicesLive, { excludeTestServices: true })("Temporal engine", (it) => {
 
   it.effect("the reconciler starts pending deliveries nobody started, after a grace period", () =>
     Effect.gen(function*() {
-      const temporal = fakeTemporal()
-      const engine = yield* makeTemporalEngine(temporal.gateway)
+      const { engine, temporal } = yield* fakeEngine()
       const old = yield* newDelivery(new Date(Date.now() - 60_000))
       const fresh = yield* newDelivery(new Date())
       yield* engine.reconcile
@@ -293,8 +268,7 @@ layer(ServicesLive, { excludeTestServices: true })("Temporal engine", (it) => {
 
   it.effect("a stale operation whose workflow still runs is left alone", () =>
     Effect.gen(function*() {
-      const temporal = fakeTemporal()
-      const engine = yield* makeTemporalEngine(temporal.gateway)
+      const { engine, temporal } = yield* fakeEngine()
       const { id } = yield* staleOperation("modules")
       yield* engine.reconcile
       expect(temporal.described.some((w) => w.endsWith(id))).toBe(true)
@@ -304,8 +278,7 @@ layer(ServicesLive, { excludeTestServices: true })("Temporal engine", (it) => {
 
   it.effect("a workflow the server no longer knows is started again under the same id, its search attributes registered first", () =>
     Effect.gen(function*() {
-      const temporal = fakeTemporal()
-      const engine = yield* makeTemporalEngine(temporal.gateway)
+      const { engine, temporal } = yield* fakeEngine()
       const { accountId, id } = yield* staleOperation("modules")
       const workflowId = `modules/sandbox/${accountId}/${HASH}/fines+gnc/${id}`
       temporal.states.set(workflowId, "missing")
@@ -321,8 +294,7 @@ layer(ServicesLive, { excludeTestServices: true })("Temporal engine", (it) => {
 
   it.effect("a workflow that closed without finishing its operation: modules fail retryably with our message, the event goes out", () =>
     Effect.gen(function*() {
-      const temporal = fakeTemporal()
-      const engine = yield* makeTemporalEngine(temporal.gateway)
+      const { engine, temporal } = yield* fakeEngine()
       const { accountId, id } = yield* staleOperation("modules")
       yield* enableWebhook(accountId)
       temporal.states.set(`modules/sandbox/${accountId}/${HASH}/fines+gnc/${id}`, "closed")
@@ -347,8 +319,7 @@ layer(ServicesLive, { excludeTestServices: true })("Temporal engine", (it) => {
 
   it.effect("a lost report: its vehicle and modules fail retryably with our messages, a v1 report.failed event goes out", () =>
     Effect.gen(function*() {
-      const temporal = fakeTemporal()
-      const engine = yield* makeTemporalEngine(temporal.gateway)
+      const { engine, temporal } = yield* fakeEngine()
       const { accountId, id } = yield* staleOperation("report")
       yield* enableWebhook(accountId)
       temporal.states.set(`report/sandbox/${accountId}/${HASH}/${id}`, "closed")
@@ -364,8 +335,7 @@ layer(ServicesLive, { excludeTestServices: true })("Temporal engine", (it) => {
 
   it.effect("a module already answered keeps its answer: the lost operation ends partial", () =>
     Effect.gen(function*() {
-      const temporal = fakeTemporal()
-      const engine = yield* makeTemporalEngine(temporal.gateway)
+      const { engine, temporal } = yield* fakeEngine()
       const { accountId, id } = yield* staleOperation("modules")
       const repo = yield* OperationsRepo
       const longAgo = new Date(Date.now() - 60_000)
@@ -379,8 +349,7 @@ layer(ServicesLive, { excludeTestServices: true })("Temporal engine", (it) => {
 
   it.effect("a lost vehicle search ends failed with the vehicle source's stable message", () =>
     Effect.gen(function*() {
-      const temporal = fakeTemporal()
-      const engine = yield* makeTemporalEngine(temporal.gateway)
+      const { engine, temporal } = yield* fakeEngine()
       const { accountId, id } = yield* staleOperation("vehicle")
       temporal.states.set(`vehicle/sandbox/${accountId}/${HASH}/${id}`, "closed")
       yield* engine.reconcile
@@ -394,8 +363,7 @@ layer(ServicesLive, { excludeTestServices: true })("Temporal engine", (it) => {
 
   it.effect("an overdue delivery: closed without settling → failed; unknown to the server → started again", () =>
     Effect.gen(function*() {
-      const temporal = fakeTemporal()
-      const engine = yield* makeTemporalEngine(temporal.gateway)
+      const { engine, temporal } = yield* fakeEngine()
       const repo = yield* WebhooksRepo
       const longAgo = new Date(Date.now() - 60_000)
       const closed = yield* newDelivery(longAgo)
@@ -413,8 +381,7 @@ layer(ServicesLive, { excludeTestServices: true })("Temporal engine", (it) => {
 
   it.effect("an overdue resent delivery: the reconciler describes its series' workflow, restarting or settling that series", () =>
     Effect.gen(function*() {
-      const temporal = fakeTemporal()
-      const engine = yield* makeTemporalEngine(temporal.gateway)
+      const { engine, temporal } = yield* fakeEngine()
       const repo = yield* WebhooksRepo
       const longAgo = new Date(Date.now() - 60_000)
       const account = yield* newAccount
@@ -442,8 +409,7 @@ layer(ServicesLive, { excludeTestServices: true })("Temporal engine", (it) => {
 
   it.effect("a resent delivery whose start was lost is started by the reconciler under its series' id", () =>
     Effect.gen(function*() {
-      const temporal = fakeTemporal()
-      const engine = yield* makeTemporalEngine(temporal.gateway)
+      const { engine, temporal } = yield* fakeEngine()
       const account = yield* newAccount
       const id = yield* newDelivery(new Date(Date.now() - 60_000), account.id)
       yield* resent(id, account.id)
@@ -456,11 +422,13 @@ layer(ServicesLive, { excludeTestServices: true })("Temporal engine", (it) => {
 
   it.effect("a pass while Temporal is unreachable changes nothing and does not fail", () =>
     Effect.gen(function*() {
-      const engine = yield* makeTemporalEngine({
-        start: () => Promise.reject(new Error("UNAVAILABLE: connection refused")),
-        describe: () => Promise.reject(new Error("UNAVAILABLE: connection refused")),
-        registerSearchAttributes: () => Promise.reject(new Error("UNAVAILABLE: connection refused"))
-      })
+      const unreachable = () => Promise.reject(new Error("UNAVAILABLE: connection refused"))
+      const engine = yield* makeTemporalEngine.pipe(Effect.provideService(TemporalGateway, {
+        start: unreachable,
+        describe: unreachable,
+        registerSearchAttributes: unreachable,
+        ping: unreachable
+      }))
       const { id } = yield* staleOperation("modules")
       const found = yield* engine.reconcile
       expect(found).toEqual({ started: 0, restarted: 0, finalized: 0, reachable: false })

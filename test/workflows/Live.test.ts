@@ -22,7 +22,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { Accounts } from "../../src/accounts/Accounts.js"
 import { ActivitiesLive } from "../../src/ActivitiesLive.js"
 import { OperationsRepo } from "../../src/operations/Repo.js"
-import { clientGateway, makeTemporalEngine } from "../../src/operations/TemporalEngine.js"
+import { clientGateway, makeTemporalEngine, TemporalGateway } from "../../src/operations/TemporalEngine.js"
 import { AppConfig } from "../../src/platform/Config.js"
 import { plateHash } from "../../src/platform/PlateHash.js"
 import { dataConverterOf } from "../../src/platform/Temporal.js"
@@ -459,9 +459,8 @@ describe.skipIf(address === undefined)("traces with a live Temporal server", () 
     }))
     await runtime.runPromise(Effect.gen(function*() {
       const config = yield* AppConfig
-      const engine = yield* makeTemporalEngine(
-        clientGateway(connection, { namespace: config.temporal.namespace, dataConverter: dataConverterOf(yield* TemporalSecrets) })
-      )
+      const gateway = clientGateway(connection, { namespace: config.temporal.namespace, dataConverter: dataConverterOf(yield* TemporalSecrets) })
+      const engine = yield* makeTemporalEngine.pipe(Effect.provideService(TemporalGateway, gateway))
       yield* engine.start({ kind: "modules", operationId, accountId, environment: "sandbox", plate: "AB123CD", modules: ["vtv"] }).pipe(
         Effect.withSpan("POST /v2/vehicles/{plate}/modules", { kind: "server" })
       )

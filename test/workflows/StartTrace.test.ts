@@ -12,7 +12,7 @@ import type { temporal } from "@temporalio/proto"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { ActivitiesLive } from "../../src/ActivitiesLive.js"
-import { clientGateway, makeTemporalEngine } from "../../src/operations/TemporalEngine.js"
+import { clientGateway, makeTemporalEngine, TemporalGateway } from "../../src/operations/TemporalEngine.js"
 import type { StartRequest } from "../../src/operations/WorkflowEngine.js"
 import { TelemetryLive } from "../../src/platform/Telemetry.js"
 import { freshDatabaseLayer } from "../support/Postgres.js"
@@ -60,7 +60,9 @@ const request: StartRequest = {
 const startWithin = (exporter?: InMemorySpanExporter) =>
   Effect.gen(function*() {
     const { connection, requests } = fakeConnection()
-    const engine = yield* makeTemporalEngine(clientGateway(connection, { namespace: "default", dataConverter: {} }))
+    const engine = yield* makeTemporalEngine.pipe(
+      Effect.provideService(TemporalGateway, clientGateway(connection, { namespace: "default", dataConverter: {} }))
+    )
     yield* engine.start(request).pipe(Effect.withSpan("POST /v2/vehicles/{plate}/modules", { kind: "server" }))
     expect(requests).toHaveLength(1)
     return { sent: requests[0]!, spans: exporter?.getFinishedSpans() ?? [] }

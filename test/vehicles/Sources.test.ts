@@ -1,0 +1,126 @@
+/**
+ * The data sources behind their ports: the application's (production's registry and the
+ * sandbox's generators, each reached by its environment), canned ones (`Test` layers) in their
+ * place, and each environment's source built once with the service, not per query.
+ */
+import { expect, layer } from "@effect/vitest"
+import { Effect, Fiber, Layer } from "effect"
+import { FetchHttpClient } from "effect/http"
+import { TestClock } from "effect/testing"
+import { SourcesLive } from "../../src/ActivitiesLive.js"
+import { Metering } from "../../src/metering/Metering.js"
+import { ModuleRegistry } from "../../src/modules/Registry.js"
+import { ModuleSource, ModuleSources, ModuleUnavailable } from "../../src/modules/Sources.js"
+import { generateVehicle } from "../../src/sandbox/Generator.js"
+import { syntheticModule } from "../../src/sandbox/Modules.js"
+import { VehicleSource, VehicleSources } from "../../src/vehicles/Sources.js"
+import { VehicleStore } from "../../src/vehicles/Store.js"
+import { SourceUnavailable } from "../../src/vehicles/Upstream.js"
+import { VehicleQuery } from "../../src/vehicles/VehicleQuery.js"
+import { freshDatabaseLayer } from "../support/Postgres.js"
+import { testConfig } from "../support/TestApp.js"
+import { registryVehicle } from "../support/VehicleFixtures.js"
+
+const PLATE = "AB123CD"
+
+/** The vehicle query and the module sources on `sources`, over a fresh database. */
+const servicesOn = <E, R>(sources: Layer.Layer<VehicleSources | ModuleSources, E, R>) =>
+  Layer.mergeAll(VehicleQuery.layer, ModuleRegistry.layer, VehicleStore.layer).pipe(
+    Layer.provideMerge(sources),
+    Layer.provideMerge(Metering.layer),
+    Layer.provide(FetchHttpClient.layer),
+    Layer.provideMerge(freshDatabaseLayer(2)),
+    Layer.provideMerge(testConfig())
+  )
+
+const search = (environment: "production" | "sandbox", plate: string) =>
+  Effect.flatMap(VehicleQuery, (query) => query.search(environment, plate, {}, "req_sources"))
+
+layer(servicesOn(SourcesLive), { excludeTestServices: true })("the application's sources", (it) => {
+  it.effect("production finds the registry's vehicle, the sandbox its synthetic one, for the same plate", () =>
+    Effect.gen(function*() {
+      const registered = registryVehicle(PLATE, { make: "FIAT", model: "CRONOS DRIVE 1.3 GSE 4P" })
+      yield* (yield* VehicleStore).importRegistry([registered], new Date())
+
+      const production = yield* search("production", PLATE)
+      expect(production.data).toMatchObject({ plate: PLATE, make: "FIAT", model: "CRONOS DRIVE 1.3 GSE 4P" })
+      expect(production.data).not.toHaveProperty("sandbox")
+
+      const sandbox = yield* search("sandbox", PLATE)
+      const synthetic = generateVehicle(PLATE, "", "default")
+      expect(sandbox.data).toMatchObject({ plate: PLATE, ...synthetic.facts, sandbox: true, scenario: "default" })
+    }))
+
+  it.effect("production answers a plate it does not hold as not found; the sandbox still makes one up", () =>
+    Effect.gen(function*() {
+      expect(yield* search("production", "AC999DE")).toEqual({ success: true, found: false, data: null })
+      expect((yield* search("sandbox", "AC999DE")).found).toBe(true)
+    }))
+
+  it.effect("module records: production's registry (none held: total 0), the sandbox's by the plate's scenario", () =>
+    Effect.gen(function*() {
+      const sources = yield* ModuleSources
+      const lookup = { plate: "AB111CD", module: "fines", requested: ["fines"] } as const
+      expect(yield* sources.production.fetch(lookup)).toMatchObject({ status: "completed", data: { total: 0, items: [] } })
+
+      // the sandbox waits its simulated latency (SANDBOX_MODULE_LATENCY_MS, 50 in tests) on the test clock
+      const fetching = yield* Effect.forkChild(sources.sandbox.fetch(lookup))
+      yield* TestClock.adjust("50 millis")
+      const answer = yield* Fiber.join(fetching)
+      const expected = syntheticModule("AB111CD", "debt", "fines", ["fines"], 50)
+      expect(expected).toMatchObject({ _tag: "Data", reducedCoverage: false })
+      expect(answer).toEqual({ status: "completed", data: (expected as { data: unknown }).data, error: null, warnings: [] })
+      expect((answer.data as { total: number }).total).toBeGreaterThanOrEqual(3) // the debt plate has 3 to 6 fines
+    }).pipe(Effect.provide(TestClock.layer())))
+})
+
+const cannedVehicle = generateVehicle(PLATE, "canned", "clean").facts
+
+/** Canned sources, each environment's layer counting its builds. */
+const builds = { production: 0, sandbox: 0 }
+const counted = <A, E, R>(environment: keyof typeof builds, source: Layer.Layer<A, E, R>) =>
+  Layer.effectDiscard(Effect.sync(() => void (builds[environment] += 1))).pipe(Layer.provideMerge(source))
+
+const CannedSources = Layer.mergeAll(
+  VehicleSources.layer({
+    production: counted("production", VehicleSource.Test({ [PLATE]: cannedVehicle, AB333CD: new SourceUnavailable({ reason: "down" }) })),
+    sandbox: counted("sandbox", VehicleSource.Test({}))
+  }),
+  ModuleSources.layer({
+    production: ModuleSource.Test({ fines: { total: 0, amountTotal: 0, currency: "ARS", items: [] } }),
+    sandbox: ModuleSource.Test({ vtv: new ModuleUnavailable({ message: "down", retryable: true }) })
+  })
+)
+
+layer(servicesOn(CannedSources), { excludeTestServices: true })("canned sources in the application's place", (it) => {
+  it.effect("each environment gets its own source's answer", () =>
+    Effect.gen(function*() {
+      const production = yield* search("production", PLATE)
+      expect(production.data).toEqual({ plate: PLATE, ...cannedVehicle })
+      expect(yield* search("sandbox", PLATE)).toEqual({ success: true, found: false, data: null })
+    }))
+
+  it.effect("a source down is SourceUnavailable, as the query reports it", () =>
+    Effect.gen(function*() {
+      const failure = yield* Effect.flip(search("production", "AB333CD"))
+      expect(failure).toBeInstanceOf(SourceUnavailable)
+    }))
+
+  it.effect("module sources answer canned data or fail as told", () =>
+    Effect.gen(function*() {
+      const sources = yield* ModuleSources
+      expect(yield* sources.production.fetch({ plate: PLATE, module: "fines", requested: ["fines"] })).toMatchObject({
+        status: "completed",
+        data: { total: 0 }
+      })
+      const failure = yield* Effect.flip(sources.sandbox.fetch({ plate: PLATE, module: "vtv", requested: ["vtv"] }))
+      expect(failure).toMatchObject({ _tag: "ModuleUnavailable", retryable: true })
+    }))
+
+  it.effect("each environment's source was built once, with the service, however many queries ran", () =>
+    Effect.gen(function*() {
+      for (let i = 0; i < 5; i++) yield* search("production", PLATE)
+      for (let i = 0; i < 5; i++) yield* search("sandbox", PLATE)
+      expect(builds).toEqual({ production: 1, sandbox: 1 })
+    }))
+})
