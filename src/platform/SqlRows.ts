@@ -28,7 +28,7 @@ export class MalformedRow extends Data.TaggedError("MalformedRow")<{
 type Rows = Effect.Effect<ReadonlyArray<unknown>, SqlError.SqlError>
 
 /** A row schema: decodes without services. */
-type RowSchema = Schema.Top & { readonly DecodingServices: never }
+export type RowSchema = Schema.Top & { readonly DecodingServices: never }
 
 const asMalformed = (statement: string) => (error: Schema.SchemaError) =>
   Effect.fail(new MalformedRow({ statement, issues: describeIssues(error.issue) }))
