@@ -105,7 +105,7 @@ const make = Effect.gen(function*() {
   const keys = SqlRows.findAll("account keys", KeyRow)
 
   const updateOwnKey = (owner: KeyOwner, id: string, change: Partial<Pick<KeyRow, "name" | "revokedAt">>) =>
-    sql<{ readonly id: string }>`
+    sql`
       update api_keys set ${sql.update(change)}
       where id = ${id} and account_id = ${owner.accountId} and environment = ${owner.environment} and revoked_at is null
       returning id`.pipe(
@@ -174,7 +174,7 @@ const make = Effect.gen(function*() {
         order by created_at, id`).pipe(Effect.orDie),
 
     revokeKey: (id: string, at: Date) =>
-      sql<{ readonly id: string }>`
+      sql`
         update api_keys set revoked_at = coalesce(revoked_at, ${at}) where id = ${id} returning id`.pipe(
         Effect.map((rows) => rows.length > 0),
         Effect.orDie
