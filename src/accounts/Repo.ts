@@ -1,52 +1,51 @@
 /**
  * SQL for accounts, plans, custom plans and API keys.
  */
-import { Context, Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { MODULES } from "../../workflows/shared.js"
-import type { Environment } from "../platform/RequestContext.js"
-import type { Module } from "../modules/Names.js"
-import type { Entitlements, ModulePricing, PlanId, StandardPlanId } from "./Domain.js"
+import { Environment } from "../platform/RequestContext.js"
+import { Limit, NonNegativeInt } from "../platform/Schemas.js"
+import * as SqlRows from "../platform/SqlRows.js"
+import { Module } from "../modules/Names.js"
+import { type Entitlements, type ModulePricing, PlanId, StandardPlanId } from "./Domain.js"
 
-export type AccountRow = {
-  readonly id: string
-  readonly owner: string
-  readonly plan: PlanId
-  readonly timezone: string
-  readonly createdAt: Date
+export const AccountRow = Schema.Struct({
+  id: Schema.String,
+  owner: Schema.String,
+  plan: PlanId,
+  timezone: Schema.String,
+  createdAt: Schema.Date
+})
+export type AccountRow = typeof AccountRow.Type
+
+/** A plan's allowances (null is unlimited) and modules, as plans and custom plans both hold them. */
+const allowances = {
+  plateQueriesMonthly: Limit,
+  moduleQueriesMonthly: Limit,
+  uniquePlatesDaily: Limit,
+  requestsPerMinute: Limit,
+  enabledModules: Schema.Array(Module)
 }
 
-export interface PlanRow {
-  readonly id: StandardPlanId
-  readonly priceArs: number
-  readonly plateQueriesMonthly: number | null
-  readonly moduleQueriesMonthly: number | null
-  readonly uniquePlatesDaily: number | null
-  readonly requestsPerMinute: number | null
-  readonly enabledModules: ReadonlyArray<Module>
-}
+export const PlanRow = Schema.Struct({ id: StandardPlanId, priceArs: NonNegativeInt, ...allowances })
+export type PlanRow = typeof PlanRow.Type
 
-export interface CustomPlanTerms {
-  readonly plateQueriesMonthly: number | null
-  readonly moduleQueriesMonthly: number | null
-  readonly uniquePlatesDaily: number | null
-  readonly requestsPerMinute: number | null
-  readonly modulePriceArs: number
-  readonly includedModules: number
-  readonly enabledModules: ReadonlyArray<Module>
-}
+export const CustomPlanTerms = Schema.Struct({ ...allowances, modulePriceArs: NonNegativeInt, includedModules: NonNegativeInt })
+export type CustomPlanTerms = typeof CustomPlanTerms.Type
 
-export type KeyRow = {
-  readonly id: string
-  readonly accountId: string
-  readonly environment: Environment
-  readonly name: string | null
-  readonly prefix: string
-  readonly last4: string
-  readonly createdAt: Date
-  readonly revokedAt: Date | null
-  readonly lastUsedAt: Date | null
-}
+export const KeyRow = Schema.Struct({
+  id: Schema.String,
+  accountId: Schema.String,
+  environment: Environment,
+  name: Schema.NullOr(Schema.String),
+  prefix: Schema.String,
+  last4: Schema.String,
+  createdAt: Schema.Date,
+  revokedAt: Schema.NullOr(Schema.Date),
+  lastUsedAt: Schema.NullOr(Schema.Date)
+})
+export type KeyRow = typeof KeyRow.Type
 
 /** Whose keys a console session may manage: one account, in one environment. */
 export interface KeyOwner {
@@ -54,22 +53,22 @@ export interface KeyOwner {
   readonly environment: Environment
 }
 
-/** An account with the allowances of its plan resolved (standard or custom). */
-export interface EntitledAccountRow extends AccountRow {
-  readonly plateQueriesMonthly: number | null
-  readonly moduleQueriesMonthly: number | null
-  readonly uniquePlatesDaily: number | null
-  readonly requestsPerMinute: number | null
-  readonly enabledModules: ReadonlyArray<Module>
-  readonly modulePriceArs: number | null
-  readonly includedModules: number | null
-}
+/** An account with the allowances of its plan resolved (standard or custom); the custom terms are null on other plans. */
+export const EntitledAccountRow = AccountRow.mapFields((fields) => ({
+  ...fields,
+  ...allowances,
+  modulePriceArs: Schema.NullOr(NonNegativeInt),
+  includedModules: Schema.NullOr(NonNegativeInt)
+}))
+export type EntitledAccountRow = typeof EntitledAccountRow.Type
 
 /** An active key with its account's allowances. */
-export interface KeyLookupRow extends Omit<EntitledAccountRow, "createdAt"> {
-  readonly keyId: string
-  readonly keyEnvironment: Environment
-}
+export const KeyLookupRow = EntitledAccountRow.mapFields(({ createdAt: _, ...fields }) => ({
+  ...fields,
+  keyId: Schema.String,
+  keyEnvironment: Environment
+}))
+export type KeyLookupRow = typeof KeyLookupRow.Type
 
 export const entitlementsOf = (row: Omit<EntitledAccountRow, "createdAt">): Entitlements => ({
   plan: row.plan,
@@ -99,9 +98,14 @@ export const DEFAULT_CUSTOM_TERMS: CustomPlanTerms = {
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  const entitledAccount = SqlRows.findOneOption("entitled account", EntitledAccountRow)
+  const accountCount = SqlRows.single("account count", Schema.Struct({ count: NonNegativeInt }))
+  const customTerms = SqlRows.findOneOption("custom plan terms", CustomPlanTerms)
+  const plans = SqlRows.findAll("plans", PlanRow)
+  const keys = SqlRows.findAll("account keys", KeyRow)
 
   const updateOwnKey = (owner: KeyOwner, id: string, change: Partial<Pick<KeyRow, "name" | "revokedAt">>) =>
-    sql<{ readonly id: string }>`
+    sql`
       update api_keys set ${sql.update(change)}
       where id = ${id} and account_id = ${owner.accountId} and environment = ${owner.environment} and revoked_at is null
       returning id`.pipe(
@@ -114,16 +118,13 @@ const make = Effect.gen(function*() {
       sql`insert into accounts ${sql.insert(account)}`.pipe(Effect.asVoid, Effect.orDie),
 
     findAccount: (id: string) =>
-      sql<EntitledAccountRow>`
+      entitledAccount(sql`
         select id, owner, plan, timezone, created_at, plate_queries_monthly, module_queries_monthly,
                unique_plates_daily, requests_per_minute, enabled_modules, module_price_ars, included_modules
-        from entitled_accounts where id = ${id}`.pipe(
-        Effect.map((rows) => Option.fromNullishOr(rows[0])),
-        Effect.orDie
-      ),
+        from entitled_accounts where id = ${id}`).pipe(Effect.orDie),
 
-    countAccounts: sql<{ readonly count: number }>`select count(*)::int as count from accounts`.pipe(
-      Effect.map((rows) => rows[0]?.count ?? 0),
+    countAccounts: accountCount(sql`select count(*)::int as count from accounts`).pipe(
+      Effect.map((row) => row.count),
       Effect.orDie
     ),
 
@@ -140,13 +141,10 @@ const make = Effect.gen(function*() {
         on conflict (account_id) do nothing`.pipe(Effect.asVoid, Effect.orDie),
 
     findCustomTerms: (accountId: string) =>
-      sql<CustomPlanTerms>`
+      customTerms(sql`
         select plate_queries_monthly, module_queries_monthly, unique_plates_daily, requests_per_minute,
                module_price_ars, included_modules, enabled_modules
-        from custom_plans where account_id = ${accountId}`.pipe(
-        Effect.map((rows) => Option.fromNullishOr(rows[0])),
-        Effect.orDie
-      ),
+        from custom_plans where account_id = ${accountId}`).pipe(Effect.orDie),
 
     upsertCustomTerms: (accountId: string, terms: CustomPlanTerms) =>
       sql`
@@ -160,23 +158,23 @@ const make = Effect.gen(function*() {
           included_modules = excluded.included_modules,
           enabled_modules = excluded.enabled_modules`.pipe(Effect.asVoid, Effect.orDie),
 
-    listPlans: sql<PlanRow>`
+    listPlans: plans(sql`
       select id, price_ars, plate_queries_monthly, module_queries_monthly, unique_plates_daily,
              requests_per_minute, enabled_modules
-      from plans order by position`.pipe(Effect.orDie),
+      from plans order by position`).pipe(Effect.orDie),
 
     insertKey: (key: KeyRow & { readonly keyHash: string }) =>
       sql`insert into api_keys ${sql.insert(key)}`.pipe(Effect.asVoid, Effect.orDie),
 
     listKeys: (accountId: string, environment?: Environment) =>
-      sql<KeyRow>`
+      keys(sql`
         select id, account_id, environment, name, prefix, last4, created_at, revoked_at, last_used_at
         from api_keys
         where account_id = ${accountId} ${environment ? sql`and environment = ${environment}` : sql``}
-        order by created_at, id`.pipe(Effect.orDie),
+        order by created_at, id`).pipe(Effect.orDie),
 
     revokeKey: (id: string, at: Date) =>
-      sql<{ readonly id: string }>`
+      sql`
         update api_keys set revoked_at = coalesce(revoked_at, ${at}) where id = ${id} returning id`.pipe(
         Effect.map((rows) => rows.length > 0),
         Effect.orDie

@@ -5,20 +5,23 @@
  * Concurrent status reads of one account and environment share one read, as polls do: each
  * request was admitted (and counted) before the read began, so the usage it sees includes it.
  */
-import { Clock, Context, Effect, Layer } from "effect"
+import { Clock, Context, Effect, Layer, Schema, Struct } from "effect"
 import { SqlClient } from "effect/sql"
-import type { BillingRow, CounterRow } from "../metering/UsageReader.js"
+import { BillingRow, CounterRow } from "../metering/UsageReader.js"
 import { usageOf, type UsagePeriods, usagePeriodsOf } from "../metering/UsageReader.js"
 import * as Batcher from "../platform/Batcher.js"
-import { arrayArguments, partsOf, type ReadAlong, type ReadRow } from "../platform/ReadAlong.js"
+import { arrayArguments, partsOf, type ReadAlong } from "../platform/ReadAlong.js"
+import * as SqlRows from "../platform/SqlRows.js"
 import { accountKey, type Principal } from "./Domain.js"
-import type { KeyRow } from "./Repo.js"
+import { KeyRow } from "./Repo.js"
 
 /** A row of `vda_account_status`: a counter, the month's billing terms, or a key. */
-type StatusRow =
-  | ({ readonly kind: "counter" } & CounterRow)
-  | ({ readonly kind: "billing" } & BillingRow)
-  | ({ readonly kind: "key" } & Omit<KeyRow, "accountId" | "environment">)
+const StatusRow = Schema.Union([
+  CounterRow.mapFields(Struct.assign({ kind: Schema.Literal("counter") })),
+  BillingRow.mapFields(Struct.assign({ kind: Schema.Literal("billing") })),
+  KeyRow.mapFields((fields) => ({ ...Struct.omit(fields, ["accountId", "environment"]), kind: Schema.Literal("key") }))
+])
+type StatusRow = typeof StatusRow.Type
 
 /** Status reads by value (`statusValueOf`), any number in one statement. */
 export const accountStatusReadAlong: ReadAlong = {
@@ -36,8 +39,7 @@ const READ_ON_ITS_OWN = `select * from ${accountStatusReadAlong.from(1)}`
 export const statusValueOf = (principal: Principal, { day, minute, month }: UsagePeriods) =>
   [principal.accountId, principal.environment, month.start.toISOString(), day.start.toISOString(), minute.start.toISOString()].join("/")
 
-const statusOf = (principal: Principal, periods: UsagePeriods, rows: ReadonlyArray<ReadRow>) => {
-  const read = rows as unknown as ReadonlyArray<StatusRow>
+const statusOf = (principal: Principal, periods: UsagePeriods, read: ReadonlyArray<StatusRow>) => {
   const counters: Array<CounterRow> = []
   let billing: BillingRow | undefined
   const keys = []
@@ -61,10 +63,12 @@ const statusOf = (principal: Principal, periods: UsagePeriods, rows: ReadonlyArr
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  // decoded once per read, which concurrent status requests of the account share
+  const statusRows = SqlRows.findAll("vda_account_status", StatusRow)
   const readNow = (principal: Principal) =>
     Effect.gen(function*() {
       const periods = usagePeriodsOf(principal, yield* Clock.currentTimeMillis)
-      const rows = yield* sql.unsafe<ReadRow>(READ_ON_ITS_OWN, accountStatusReadAlong.parameters([statusValueOf(principal, periods)]))
+      const rows = yield* statusRows(sql.unsafe(READ_ON_ITS_OWN, accountStatusReadAlong.parameters([statusValueOf(principal, periods)])))
       return statusOf(principal, periods, rows)
     }).pipe(Effect.orDie)
   return {

@@ -2,24 +2,11 @@
  * The technical catalog: imported into PostgreSQL, looked up from an in-memory index that each
  * process reloads when an import has changed the catalog (checked at most once a second).
  */
-import { Array as Arr, Clock, Context, DateTime, Effect, Layer, SynchronizedRef } from "effect"
+import { Array as Arr, Clock, Context, DateTime, Effect, Layer, Option, Schema, SynchronizedRef } from "effect"
 import { SqlClient } from "effect/sql"
+import * as SqlRows from "../platform/SqlRows.js"
 import { buildIndex, type CatalogIndex, identify, type VehicleDescription } from "./Matching.js"
-import type { CatalogRecord, SpecCategory } from "./Records.js"
-
-interface VersionRow {
-  readonly codia: string
-  readonly brand: string
-  readonly brandAliases: ReadonlyArray<string>
-  readonly family: string
-  readonly familyAliases: ReadonlyArray<string>
-  readonly version: string
-  readonly years: CatalogRecord["years"]
-  readonly category: CatalogRecord["category"]
-  readonly bodyType: string
-  readonly vehicleType: string
-  readonly specification: ReadonlyArray<SpecCategory>
-}
+import { CatalogRecord } from "./Records.js"
 
 interface Snapshot {
   readonly revision: string
@@ -32,13 +19,14 @@ const RECHECK_MS = 1000
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
 
-  const revision = sql<{ readonly revision: string }>`select revision::text as revision from catalog_revision`.pipe(
-    Effect.map((rows) => rows[0]?.revision ?? "0")
-  )
-  const load = sql<VersionRow>`
+  const revision = SqlRows.findOneOption("catalog revision", Schema.Struct({ revision: Schema.String }))(
+    sql`select revision::text as revision from catalog_revision`
+  ).pipe(Effect.map((row) => Option.match(row, { onNone: () => "0", onSome: ({ revision }) => revision })))
+  // a version is stored as it was imported: decoded again by the import's schema, once per reload
+  const load = SqlRows.findAll("catalog versions", CatalogRecord)(sql`
     select codia, brand, brand_aliases, family, family_aliases, version, years, category, body_type,
            vehicle_type, specification
-    from catalog_versions`.pipe(Effect.map((rows) => buildIndex(rows)))
+    from catalog_versions`).pipe(Effect.map((rows) => buildIndex(rows)))
 
   const snapshot = yield* SynchronizedRef.make<Snapshot>({ revision: "", index: buildIndex([]), checkedAt: -Infinity })
 

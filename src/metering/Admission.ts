@@ -9,14 +9,16 @@
  * same round trip and commit, provided the account is still as the caller last saw it.
  */
 import { PgTypes } from "@effect/sql-pg"
-import { Clock, Context, Effect, FiberSet, Layer, Result } from "effect"
+import { Clock, Context, Effect, FiberSet, Layer, Result, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { InvalidKey, keyHashOf, principalOf } from "../accounts/Authentication.js"
 import type { Principal } from "../accounts/Domain.js"
-import { AccountsRepo, type KeyLookupRow } from "../accounts/Repo.js"
+import { AccountsRepo, KeyLookupRow } from "../accounts/Repo.js"
 import * as Batcher from "../platform/Batcher.js"
 import type * as Errors from "../platform/Errors.js"
-import type { Environment } from "../platform/RequestContext.js"
+import { Environment } from "../platform/RequestContext.js"
+import { NonNegativeInt } from "../platform/Schemas.js"
+import * as SqlRows from "../platform/SqlRows.js"
 import { countCharge, countRateLimited } from "./Outcomes.js"
 import { type Charge, LimitReached, limitReachedBy, nullableArray, type PlainConsumption } from "./Metering.js"
 import { minuteOf } from "./Periods.js"
@@ -104,25 +106,26 @@ const IGNORED = "An error was silently ignored because it is not anticipated to 
 const KNOWN_MAX = 10_000
 
 /** `vda_admit_charge`'s answer (names as they are); null for an unknown or revoked key. */
-export interface BatchAnswer {
-  readonly key_environment: Environment
-  readonly fingerprint: string
+export const BatchAnswer = Schema.Struct({
+  key_environment: Environment,
+  fingerprint: Schema.String,
   /** Null when it is the account the batch expected. */
-  readonly account: KeyLookupRow | null
+  account: Schema.NullOr(KeyLookupRow),
   /** Whether the charges of the requests prepared for the expected account were decided. */
-  readonly charged: boolean
+  charged: Schema.Boolean,
   /**
    * When the whole batch fitted: each window's per-minute count before it. Every request was
    * admitted and nothing refused.
    */
-  readonly window_used?: ReadonlyArray<number>
+  window_used: Schema.optional(Schema.Array(NonNegativeInt)),
   /** When it did not, per request in order. (Neither is there when the key belongs to the other environment.) */
-  readonly admitted?: ReadonlyArray<boolean>
-  readonly used?: ReadonlyArray<number>
+  admitted: Schema.optional(Schema.Array(Schema.Boolean)),
+  used: Schema.optional(Schema.Array(NonNegativeInt)),
   /** The 1-based position, in its request, of the charge an allowance refused, or 0. */
-  readonly refused?: ReadonlyArray<number>
-  readonly refused_used?: ReadonlyArray<number>
-}
+  refused: Schema.optional(Schema.Array(NonNegativeInt)),
+  refused_used: Schema.optional(Schema.Array(NonNegativeInt))
+})
+export type BatchAnswer = typeof BatchAnswer.Type
 
 /** What a batch's answer decided for its request `i`. */
 export interface RequestOutcome {
@@ -298,6 +301,8 @@ const make = Effect.gen(function*() {
   const touches = yield* FiberSet.make()
   const lastTouched = new Map<string, number>()
   const known = new Map<string, KnownAccount>()
+  // decoded once per batch: one row, the account in it only when it changed
+  const admitCharge = SqlRows.single("vda_admit_charge", Schema.Struct({ answer: Schema.NullOr(BatchAnswer) }))
 
   /** The account a row shows: the one the batch expected, or the one it sent back (then remembered). */
   const principalIn = (keyHash: string, expected: KnownAccount | undefined, answer: BatchAnswer): Principal => {
@@ -348,9 +353,8 @@ const make = Effect.gen(function*() {
     const batch = batchOf(requests, expected)
     const parameters = admitChargeParameters(keyHash, environment, expected, batch)
     // no span of its own, as when it was a named statement on the pool: each batch would be a trace
-    const statement = sql.unsafe<{ readonly answer: BatchAnswer | null }>(ADMIT_CHARGE, parameters).pipe(Effect.withTracerEnabled(false))
-    return Effect.map(statement, (rows) => {
-      const answer = rows[0]?.answer ?? null
+    const statement = admitCharge(sql.unsafe(ADMIT_CHARGE, parameters)).pipe(Effect.withTracerEnabled(false))
+    return Effect.map(statement, ({ answer }) => {
       if (answer === null) {
         known.delete(keyHash)
         return requests.map(() => Result.fail(new InvalidKey({ reason: "unknown" })))

@@ -7,11 +7,13 @@
  * round trip and one commit per batch.
  */
 import { PgTypes } from "@effect/sql-pg"
-import { Context, Data, Effect, Layer, Result } from "effect"
+import { Context, Data, Effect, Layer, Result, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Batcher from "../platform/Batcher.js"
 import type { MeterName } from "../platform/Errors.js"
 import type { Environment } from "../platform/RequestContext.js"
+import { NonNegativeInt } from "../platform/Schemas.js"
+import * as SqlRows from "../platform/SqlRows.js"
 import { countCharge } from "./Outcomes.js"
 import type { Period } from "./Periods.js"
 
@@ -56,13 +58,15 @@ export class LimitReached extends Data.TaggedError("LimitReached")<{
 
 export type Decision = Result.Result<ReadonlyArray<ChargeResult>, LimitReached>
 
-interface ChargeRow {
-  readonly charge: number
-  readonly itemOk: boolean
-  readonly failed: boolean
-  readonly used: number
-  readonly charged: number
-}
+/** What `vda_consume` decided on one charge (1-based, in the order of its arguments). */
+const ChargeRow = Schema.Struct({
+  charge: Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)),
+  itemOk: Schema.Boolean,
+  failed: Schema.Boolean,
+  used: NonNegativeInt,
+  charged: NonNegativeInt
+})
+type ChargeRow = typeof ChargeRow.Type
 
 /** The consumptions as `vda_consume` takes them: one entry per charge, items in order. */
 const flatten = (items: ReadonlyArray<Consumption>) => ({
@@ -82,15 +86,8 @@ export const nullableArray = (values: ReadonlyArray<number | string | null>, ele
 export const limitReachedBy = (charge: Charge, used: number) =>
   new LimitReached({ meter: charge.meter as MeterName, limit: charge.limit ?? 0, used, resetAt: charge.period.end })
 
-/** What `vda_consume` decided on one charge. */
-interface ChargeOutcome {
-  readonly failed: boolean
-  readonly used: number
-  readonly charged: number
-}
-
 /** The decision on one consumption from its charges' outcomes, in order. */
-const decisionOf = (charges: ReadonlyArray<Charge>, outcomes: ReadonlyArray<ChargeOutcome>): Decision => {
+const decisionOf = (charges: ReadonlyArray<Charge>, outcomes: ReadonlyArray<ChargeRow>): Decision => {
   let failure: LimitReached | undefined
   const results = charges.map((charge, i): ChargeResult => {
     const outcome = outcomes[i]!
@@ -114,10 +111,12 @@ const decisionsOf = (items: ReadonlyArray<Consumption>, rows: ReadonlyArray<Char
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  // decoded once per batch
+  const consumed = SqlRows.findAll("vda_consume", ChargeRow)
 
   const run = (items: ReadonlyArray<Consumption>, dryRun: boolean) => {
     const { charges, pricing } = flatten(items)
-    return sql<ChargeRow>`
+    return consumed(sql`
       select charge, item_ok, failed, used, charged from vda_consume(
         ${charges.map((c) => c.index)}::integer[],
         ${charges.map((c) => c.item.accountId)}::text[],
@@ -132,9 +131,9 @@ const make = Effect.gen(function*() {
         ${pricing.map((p) => p.pricing.period.start)}::timestamptz[],
         ${pricing.map((p) => p.pricing.unitPriceCents)}::integer[],
         ${pricing.map((p) => p.pricing.included)}::integer[],
-        ${dryRun})`.pipe(
+        ${dryRun})`).pipe(
       Effect.map((rows) => decisionsOf(items, rows)),
-      Effect.catchTag("SqlError", Effect.die)
+      Effect.catchTag(["SqlError", "MalformedRow"], Effect.die)
     )
   }
 

@@ -4,14 +4,17 @@
  * toward the monthly limit) and records it beside, for usage to show. Setting it again replaces
  * it: the counter moves by the difference.
  */
-import { Clock, Context, Effect, Layer } from "effect"
+import { Clock, Context, Effect, Layer, Struct } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Environment } from "../platform/RequestContext.js"
+import * as SqlRows from "../platform/SqlRows.js"
 import { LEGACY_OPENING_PLATE_QUERIES } from "./Meters.js"
 import { monthOf, type Period } from "./Periods.js"
+import { CounterRow } from "./UsageReader.js"
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  const counters = SqlRows.findAll("plate query counters, locked", CounterRow.mapFields(Struct.pick(["meter", "used"])))
 
   const upsert = (accountId: string, environment: Environment, meter: string, month: Period, used: number) =>
     sql`
@@ -23,11 +26,11 @@ const make = Effect.gen(function*() {
   const set = (input: { accountId: string; environment: Environment; timezone: string; plateQueries: number }) =>
     Effect.gen(function*() {
       const month = monthOf(yield* Clock.currentTimeMillis, input.timezone)
-      const rows = yield* sql<{ meter: string; used: number }>`
+      const rows = yield* counters(sql`
         select meter, used from meter_counters
         where account_id = ${input.accountId} and environment = ${input.environment} and period_start = ${month.start}
           and meter in ('plate_queries', ${LEGACY_OPENING_PLATE_QUERIES})
-        for update`
+        for update`)
       const used = (meter: string) => rows.find((r) => r.meter === meter)?.used ?? 0
       const previous = used(LEGACY_OPENING_PLATE_QUERIES)
       yield* upsert(input.accountId, input.environment, LEGACY_OPENING_PLATE_QUERIES, month, input.plateQueries)

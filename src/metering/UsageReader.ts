@@ -1,10 +1,12 @@
 /**
  * Builds the Usage object from the counters of the current periods.
  */
-import { Clock, Context, Effect, Layer } from "effect"
+import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { accountKey, type Principal } from "../accounts/Domain.js"
 import * as Batcher from "../platform/Batcher.js"
+import { NonNegativeInt } from "../platform/Schemas.js"
+import * as SqlRows from "../platform/SqlRows.js"
 import type { Environment } from "../platform/RequestContext.js"
 import type { Module } from "../modules/Names.js"
 import type { MeterUsage, ModuleUsage, Usage } from "./Api.js"
@@ -12,17 +14,12 @@ import { type ApiVersion, byDay, byModule, byVersion, LEGACY_OPENING_PLATE_QUERI
 import { dayOf, minuteOf, monthOf, type Period } from "./Periods.js"
 
 /** A counter's value in one period (a day's count of a monthly meter for `daily`). */
-export interface CounterRow {
-  readonly meter: string
-  readonly periodStart: Date
-  readonly used: number
-}
+export const CounterRow = Schema.Struct({ meter: Schema.String, periodStart: Schema.Date, used: NonNegativeInt })
+export type CounterRow = typeof CounterRow.Type
 
 /** A custom plan's module billing terms. */
-export interface BillingRow {
-  readonly unitPriceCents: number
-  readonly included: number
-}
+export const BillingRow = Schema.Struct({ unitPriceCents: NonNegativeInt, included: NonNegativeInt })
+export type BillingRow = typeof BillingRow.Type
 
 const meterUsage = (limit: number | null, used: number, period: Period): MeterUsage => ({
   limit,
@@ -99,30 +96,32 @@ export const usageOf = (
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  const counters = SqlRows.findAll("meter counters", CounterRow)
+  const billing = SqlRows.findOneOption("module billing period", BillingRow)
 
   const readNow = (principal: Principal) =>
     Effect.gen(function*() {
       const periods = usagePeriodsOf(principal, yield* Clock.currentTimeMillis)
       const { month, day, minute } = periods
       const { accountId, environment } = principal
-      const rows = yield* sql<CounterRow>`
+      const rows = yield* counters(sql`
         select meter, period_start, used from meter_counters
         where account_id = ${accountId} and environment = ${environment}
-          and period_start = any(${[month.start, day.start, minute.start]}::timestamptz[])`
+          and period_start = any(${[month.start, day.start, minute.start]}::timestamptz[])`)
       if (principal.modulePricing === null) return usageOf(principal, periods, rows, undefined)
-      const [frozen] = yield* sql<BillingRow>`
+      const frozen = yield* billing(sql`
         select unit_price_cents, included from module_billing_periods
-        where account_id = ${accountId} and environment = ${environment} and period_start = ${month.start}`
-      return usageOf(principal, periods, rows, frozen)
+        where account_id = ${accountId} and environment = ${environment} and period_start = ${month.start}`)
+      return usageOf(principal, periods, rows, Option.getOrUndefined(frozen))
     }).pipe(Effect.orDie)
 
   /** The daily plate and module counts of the days starting at or after `from`. */
   const daily = (accountId: string, environment: Environment, from: Date) =>
-    sql<CounterRow>`
+    counters(sql`
         select meter, period_start, used from meter_counters
         where account_id = ${accountId} and environment = ${environment}
           and meter = any(${[byDay("plate_queries"), byDay("module_queries")]}::text[]) and period_start >= ${from}
-        order by period_start`.pipe(Effect.orDie)
+        order by period_start`).pipe(Effect.orDie)
 
   return {
     /** The caller's usage now; concurrent reads of one account and environment share one. */

@@ -2,10 +2,21 @@
  * Module records of the production registry. The registry is authoritative for the plates it
  * holds: a plate without records of a module has none (`total: 0`).
  */
-import { Array as Arr, Context, Effect, Layer } from "effect"
+import { Array as Arr, Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import type { ModuleName } from "../../workflows/shared.js"
-import { finesData, gncData, type RegistryModuleRecord, taxDebtData, vtvData } from "./Records.js"
+import * as SqlRows from "../platform/SqlRows.js"
+import {
+  FineItem,
+  finesData,
+  GncItem,
+  gncData,
+  type RegistryModuleRecord,
+  TaxDebtItem,
+  taxDebtData,
+  VtvItem,
+  vtvData
+} from "./Records.js"
 
 const MODULE_OF: Record<RegistryModuleRecord["kind"], ModuleName> = {
   fine: "fines",
@@ -14,30 +25,35 @@ const MODULE_OF: Record<RegistryModuleRecord["kind"], ModuleName> = {
   gnc: "gnc"
 }
 
-/** The records of one plate and module, newest first where a date orders them. */
-const dataOf = (module: ModuleName, items: ReadonlyArray<any>): unknown => {
-  switch (module) {
-    case "fines":
-      return finesData(items)
-    case "vtv":
-      return vtvData(items)
-    case "tax_debt":
-      return taxDebtData(items)
-    case "gnc":
-      return gncData(items)
-  }
-}
+/** A module's records as stored: each the item its import line gave (without kind and plate). */
+const recordsOf = <Item extends SqlRows.RowSchema>(module: ModuleName, Item: Item) =>
+  SqlRows.findAll(`${module} records`, Schema.Struct({ item: Item }))
+
+const fines = recordsOf("fines", FineItem)
+const vtv = recordsOf("vtv", VtvItem)
+const taxDebt = recordsOf("tax_debt", TaxDebtItem)
+const gnc = recordsOf("gnc", GncItem)
+
+const itemsOf = <A>(rows: ReadonlyArray<{ readonly item: A }>) => rows.map((row) => row.item)
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
 
   return {
-    data: (plate: string, module: ModuleName) =>
-      sql<{ readonly item: unknown }>`
-        select item from module_records where plate = ${plate} and module = ${module} order by id`.pipe(
-        Effect.map((rows) => dataOf(module, rows.map((r) => r.item))),
-        Effect.orDie
-      ),
+    /** The records of one plate and module, newest first where a date orders them. */
+    data: (plate: string, module: ModuleName): Effect.Effect<unknown> => {
+      const rows = sql`select item from module_records where plate = ${plate} and module = ${module} order by id`
+      switch (module) {
+        case "fines":
+          return fines(rows).pipe(Effect.map((found) => finesData(itemsOf(found))), Effect.orDie)
+        case "vtv":
+          return vtv(rows).pipe(Effect.map((found) => vtvData(itemsOf(found))), Effect.orDie)
+        case "tax_debt":
+          return taxDebt(rows).pipe(Effect.map((found) => taxDebtData(itemsOf(found))), Effect.orDie)
+        case "gnc":
+          return gnc(rows).pipe(Effect.map((found) => gncData(itemsOf(found))), Effect.orDie)
+      }
+    },
 
     /**
      * Replaces, for every plate and module present in `records`, the records held: an import

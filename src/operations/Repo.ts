@@ -1,7 +1,7 @@
 /**
  * SQL for operations and their module results.
  */
-import { Context, Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer, Option, Schema, Struct } from "effect"
 import { SqlClient } from "effect/sql"
 import {
   ACTIVE_STATUSES,
@@ -9,46 +9,57 @@ import {
   type FinalStatus,
   type ModuleName,
   type ModuleOutcome,
-  type OperationStatus,
   type VehicleSearchResult
 } from "../../workflows/shared.js"
+import { Module } from "../modules/Names.js"
 import { PRESENCE_PREFIX } from "../platform/Presence.js"
-import type { Environment } from "../platform/RequestContext.js"
-import type { ApiVersion } from "../metering/Meters.js"
+import { Environment } from "../platform/RequestContext.js"
+import * as SqlRows from "../platform/SqlRows.js"
+import { ModuleError, ModuleWarning, OperationStatus, VehicleSearchError } from "./Api.js"
 import { countFinished } from "./Metrics.js"
 
-export interface OperationRow {
-  readonly id: string
-  readonly accountId: string
-  readonly environment: Environment
-  readonly kind: "modules" | "vehicle" | "report"
-  /** The API the operation was created through: its reuse key and its events' shape. */
-  readonly apiVersion: ApiVersion
-  readonly plate: string
-  readonly modulesKey: string | null
-  readonly status: OperationStatus
-  readonly input: OperationInput
-  readonly result: VehicleSearchResult | null
-  readonly startedAt: Date | null
-  readonly createdAt: Date
-  readonly updatedAt: Date
-}
+const OperationKind = Schema.Literals(["modules", "vehicle", "report"])
 
 /** What the workflow needs to run the operation again (after a restart, say). */
-export type OperationInput =
-  | { readonly kind: "modules"; readonly modules: ReadonlyArray<ModuleName> }
-  | { readonly kind: "report"; readonly modules: ReadonlyArray<ModuleName> }
-  | { readonly kind: "vehicle"; readonly params: Record<string, unknown>; readonly requestId: string }
+export const OperationInput = Schema.Union([
+  Schema.Struct({ kind: Schema.Literals(["modules", "report"]), modules: Schema.Array(Module) }),
+  Schema.Struct({ kind: Schema.Literal("vehicle"), params: Schema.Record(Schema.String, Schema.Unknown), requestId: Schema.String })
+])
+export type OperationInput = typeof OperationInput.Type
 
-export interface ModuleRow {
-  readonly operationId: string
-  readonly module: ModuleName
-  readonly status: OperationStatus
-  readonly data: unknown
-  readonly error: ModuleOutcome["error"]
-  readonly warnings: ModuleOutcome["warnings"]
-  readonly updatedAt: Date
+const VehicleSearchResult = Schema.Union([
+  Schema.Struct({ ok: Schema.Literal(true), response: Schema.Unknown }),
+  Schema.Struct({ ok: Schema.Literal(false), ...VehicleSearchError.fields })
+])
+
+export const OperationRow = Schema.Struct({
+  id: Schema.String,
+  accountId: Schema.String,
+  environment: Environment,
+  kind: OperationKind,
+  /** The API the operation was created through: its reuse key and its events' shape. */
+  apiVersion: Schema.Literals(["v1", "v2"]),
+  plate: Schema.String,
+  modulesKey: Schema.NullOr(Schema.String),
+  status: OperationStatus,
+  input: OperationInput,
+  result: Schema.NullOr(VehicleSearchResult),
+  startedAt: Schema.NullOr(Schema.Date),
+  createdAt: Schema.Date,
+  updatedAt: Schema.Date
+})
+export type OperationRow = typeof OperationRow.Type
+
+const moduleFields = {
+  module: Module,
+  status: OperationStatus,
+  data: Schema.Unknown,
+  error: Schema.NullOr(ModuleError),
+  warnings: Schema.Array(ModuleWarning)
 }
+
+export const ModuleRow = Schema.Struct({ operationId: Schema.String, ...moduleFields, updatedAt: Schema.Date })
+export type ModuleRow = typeof ModuleRow.Type
 
 /** An operation with its module rows (none for a vehicle search). */
 export interface OperationWithModules {
@@ -57,29 +68,14 @@ export interface OperationWithModules {
 }
 
 /** A module row as the operation reads give it (migration 0016): JSON, names as they are. */
-interface ModuleJson {
-  readonly operation_id: string
-  readonly module: ModuleName
-  readonly status: OperationStatus
-  readonly data: unknown
-  readonly error: ModuleOutcome["error"]
-  readonly warnings: ModuleOutcome["warnings"]
-  readonly updated_at: string
-}
+const ModuleJson = Schema.Struct({ operation_id: Schema.String, ...moduleFields, updated_at: Schema.DateFromString })
 
-type OperationWithModulesRow = OperationRow & { readonly modules: ReadonlyArray<ModuleJson> }
+/** A row of the operation reads (migration 0016): the operation, its module rows as JSON. */
+const OperationWithModulesRow = OperationRow.mapFields((fields) => ({ ...fields, modules: Schema.Array(ModuleJson) }))
 
-const withModules = ({ modules, ...row }: OperationWithModulesRow): OperationWithModules => ({
+const withModules = ({ modules, ...row }: typeof OperationWithModulesRow.Type): OperationWithModules => ({
   row,
-  modules: modules.map((m) => ({
-    operationId: m.operation_id,
-    module: m.module,
-    status: m.status,
-    data: m.data,
-    error: m.error,
-    warnings: m.warnings,
-    updatedAt: new Date(m.updated_at)
-  }))
+  modules: modules.map(({ operation_id, updated_at, ...module }) => ({ operationId: operation_id, ...module, updatedAt: updated_at }))
 })
 
 /** A reuse key as one string: what identical requests share. */
@@ -87,15 +83,8 @@ export const reuseKeyText = (key: Omit<ReuseKey, "modulesKey"> & { readonly modu
   `${key.accountId}/${key.environment}/${key.apiVersion}/${key.plate}/${key.modulesKey}`
 
 /** An operation as a list shows it. */
-export interface OperationSummaryRow {
-  readonly id: string
-  readonly kind: "modules" | "vehicle" | "report"
-  readonly apiVersion: "v1" | "v2"
-  readonly plate: string
-  readonly status: OperationStatus
-  readonly createdAt: Date
-  readonly updatedAt: Date
-}
+export const OperationSummaryRow = OperationRow.mapFields(Struct.pick(["id", "kind", "apiVersion", "plate", "status", "createdAt", "updatedAt"]))
+export type OperationSummaryRow = typeof OperationSummaryRow.Type
 
 /** What recording a module's outcome did. */
 export interface ModuleRecorded {
@@ -136,17 +125,24 @@ const make = Effect.gen(function*() {
   const columns = sql.literal(
     "id, account_id, environment, kind, api_version, plate, modules_key, status, input, result, started_at, created_at, updated_at"
   )
+  const summaries = SqlRows.findAll("recent operations", OperationSummaryRow)
+  const operation = SqlRows.findOneOption("operation", OperationRow)
+  const operations = SqlRows.findAll("operations", OperationRow)
+  const withTheirModules = SqlRows.findAll("operations with their modules", OperationWithModulesRow)
+  const moduleRows = SqlRows.findAll("operation modules", ModuleRow)
+  const recordedIn = SqlRows.findOneOption("operation updated", Schema.Struct({ accountId: Schema.String }))
+  const finalized = SqlRows.findOneOption("operation finalized", OperationRow.mapFields(Struct.pick(["kind", "accountId", "createdAt"])))
 
   return {
     /** The account's operations in `environment`, newest first, optionally of one status and before one. */
     recent: (
       accountId: string,
       environment: Environment,
-      status: OperationStatus | undefined,
+      status: typeof OperationStatus.Type | undefined,
       limit: number,
       before: Option.Option<string>
     ) =>
-      sql<OperationSummaryRow>`
+      summaries(sql`
         select id, kind, api_version, plate, status, created_at, updated_at from operations
         where account_id = ${accountId} and environment = ${environment}
           ${status === undefined ? sql`` : sql`and status = ${status}`}
@@ -156,7 +152,7 @@ const make = Effect.gen(function*() {
                 where id = ${before.value} and account_id = ${accountId} and environment = ${environment})`
             : sql``
         }
-        order by created_at desc, id desc limit ${limit}`.pipe(Effect.orDie),
+        order by created_at desc, id desc limit ${limit}`).pipe(Effect.orDie),
 
     /** Inserts unless an identical active modules operation exists; true when inserted. */
     insert: (operation: NewOperation) =>
@@ -183,11 +179,11 @@ const make = Effect.gen(function*() {
       sql`select pg_advisory_xact_lock(hashtextextended(${reuseKeyText(key)}, 0))`.pipe(Effect.asVoid),
 
     findActiveModules: (key: ReuseKey) =>
-      sql<OperationRow>`
+      operation(sql`
         select ${columns} from operations
         where account_id = ${key.accountId} and environment = ${key.environment} and api_version = ${key.apiVersion}
-          and plate = ${key.plate} and modules_key = ${key.modulesKey} and kind = 'modules' and status in ${sql.literal(ACTIVE_SQL)}`.pipe(
-        Effect.map((rows) => Option.fromNullishOr(rows[0]))
+          and plate = ${key.plate} and modules_key = ${key.modulesKey} and kind = 'modules' and status in ${sql.literal(ACTIVE_SQL)}`).pipe(
+        Effect.catchTag("MalformedRow", Effect.die)
       ),
 
     /**
@@ -195,40 +191,36 @@ const make = Effect.gen(function*() {
      * statement (migration 0016's function: one array per part of the key).
      */
     findActiveModulesMany: (keys: ReadonlyArray<ReuseKey>) =>
-      sql<OperationWithModulesRow>`
+      withTheirModules(sql`
         select * from vda_active_modules_operations(
           ${keys.map((key) => key.accountId)}::text[], ${keys.map((key) => key.environment)}::text[],
           ${keys.map((key) => key.apiVersion)}::text[], ${keys.map((key) => key.plate)}::text[],
-          ${keys.map((key) => key.modulesKey)}::text[])`.pipe(
+          ${keys.map((key) => key.modulesKey)}::text[])`).pipe(
         Effect.map((rows) => rows.map(withModules)),
         Effect.orDie
       ),
 
     findActiveReport: (key: Pick<OperationRow, "accountId" | "environment" | "plate">) =>
-      sql<OperationRow>`
+      operation(sql`
         select ${columns} from operations
         where account_id = ${key.accountId} and environment = ${key.environment} and plate = ${key.plate}
-          and kind = 'report' and status in ${sql.literal(ACTIVE_SQL)}`.pipe(
-        Effect.map((rows) => Option.fromNullishOr(rows[0]))
+          and kind = 'report' and status in ${sql.literal(ACTIVE_SQL)}`).pipe(
+        Effect.catchTag("MalformedRow", Effect.die)
       ),
 
-    find: (id: string) =>
-      sql<OperationRow>`select ${columns} from operations where id = ${id}`.pipe(
-        Effect.map((rows) => Option.fromNullishOr(rows[0])),
-        Effect.orDie
-      ),
+    find: (id: string) => operation(sql`select ${columns} from operations where id = ${id}`).pipe(Effect.orDie),
 
     /** Operations by id with their module rows, in one statement for any number of ids (migration 0016's function). */
     findManyWithModules: (ids: ReadonlyArray<string>) =>
-      sql<OperationWithModulesRow>`select * from vda_operations_by_id(${ids}::text[])`.pipe(
+      withTheirModules(sql`select * from vda_operations_by_id(${ids}::text[])`).pipe(
         Effect.map((rows) => rows.map(withModules)),
         Effect.orDie
       ),
 
     modules: (id: string) =>
-      sql<ModuleRow>`
+      moduleRows(sql`
         select operation_id, module, status, data, error, warnings, updated_at
-        from operation_modules where operation_id = ${id}`.pipe(Effect.orDie),
+        from operation_modules where operation_id = ${id}`).pipe(Effect.orDie),
 
     markStarted: (id: string, at: Date) =>
       sql`update operations set started_at = coalesce(started_at, ${at}) where id = ${id}`.pipe(Effect.asVoid, Effect.orDie),
@@ -253,25 +245,23 @@ const make = Effect.gen(function*() {
             warnings = ${JSON.stringify(outcome.warnings)}, updated_at = ${at}
           where operation_id = ${id} and module = ${module} and status in ${sql.literal(ACTIVE_SQL)}
           returning module`
-        const operation = yield* sql<{ readonly accountId: string }>`
+        const active = yield* recordedIn(sql`
           update operations set updated_at = ${at} where id = ${id} and status in ${sql.literal(ACTIVE_SQL)}
-          returning account_id`
-        return { recorded: recorded.length > 0, accountId: operation[0]?.accountId } satisfies ModuleRecorded
+          returning account_id`)
+        return { recorded: recorded.length > 0, accountId: Option.getOrUndefined(active)?.accountId } satisfies ModuleRecorded
       }).pipe(sql.withTransaction, Effect.orDie),
 
     /** Moves an operation to its final state once; None when it already was final. */
     finalize: (id: string, status: FinalStatus, at: Date, result?: VehicleSearchResult) =>
-      sql`
+      finalized(sql`
         update operations set status = ${status}, updated_at = ${at},
           result = coalesce(${result === undefined ? null : JSON.stringify(result)}::jsonb, result)
         where id = ${id} and status not in ${sql.in(FINAL_STATUSES)}
-        returning kind, account_id, created_at`.pipe(
-        Effect.map((rows) => {
-          const row = rows[0] as Omit<Finalized, "status" | "at"> | undefined
-          if (row === undefined) return Option.none<Finalized>()
+        returning kind, account_id, created_at`).pipe(
+        Effect.map(Option.map((row): Finalized => {
           countFinished(row.kind, status, row.createdAt, at)
-          return Option.some<Finalized>({ kind: row.kind, accountId: row.accountId, createdAt: row.createdAt, status, at })
-        }),
+          return { ...row, status, at }
+        })),
         Effect.orDie
       ),
 
@@ -285,10 +275,10 @@ const make = Effect.gen(function*() {
 
     /** Active operations nobody holds a live claim on, oldest first. */
     claimable: (holder: string) =>
-      sql<OperationRow>`
+      operations(sql`
         select ${columns} from operations
         where status in ${sql.literal(ACTIVE_SQL)} and ${claimOpenTo(holder)}
-        order by created_at`.pipe(Effect.orDie),
+        order by created_at`).pipe(Effect.orDie),
 
     renewClaims: (holder: string, ttlMs: number) =>
       sql`update operations set claimed_until = now() + ${ttlMs} * interval '1 millisecond'
@@ -303,18 +293,18 @@ const make = Effect.gen(function*() {
 
     /** Started operations not final yet that have not moved since `before` (oldest first). */
     stale: (before: Date, limit: number) =>
-      sql<OperationRow>`
+      operations(sql`
         select ${columns} from operations
         where status in ${sql.literal(ACTIVE_SQL)} and started_at is not null and updated_at < ${before}
-        order by updated_at limit ${limit}`.pipe(Effect.orDie),
+        order by updated_at limit ${limit}`).pipe(Effect.orDie),
 
     /** Operations not final yet, oldest first (`unstartedFor`: only those never handed to an engine). */
     unfinished: (options: { readonly unstartedBefore?: Date } = {}) =>
-      sql<OperationRow>`
+      operations(sql`
         select ${columns} from operations
         where status in ${sql.literal(ACTIVE_SQL)}
           ${options.unstartedBefore ? sql`and started_at is null and created_at < ${options.unstartedBefore}` : sql``}
-        order by created_at`.pipe(Effect.orDie)
+        order by created_at`).pipe(Effect.orDie)
   }
 })
 

@@ -4,11 +4,13 @@
  */
 import { NodeServices } from "@effect/platform-node"
 import { PgClient, PgMigrator } from "@effect/sql-pg"
-import { Context, Effect, Layer, Metric, Option, Redacted, String as Str } from "effect"
+import { Context, Effect, Layer, Metric, Option, Redacted, Schema, String as Str } from "effect"
 import { SqlClient, SqlError } from "effect/sql"
 import { AppConfig } from "./Config.js"
 import { maskUrl } from "./ConfigBanner.js"
 import { otherSessions, startCluster, stopCluster } from "./EmbeddedPostgres.js"
+import { NonNegativeInt } from "./Schemas.js"
+import * as SqlRows from "./SqlRows.js"
 import { describeCause, type StartupError, startupError } from "./Startup.js"
 import { labelSets, onScrape, updateUnsafe } from "./Telemetry.js"
 import migration0001 from "./migrations/0001_foundation.js"
@@ -134,6 +136,8 @@ const poolState = labelSets("state")
 /** This process's connections' name on the server: how the pool's gauges find them. */
 const applicationNameOf = () => `vehicle-data-api/${process.pid}`
 
+const PoolCounts = SqlRows.single("pool connections", Schema.Struct({ inUse: NonNegativeInt, idle: NonNegativeInt }))
+
 /**
  * The pool's gauges, read at each scrape from the server's own view of this process's
  * connections (the driver keeps no counts of its own). Unregistered when the scope closes.
@@ -141,14 +145,14 @@ const applicationNameOf = () => `vehicle-data-api/${process.pid}`
 const watchPool = (sql: SqlClient.SqlClient) =>
   Effect.gen(function*() {
     const services = yield* Effect.context<never>()
-    const read = sql<{ readonly inUse: number; readonly idle: number }>`
+    const read = PoolCounts(sql`
       select count(*) filter (where state <> 'idle')::int as in_use, count(*) filter (where state = 'idle')::int as idle
-      from pg_stat_activity where application_name = ${applicationNameOf()} and pid <> pg_backend_pid()`
+      from pg_stat_activity where application_name = ${applicationNameOf()} and pid <> pg_backend_pid()`)
     const unwatch = onScrape(() =>
-      Effect.runPromiseWith(services)(read).then(([counts]) => {
+      Effect.runPromiseWith(services)(read).then((counts) => {
         // the scrape's own statement holds one connection: it is not the application's
-        updateUnsafe(poolConnections, counts?.inUse ?? 0, poolState("in_use"))
-        updateUnsafe(poolConnections, (counts?.idle ?? 0) + 1, poolState("idle"))
+        updateUnsafe(poolConnections, counts.inUse, poolState("in_use"))
+        updateUnsafe(poolConnections, counts.idle + 1, poolState("idle"))
       }))
     yield* Effect.addFinalizer(() => Effect.sync(unwatch))
   })

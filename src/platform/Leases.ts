@@ -15,7 +15,7 @@ const make = Effect.gen(function*() {
     holder,
     /** Takes or renews the lease for `ttlMs`; true while this process holds it. */
     acquire: (name: string, ttlMs: number) =>
-      sql<{ holder: string }>`
+      sql`
         insert into leases (name, holder, expires_at) values (${name}, ${holder}, now() + ${ttlMs} * interval '1 millisecond')
         on conflict (name) do update set holder = excluded.holder, expires_at = excluded.expires_at
         where leases.holder = excluded.holder or leases.expires_at < now()

@@ -2,18 +2,20 @@
  * Vehicle data held in PostgreSQL: the registry (imported) and the upstream cache. Concurrent
  * lookups share one query.
  */
-import { Array as Arr, Clock, Context, Effect, Layer, Result } from "effect"
+import { Array as Arr, Clock, Context, Effect, Layer, Result, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Batcher from "../platform/Batcher.js"
-import type { RegistryVehicle, VehicleFacts } from "./Records.js"
+import * as SqlRows from "../platform/SqlRows.js"
+import { type RegistryVehicle, VehicleFacts } from "./Records.js"
 
-export interface StoredVehicle {
-  readonly plate: string
-  readonly source: "registry" | "upstream"
-  readonly found: boolean
-  readonly facts: VehicleFacts | null
-  readonly fetchedAt: Date
-}
+export const StoredVehicle = Schema.Struct({
+  plate: Schema.String,
+  source: Schema.Literals(["registry", "upstream"]),
+  found: Schema.Boolean,
+  facts: Schema.NullOr(VehicleFacts),
+  fetchedAt: Schema.Date
+})
+export type StoredVehicle = typeof StoredVehicle.Type
 
 const LANES = 4
 /**
@@ -25,13 +27,15 @@ const HOT_MAX = 20_000
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  // decoded once per batch of lookups; the hot cache below then holds decoded rows
+  const vehicles = SqlRows.findAll("vehicles by plate", StoredVehicle)
 
   const lookups = yield* Batcher.make({
     key: Batcher.spreadOver(LANES),
     process: (_lane, plates) =>
-      sql<StoredVehicle>`
+      vehicles(sql`
         select plate, source, found, facts, fetched_at from vehicles
-        where plate = any(${[...new Set(plates)]}::text[])`.pipe(
+        where plate = any(${[...new Set(plates)]}::text[])`).pipe(
         Effect.map((rows) => {
           const byPlate = new Map(rows.map((row) => [row.plate, row]))
           return plates.map((plate) => Result.succeed(byPlate.get(plate)))

@@ -1,45 +1,50 @@
 /**
  * SQL for webhook configurations and deliveries.
  */
-import { Context, Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer, Option, Schema, Struct } from "effect"
 import { SqlClient, SqlError } from "effect/sql"
 import { PRESENCE_PREFIX } from "../platform/Presence.js"
-import type { Environment } from "../platform/RequestContext.js"
+import { Environment } from "../platform/RequestContext.js"
+import { NonNegativeInt } from "../platform/Schemas.js"
+import * as SqlRows from "../platform/SqlRows.js"
 
-export interface ConfigRow {
-  readonly url: string | null
-  readonly enabled: boolean
-  readonly secret: string
-}
+export const ConfigRow = Schema.Struct({
+  url: Schema.NullOr(Schema.String),
+  enabled: Schema.Boolean,
+  secret: Schema.String
+})
+export type ConfigRow = typeof ConfigRow.Type
 
 /** The configuration as stored, with when it last changed. */
-export interface StoredConfig extends ConfigRow {
-  readonly updatedAt: Date
-}
+export const StoredConfig = ConfigRow.mapFields(Struct.assign({ updatedAt: Schema.Date }))
+export type StoredConfig = typeof StoredConfig.Type
 
-export interface DeliveryRow {
-  readonly id: string
-  readonly accountId: string
-  readonly environment: Environment
-  readonly apiVersion: "v1" | "v2"
-  readonly eventType: string
-  readonly operationId: string | null
-  readonly body: string
+const DeliveryStatus = Schema.Literals(["pending", "processed", "failed"])
+
+export const DeliveryRow = Schema.Struct({
+  id: Schema.String,
+  accountId: Schema.String,
+  environment: Environment,
+  apiVersion: Schema.Literals(["v1", "v2"]),
+  eventType: Schema.String,
+  operationId: Schema.NullOr(Schema.String),
+  body: Schema.String,
   /** v1's test event: sent even while the webhook is disabled. */
-  readonly sendsWhenDisabled: boolean
-  readonly status: "pending" | "processed" | "failed"
+  sendsWhenDisabled: Schema.Boolean,
+  status: DeliveryStatus,
   /** Its attempt series: 1 for the original, one more per resend. */
-  readonly series: number
+  series: Schema.Int,
   /** Attempts of the current series. */
-  readonly attempts: number
-  readonly responseStatus: number | null
-  readonly lastError: string | null
-  readonly nextAttemptAt: Date
-  readonly startedAt: Date | null
-  readonly createdAt: Date
+  attempts: NonNegativeInt,
+  responseStatus: Schema.NullOr(Schema.Int),
+  lastError: Schema.NullOr(Schema.String),
+  nextAttemptAt: Schema.Date,
+  startedAt: Schema.NullOr(Schema.Date),
+  createdAt: Schema.Date,
   /** The W3C traceparent of what recorded the event (null when tracing was off). */
-  readonly traceParent: string | null
-}
+  traceParent: Schema.NullOr(Schema.String)
+})
+export type DeliveryRow = typeof DeliveryRow.Type
 
 export type NewDelivery = Pick<
   DeliveryRow,
@@ -81,6 +86,19 @@ const make = Effect.gen(function*() {
     sql`(claimed_by is null or claimed_by = ${holder} or claimed_until < now()
       or not exists (select 1 from pg_stat_activity where application_name = ${PRESENCE_PREFIX} || claimed_by))`
   const columns = sql.literal(DELIVERY_COLUMNS)
+  const storedConfig = SqlRows.findOneOption("webhook configuration", StoredConfig)
+  const committedConfig = SqlRows.single("webhook configuration", StoredConfig)
+  const lockedConfig = SqlRows.single("webhook configuration, locked", ConfigRow)
+  const config = SqlRows.findOneOption("webhook configuration", ConfigRow)
+  const DeliveryId = Schema.Struct({ id: Schema.String })
+  const insertedId = SqlRows.findOneOption("webhook delivery inserted", DeliveryId)
+  const existingId = SqlRows.single("webhook delivery of the operation", DeliveryId)
+  const pendingSummary = SqlRows.single(
+    "pending webhook deliveries",
+    Schema.Struct({ pending: NonNegativeInt, oldest: Schema.NullOr(Schema.Date) })
+  )
+  const delivery = SqlRows.findOneOption("webhook delivery", DeliveryRow)
+  const deliveries = SqlRows.findAll("webhook deliveries", DeliveryRow)
 
   const ensureConfig = (accountId: string, environment: Environment, secret: string, at: Date) =>
     sql`
@@ -94,7 +112,7 @@ const make = Effect.gen(function*() {
       Effect.gen(function*() {
         // one round trip: the row as it is, or as this statement creates it (a row another
         // transaction created after this one's snapshot is read by a second statement)
-        const [row] = yield* sql<StoredConfig>`
+        const row = yield* storedConfig(sql`
           with created as (
             insert into webhook_configs (account_id, environment, url, enabled, secret, updated_at)
             values (${accountId}, ${environment}, null, false, ${secret}, ${at})
@@ -103,11 +121,10 @@ const make = Effect.gen(function*() {
           select url, enabled, secret, updated_at from created
           union all
           select url, enabled, secret, updated_at from webhook_configs
-          where account_id = ${accountId} and environment = ${environment} and not exists (select from created)`
-        if (row !== undefined) return row
-        const [committed] = yield* sql<StoredConfig>`
-          select url, enabled, secret, updated_at from webhook_configs where account_id = ${accountId} and environment = ${environment}`
-        return committed!
+          where account_id = ${accountId} and environment = ${environment} and not exists (select from created)`)
+        if (Option.isSome(row)) return row.value
+        return yield* committedConfig(sql`
+          select url, enabled, secret, updated_at from webhook_configs where account_id = ${accountId} and environment = ${environment}`)
       }).pipe(Effect.orDie),
 
     /**
@@ -123,10 +140,10 @@ const make = Effect.gen(function*() {
     ) =>
       Effect.gen(function*() {
         yield* ensureConfig(accountId, environment, secret, at).pipe(Effect.orDie)
-        const [current] = yield* sql<ConfigRow>`
+        const current = yield* lockedConfig(sql`
           select url, enabled, secret from webhook_configs
-          where account_id = ${accountId} and environment = ${environment} for update`.pipe(Effect.orDie)
-        const next = yield* change(current!)
+          where account_id = ${accountId} and environment = ${environment} for update`).pipe(Effect.orDie)
+        const next = yield* change(current)
         yield* sql`
           update webhook_configs set url = ${next.url}, enabled = ${next.enabled}, secret = ${next.secret}, updated_at = ${at}
           where account_id = ${accountId} and environment = ${environment}`.pipe(Effect.orDie)
@@ -134,43 +151,38 @@ const make = Effect.gen(function*() {
       }).pipe(sql.withTransaction, Effect.catchIf(SqlError.isSqlError, Effect.die)),
 
     findConfig: (accountId: string, environment: Environment) =>
-      sql<ConfigRow>`
-        select url, enabled, secret from webhook_configs where account_id = ${accountId} and environment = ${environment}`.pipe(
-        Effect.map((rows) => Option.fromNullishOr(rows[0])),
+      config(sql`
+        select url, enabled, secret from webhook_configs where account_id = ${accountId} and environment = ${environment}`).pipe(
         Effect.orDie
       ),
 
     /** Inserts unless the operation already has its delivery; the delivery's id either way. */
     insertDelivery: (delivery: NewDelivery) =>
       Effect.gen(function*() {
-        const inserted = yield* sql<{ readonly id: string }>`
+        const inserted = yield* insertedId(sql`
           insert into webhook_deliveries (id, account_id, environment, api_version, event_type, operation_id, body,
             sends_when_disabled, status, attempts, next_attempt_at, created_at, updated_at, trace_parent)
           values (${delivery.id}, ${delivery.accountId}, ${delivery.environment}, ${delivery.apiVersion}, ${delivery.eventType},
             ${delivery.operationId}, ${delivery.body}, ${delivery.sendsWhenDisabled}, 'pending', 0, ${delivery.createdAt},
             ${delivery.createdAt}, ${delivery.createdAt}, ${delivery.traceParent ?? null})
           on conflict (operation_id) do nothing
-          returning id::text as id`
-        if (inserted[0]) return inserted[0].id
-        const [existing] = yield* sql<{ readonly id: string }>`
-          select id::text as id from webhook_deliveries where operation_id = ${delivery.operationId}`
-        return existing!.id
+          returning id::text as id`)
+        if (Option.isSome(inserted)) return inserted.value.id
+        const existing = yield* existingId(sql`
+          select id::text as id from webhook_deliveries where operation_id = ${delivery.operationId}`)
+        return existing.id
       }).pipe(Effect.orDie),
 
     /** How many deliveries are pending, and when the oldest of them was created. */
-    pendingSummary: sql<{ readonly pending: number; readonly oldest: Date | null }>`
-      select count(*)::int as pending, min(created_at) as oldest from webhook_deliveries where status = 'pending'`.pipe(
-      Effect.map((rows) => rows[0] ?? { pending: 0, oldest: null }),
+    pendingSummary: pendingSummary(sql`
+      select count(*)::int as pending, min(created_at) as oldest from webhook_deliveries where status = 'pending'`).pipe(
       Effect.orDie
     ),
 
     findDelivery: (id: string) =>
       !isDeliveryId(id)
         ? Effect.succeedNone
-        : sql<DeliveryRow>`select ${columns} from webhook_deliveries where id = ${id}::uuid`.pipe(
-          Effect.map((rows) => Option.fromNullishOr(rows[0])),
-          Effect.orDie
-        ),
+        : delivery(sql`select ${columns} from webhook_deliveries where id = ${id}::uuid`).pipe(Effect.orDie),
 
     /**
      * Records an attempt; an attempt already recorded (a retried activity) does not count twice.
@@ -191,11 +203,11 @@ const make = Effect.gen(function*() {
       ),
 
     list: (accountId: string, environment: Environment, limit: number, offset: number) =>
-      sql<DeliveryRow>`
+      deliveries(sql`
         select ${columns} from webhook_deliveries
         where account_id = ${accountId} and environment = ${environment}
         order by created_at desc, id desc
-        limit ${limit} offset ${offset}`.pipe(Effect.orDie),
+        limit ${limit} offset ${offset}`).pipe(Effect.orDie),
 
     /**
      * Ends a delivery still pending in `series` `failed`, with the reason kept for operators;
@@ -215,20 +227,20 @@ const make = Effect.gen(function*() {
     resend: (id: string, accountId: string, environment: Environment, at: Date) =>
       !isDeliveryId(id)
         ? Effect.succeedNone
-        : sql<DeliveryRow>`
+        : delivery(sql`
           update webhook_deliveries set status = 'pending', series = series + 1, attempts = 0, response_status = null,
             last_error = null, next_attempt_at = ${at}, started_at = null, claimed_by = null, claimed_until = null,
             updated_at = ${at}
           where id = ${id}::uuid and account_id = ${accountId} and environment = ${environment}
             and status = any(${[...SETTLED_STATUSES]}::text[])
-          returning ${columns}`.pipe(Effect.map((rows) => Option.fromNullishOr(rows[0])), Effect.orDie),
+          returning ${columns}`).pipe(Effect.orDie),
 
     /** Started deliveries still pending whose next attempt was due before `dueBefore` (oldest first). */
     overdue: (dueBefore: Date, limit: number) =>
-      sql<DeliveryRow>`
+      deliveries(sql`
         select ${columns} from webhook_deliveries
         where status = 'pending' and started_at is not null and next_attempt_at < ${dueBefore}
-        order by next_attempt_at limit ${limit}`.pipe(Effect.orDie),
+        order by next_attempt_at limit ${limit}`).pipe(Effect.orDie),
 
     /** Claims a pending delivery for `holder` (the inline engine of one process); false if another holds it. */
     claim: (id: string, holder: string, ttlMs: number) =>
@@ -240,10 +252,10 @@ const make = Effect.gen(function*() {
 
     /** Pending deliveries nobody holds a live claim on, by planned attempt time. */
     claimable: (holder: string) =>
-      sql<DeliveryRow>`
+      deliveries(sql`
         select ${columns} from webhook_deliveries
         where status = 'pending' and ${claimOpenTo(holder)}
-        order by next_attempt_at`.pipe(Effect.orDie),
+        order by next_attempt_at`).pipe(Effect.orDie),
 
     renewClaims: (holder: string, ttlMs: number) =>
       sql`update webhook_deliveries set claimed_until = now() + ${ttlMs} * interval '1 millisecond'
@@ -257,10 +269,10 @@ const make = Effect.gen(function*() {
 
     /** Pending deliveries (`unstartedBefore`: only those never handed to an engine). */
     pending: (options: { readonly unstartedBefore?: Date } = {}) =>
-      sql<DeliveryRow>`
+      deliveries(sql`
         select ${columns} from webhook_deliveries where status = 'pending'
           ${options.unstartedBefore ? sql`and started_at is null and created_at < ${options.unstartedBefore}` : sql``}
-        order by next_attempt_at`.pipe(Effect.orDie)
+        order by next_attempt_at`).pipe(Effect.orDie)
   }
 })
 

@@ -1,0 +1,127 @@
+/**
+ * Rows altered behind the application's back (by raw SQL, to values the database accepts and the
+ * row schemas do not): each repository fails typed where it reads them, and the API answers the
+ * contract's 500 `internal_error` with nothing internal in it, logging the statement and the field
+ * but never a value.
+ */
+import { Cause, Effect, Exit } from "effect"
+import { SqlClient } from "effect/sql"
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest"
+import { AccountsRepo } from "../../src/accounts/Repo.js"
+import { OperationsRepo } from "../../src/operations/Repo.js"
+import { MalformedRow } from "../../src/platform/SqlRows.js"
+import { VehicleStore } from "../../src/vehicles/Store.js"
+import { WebhooksRepo } from "../../src/webhooks/Repo.js"
+import { INTERNAL_DETAIL } from "../support/ErrorShape.js"
+import { waitFor } from "../support/Processes.js"
+import { ErrorResponse, expectShape } from "../support/SpecShapes.js"
+import { makeTestApp, type TestAccount, type TestApp, withKey } from "../support/TestApp.js"
+
+/** Recognisable values planted in the malformed rows: none may show in an answer or a log line. */
+const PLATE = "QX123ZZ"
+const PLANTED = /QX123ZZ|planted-value|vda_live_|radar/
+
+let app: TestApp
+let account: TestAccount
+
+const sql = <A>(run: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>) => app.run(Effect.flatMap(SqlClient.SqlClient, run))
+
+/** The defect a repository call died with (repositories die on what the database should never give). */
+const defectOf = async (effect: Parameters<TestApp["run"]>[0]) => {
+  const exit = await app.run(Effect.exit(effect))
+  if (!Exit.isFailure(exit)) throw new Error("expected the call to fail")
+  return Cause.squash(exit.cause)
+}
+
+/** What the application logs while `during` runs, as the log sink and the console receive it. */
+const logged = async (during: () => Promise<unknown>, until: RegExp) => {
+  const lines: Array<string> = []
+  const keep = (chunk: unknown) => void lines.push(typeof chunk === "string" ? chunk : Buffer.from(chunk as Uint8Array).toString())
+  const write = process.stdout.write.bind(process.stdout)
+  vi.spyOn(process.stdout, "write").mockImplementation((chunk: unknown, ...rest: Array<unknown>) => {
+    keep(chunk)
+    return (write as (...args: Array<unknown>) => boolean)(chunk, ...rest)
+  })
+  for (const method of ["log", "info", "warn", "error"] as const) {
+    vi.spyOn(console, method).mockImplementation((...args: Array<unknown>) => void lines.push(args.map(String).join(" ")))
+  }
+  await during()
+  return waitFor(() => (until.test(lines.join("\n")) ? lines.join("\n") : undefined), `a log line matching ${until}`, 5_000)
+}
+
+/** The answer is the contract's 500, with nothing internal and none of the planted values. */
+const expectInternalError = async (res: Response) => {
+  expect(res.status).toBe(500)
+  const text = await res.text()
+  expect(text).not.toMatch(INTERNAL_DETAIL)
+  expect(text).not.toMatch(PLANTED)
+  expect(text).not.toMatch(/MalformedRow|schema|Expected/)
+  const body = JSON.parse(text)
+  expectShape(body, ErrorResponse("internal_error"))
+  expect(body.error.retryable).toBe(false)
+}
+
+beforeAll(async () => {
+  app = await makeTestApp()
+  account = await app.createAccount({ plan: "scale" })
+})
+afterAll(() => app.dispose())
+afterEach(() => vi.restoreAllMocks())
+
+describe("a malformed row", () => {
+  it("an operation: the repository fails typed, a poll is 500 internal_error, the log names the statement only", async () => {
+    const id = "op_malformed_input"
+    await sql((sql) =>
+      sql`insert into operations (id, account_id, environment, kind, api_version, plate, modules_key, status, input, created_at, updated_at)
+        values (${id}, ${account.id}, 'production', 'modules', 'v2', ${PLATE}, 'fines', 'completed',
+          ${JSON.stringify({ kind: "modules", modules: ["planted-value"] })}, now(), now())`)
+
+    const defect = await defectOf(Effect.flatMap(OperationsRepo, (repo) => repo.find(id)))
+    expect(defect).toBeInstanceOf(MalformedRow)
+    expect((defect as MalformedRow).statement).toBe("operation")
+    expect((defect as MalformedRow).issues).toMatch(/^input/)
+
+    const output = await logged(async () => {
+      await expectInternalError(await app.production(`/v2/operations/${id}`, withKey(account.production.key)))
+    }, /operations with their modules/)
+    expect(output).toMatch(/MalformedRow: A row of "operations with their modules" does not match its schema: 0\.input/)
+    expect(output).not.toMatch(PLANTED)
+  })
+
+  it("a stored vehicle: the vehicle query is 500 internal_error", async () => {
+    await sql((sql) =>
+      sql`insert into vehicles (plate, source, found, facts, fetched_at)
+        values (${PLATE}, 'registry', true, ${JSON.stringify({ year: "planted-value" })}, now())`)
+
+    const defect = await defectOf(Effect.flatMap(VehicleStore, (store) => store.find(PLATE)))
+    expect(defect).toBeInstanceOf(MalformedRow)
+    expect((defect as MalformedRow).statement).toBe("vehicles by plate")
+
+    await expectInternalError(await app.production(`/v2/vehicles/${PLATE}`, withKey(account.production.key)))
+  })
+
+  it("a webhook delivery: the deliveries list is 500 internal_error", async () => {
+    await sql((sql) =>
+      sql`insert into webhook_deliveries (id, account_id, environment, api_version, event_type, body, status, attempts,
+          next_attempt_at, created_at, updated_at)
+        values (gen_random_uuid(), ${account.id}, 'production', 'v2', 'operation.completed', ${`{"plate":"${PLATE}"}`},
+          'processed', -1, now(), now(), now())`)
+
+    const defect = await defectOf(Effect.flatMap(WebhooksRepo, (repo) => repo.list(account.id, "production", 25, 0)))
+    expect(defect).toBeInstanceOf(MalformedRow)
+    expect((defect as MalformedRow).issues).toMatch(/^0\.attempts/)
+
+    await expectInternalError(await app.production("/v2/webhooks/deliveries", withKey(account.production.key)))
+  })
+
+  it("an account's plan (read by the admission of every request): 500 internal_error for its keys", async () => {
+    await sql((sql) => sql`update plans set enabled_modules = '{fines,radar}' where id = 'scale'`)
+
+    const defect = await defectOf(Effect.flatMap(AccountsRepo, (repo) => repo.findAccount(account.id)))
+    expect(defect).toBeInstanceOf(MalformedRow)
+    expect((defect as MalformedRow).issues).toMatch(/^enabledModules\.1/)
+
+    await expectInternalError(await app.production("/v2/status", withKey(account.production.key)))
+    await expectInternalError(await app.production(`/v2/vehicles/${PLATE}`, withKey(account.production.key)))
+  })
+})
