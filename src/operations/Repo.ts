@@ -56,7 +56,7 @@ export interface OperationWithModules {
   readonly modules: ReadonlyArray<ModuleRow>
 }
 
-/** A module row as the operation reads give it (migration 0016): JSON, names as they are. */
+/** A module row as the operation reads give it (src/operations/sql/operationRow.ts): JSON, names as they are. */
 interface ModuleJson {
   readonly operation_id: string
   readonly module: ModuleName
@@ -192,7 +192,7 @@ const make = Effect.gen(function*() {
 
     /**
      * The active modules operations with any of these reuse keys, with their module rows, in one
-     * statement (migration 0016's function: one array per part of the key).
+     * statement (`vda_active_modules_operations`: one array per part of the key).
      */
     findActiveModulesMany: (keys: ReadonlyArray<ReuseKey>) =>
       sql<OperationWithModulesRow>`
@@ -218,7 +218,7 @@ const make = Effect.gen(function*() {
         Effect.orDie
       ),
 
-    /** Operations by id with their module rows, in one statement for any number of ids (migration 0016's function). */
+    /** Operations by id with their module rows, in one statement for any number of ids (`vda_operations_by_id`). */
     findManyWithModules: (ids: ReadonlyArray<string>) =>
       sql<OperationWithModulesRow>`select * from vda_operations_by_id(${ids}::text[])`.pipe(
         Effect.map((rows) => rows.map(withModules)),
