@@ -100,6 +100,8 @@ export const usageOf = (
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
 
+  // `vda_account_status` reads the same counters; a plain statement is faster than a function here
+  // (docs/architecture.md, "Migrations and database functions")
   const readNow = (principal: Principal) =>
     Effect.gen(function*() {
       const periods = usagePeriodsOf(principal, yield* Clock.currentTimeMillis)
