@@ -1,6 +1,7 @@
 /**
  * PostgreSQL: the given server (`DATABASE_URL`) or an embedded one under `DATA_DIR`, with the
- * migrations applied before anything else is built.
+ * migrations applied and the functions installed (DatabaseFunctions.ts) before anything else is
+ * built.
  */
 import { NodeServices } from "@effect/platform-node"
 import { PgClient, PgMigrator } from "@effect/sql-pg"
