@@ -6,7 +6,8 @@
  * A function is installed when its source is not the one last installed (by SHA-256, recorded in
  * `database_functions`), so any database, new or migrated by any earlier chain, ends with the
  * functions of the running code's sources. Changing a function's arguments or result type needs a
- * migration that drops the old one first: `create or replace` cannot change them.
+ * migration that drops the old one first: `create or replace` would make a second function beside
+ * it for new arguments, and refuses a new result type.
  */
 import { createHash } from "node:crypto"
 import { Effect } from "effect"
