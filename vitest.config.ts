@@ -1,6 +1,11 @@
 import { defineConfig } from "vitest/config"
 
 export default defineConfig({
+  // a `.sql` file imports as its text, as the bundle has it (src/platform/bundled.js)
+  plugins: [{
+    name: "sql-as-text",
+    transform: (code, id) => (id.endsWith(".sql") ? { code: `export default ${JSON.stringify(code)}`, map: null } : undefined)
+  }],
   test: {
     include: ["test/**/*.test.ts"],
     globalSetup: ["test/support/globalSetup.ts", "test/support/chromiumSetup.ts", "test/support/temporalSetup.ts"],

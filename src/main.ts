@@ -21,7 +21,8 @@ import { serveListener } from "./Listeners.js"
 import { VehicleStore } from "./vehicles/Store.js"
 import { HttpStackLive } from "./Http.js"
 import { AppConfig } from "./platform/Config.js"
-import { DatabaseLocation, makeDatabaseLive } from "./platform/Database.js"
+import { DatabaseLocation } from "./platform/Database.js"
+import { DatabaseLive } from "./DatabaseLive.js"
 import * as Imports from "./cli/Imports.js"
 import { demoDataFile } from "./platform/Paths.js"
 import type { Environment } from "./platform/RequestContext.js"
@@ -70,7 +71,7 @@ const ApiLive = ListenersLive.pipe(
   Layer.provide(NodeServices.layer),
   Layer.provide(TelemetryLive({ serviceName: "vehicle-data-api" })),
   Layer.provide(Accounts.layer),
-  Layer.provide(makeDatabaseLive("server")),
+  Layer.provide(DatabaseLive("server")),
   Layer.provide(AppConfig.layer)
 )
 
@@ -88,7 +89,7 @@ const PrimaryLive = Layer.effectDiscard(Effect.gen(function*() {
   yield* showDemo(demo, urls)
 })).pipe(
   Layer.provide(Layer.mergeAll(Accounts.layer, Catalog.layer, VehicleStore.layer, ModuleRegistry.layer, NodeServices.layer)),
-  Layer.provide(makeDatabaseLive("server")),
+  Layer.provide(DatabaseLive("server")),
   Layer.provide(AppConfig.layer)
 )
 

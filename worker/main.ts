@@ -14,7 +14,7 @@ import { ActivitiesLive } from "../src/ActivitiesLive.js"
 import { AppConfig } from "../src/platform/Config.js"
 import { startCodecServer } from "../src/platform/CodecServer.js"
 import { startupBanner } from "../src/platform/ConfigBanner.js"
-import { makeDatabaseLive } from "../src/platform/Database.js"
+import { DatabaseLive } from "../src/DatabaseLive.js"
 import { LoggingLive } from "../src/platform/Logging.js"
 import { causeOfRejection, listening, reportFailure } from "../src/platform/Startup.js"
 import { MetricsReader, RequestTracer, TelemetryLive } from "../src/platform/Telemetry.js"
@@ -24,7 +24,7 @@ import { sdkLogger } from "./SdkLogger.js"
 import { createWorkers, sdkRuntimeOptions, type Workers, workflowCode } from "./Workers.js"
 
 const WorkerServicesLive = ActivitiesLive.pipe(
-  Layer.provide(makeDatabaseLive("cli")),
+  Layer.provide(DatabaseLive("cli")),
   Layer.provideMerge(Layer.mergeAll(TelemetryLive({ serviceName: "vehicle-data-worker" }), LoggingLive)),
   // before the database: a missing secret stops the worker before anything else starts
   Layer.provideMerge(temporalSecretsLayer("worker")),

@@ -1,6 +1,6 @@
 /**
  * The account's status as both API versions show it: owner, plan, the environment's usage and its
- * API keys (never their secrets), read in one statement (migration 0018's function).
+ * API keys (never their secrets), read in one statement (`vda_account_status`, src/accounts/sql/).
  *
  * Concurrent status reads of one account and environment share one read, as polls do: each
  * request was admitted (and counted) before the read began, so the usage it sees includes it.

@@ -15,7 +15,7 @@ import type { CustomPlanTerms, EntitledAccountRow, KeyRow } from "../accounts/Re
 import { DEFAULT_TIMEZONE, isValidTimezone } from "../metering/Periods.js"
 import { OpeningBalance } from "../metering/OpeningBalance.js"
 import { AppConfig } from "../platform/Config.js"
-import { makeDatabaseLive } from "../platform/Database.js"
+import { DatabaseLive } from "../DatabaseLive.js"
 import { plateHash } from "../platform/PlateHash.js"
 import { generateSecrets, resolveTemporalSecrets, SECRET_SETTINGS, TemporalSecrets, temporalSecretsLayer } from "../platform/TemporalSecrets.js"
 import { MODULES as ALL_MODULES } from "../../workflows/shared.js"
@@ -305,7 +305,7 @@ const temporal = Command.make("temporal").pipe(
 
 /** Services the commands use, on the configured database. Built only when such a command runs. */
 export const CliServicesLive = Layer.mergeAll(Accounts.layer, ConsoleSessions.layer, OpeningBalance.layer, Catalog.layer, VehicleStore.layer, ModuleRegistry.layer).pipe(
-  Layer.provideMerge(makeDatabaseLive("cli")),
+  Layer.provideMerge(DatabaseLive("cli")),
   Layer.provideMerge(AppConfig.layer)
 )
 

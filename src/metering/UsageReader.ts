@@ -99,6 +99,8 @@ const make = Effect.gen(function*() {
   const counters = SqlRows.findAll("meter counters", CounterRow)
   const billing = SqlRows.findOneOption("module billing period", BillingRow)
 
+  // `vda_account_status` reads the same counters; a plain statement is faster than a function here
+  // (docs/architecture.md, "Migrations and database functions")
   const readNow = (principal: Principal) =>
     Effect.gen(function*() {
       const periods = usagePeriodsOf(principal, yield* Clock.currentTimeMillis)

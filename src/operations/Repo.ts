@@ -67,10 +67,10 @@ export interface OperationWithModules {
   readonly modules: ReadonlyArray<ModuleRow>
 }
 
-/** A module row as the operation reads give it (migration 0016): JSON, names as they are. */
+/** A module row as the operation reads give it (src/operations/sql/operationRow.ts): JSON, names as they are. */
 const ModuleJson = Schema.Struct({ operation_id: Schema.String, ...moduleFields, updated_at: Schema.DateFromString })
 
-/** A row of the operation reads (migration 0016): the operation, its module rows as JSON. */
+/** A row of the operation reads (src/operations/sql/): the operation, its module rows as JSON. */
 const OperationWithModulesRow = OperationRow.mapFields((fields) => ({ ...fields, modules: Schema.Array(ModuleJson) }))
 
 const withModules = ({ modules, ...row }: typeof OperationWithModulesRow.Type): OperationWithModules => ({
@@ -188,7 +188,7 @@ const make = Effect.gen(function*() {
 
     /**
      * The active modules operations with any of these reuse keys, with their module rows, in one
-     * statement (migration 0016's function: one array per part of the key).
+     * statement (`vda_active_modules_operations`: one array per part of the key).
      */
     findActiveModulesMany: (keys: ReadonlyArray<ReuseKey>) =>
       withTheirModules(sql`
@@ -210,7 +210,7 @@ const make = Effect.gen(function*() {
 
     find: (id: string) => operation(sql`select ${columns} from operations where id = ${id}`).pipe(Effect.orDie),
 
-    /** Operations by id with their module rows, in one statement for any number of ids (migration 0016's function). */
+    /** Operations by id with their module rows, in one statement for any number of ids (`vda_operations_by_id`). */
     findManyWithModules: (ids: ReadonlyArray<string>) =>
       withTheirModules(sql`select * from vda_operations_by_id(${ids}::text[])`).pipe(
         Effect.map((rows) => rows.map(withModules)),

@@ -1,6 +1,7 @@
 /**
  * PostgreSQL: the given server (`DATABASE_URL`) or an embedded one under `DATA_DIR`, with the
- * migrations applied before anything else is built.
+ * migrations applied and the functions installed (DatabaseFunctions.ts) before anything else is
+ * built.
  */
 import { NodeServices } from "@effect/platform-node"
 import { PgClient, PgMigrator } from "@effect/sql-pg"
@@ -8,6 +9,7 @@ import { Context, Effect, Layer, Metric, Option, Redacted, Schema, String as Str
 import { SqlClient, SqlError } from "effect/sql"
 import { AppConfig } from "./Config.js"
 import { maskUrl } from "./ConfigBanner.js"
+import { type DatabaseFunction, installFunctions } from "./DatabaseFunctions.js"
 import { otherSessions, startCluster, stopCluster } from "./EmbeddedPostgres.js"
 import { NonNegativeInt } from "./Schemas.js"
 import * as SqlRows from "./SqlRows.js"
@@ -31,6 +33,7 @@ import migration0015 from "./migrations/0015_admission_by_counter.js"
 import migration0016 from "./migrations/0016_operation_reads.js"
 import migration0017 from "./migrations/0017_admission_by_batch_totals.js"
 import migration0018 from "./migrations/0018_account_status_read.js"
+import migration0019 from "./migrations/0019_database_functions.js"
 
 export const migrations = {
   "0001_foundation": migration0001,
@@ -50,7 +53,8 @@ export const migrations = {
   "0015_admission_by_counter": migration0015,
   "0016_operation_reads": migration0016,
   "0017_admission_by_batch_totals": migration0017,
-  "0018_account_status_read": migration0018
+  "0018_account_status_read": migration0018,
+  "0019_database_functions": migration0019
 }
 
 /** Where the database is, and whether it is the embedded one this process manages. */
@@ -187,9 +191,11 @@ export const pgClientLayer = (
     }))
   )
 
-export const MigratorLive = PgMigrator.layer({ loader: PgMigrator.fromRecord(migrations) }).pipe(
-  Layer.provide(NodeServices.layer)
-)
+/** The migrations, then the functions (each feature's, from the composition root) installed from their sources. */
+export const makeMigratorLive = (functions: ReadonlyArray<DatabaseFunction>) =>
+  Layer.effectDiscard(
+    PgMigrator.run({ loader: PgMigrator.fromRecord(migrations) }).pipe(Effect.andThen(installFunctions(functions)))
+  ).pipe(Layer.provide(NodeServices.layer))
 
 const PgLive = Layer.unwrap(
   Effect.gen(function*() {
@@ -218,14 +224,15 @@ const asStartupError = <E>(error: E): Effect.Effect<E | StartupError, never, Dat
     )
   })
 
-const MigratedLive = Layer.catch(
-  MigratorLive,
-  (error) => Layer.effectDiscard(Effect.flatMap(asStartupError(error), (failure) => Effect.fail(failure)))
-)
+const makeMigratedLive = (functions: ReadonlyArray<DatabaseFunction>) =>
+  Layer.catch(
+    makeMigratorLive(functions),
+    (error) => Layer.effectDiscard(Effect.flatMap(asStartupError(error), (failure) => Effect.fail(failure)))
+  )
 
-/** SqlClient on a migrated database; also exposes where it is. */
-export const makeDatabaseLive = (role: EmbeddedRole) =>
-  MigratedLive.pipe(
+/** SqlClient on a migrated database with `functions` installed; also exposes where it is. */
+export const makeDatabaseLive = (role: EmbeddedRole, functions: ReadonlyArray<DatabaseFunction>) =>
+  makeMigratedLive(functions).pipe(
     Layer.provideMerge(PgLive),
     Layer.provideMerge(makeDatabaseLocation(role))
   )

@@ -22,7 +22,7 @@ const newestSource = async (dir) => {
   for (const entry of await Fs.readdir(dir, { withFileTypes: true })) {
     const full = Path.join(dir, entry.name)
     if (entry.isDirectory()) newest = Math.max(newest, await newestSource(full))
-    else if (/\.(ts|js)$/.test(entry.name)) newest = Math.max(newest, (await Fs.stat(full)).mtimeMs)
+    else if (/\.(ts|js|sql)$/.test(entry.name)) newest = Math.max(newest, (await Fs.stat(full)).mtimeMs)
   }
   return newest
 }
@@ -54,6 +54,8 @@ export const ensureBundle = (entry, sourceDirs = ["src"]) =>
       target: "node24",
       sourcemap: "inline",
       external: EXTERNAL_PACKAGES,
+      // the database functions' sources (src/*/sql/*.sql), as their text
+      loader: { ".sql": "text" },
       logLevel: "warning",
       // bundled CommonJS dependencies still call require()
       banner: { js: "import { createRequire as __vdaRequire } from 'node:module'; const require = __vdaRequire(import.meta.url);" }

@@ -3,7 +3,8 @@
  */
 import { Effect, Layer, Redacted } from "effect"
 import pg from "pg"
-import { MigratorLive, pgClientLayer } from "../../src/platform/Database.js"
+import { MigratorLive } from "../../src/DatabaseLive.js"
+import { pgClientLayer } from "../../src/platform/Database.js"
 
 export const TEMPLATE_DATABASE = "vda_template"
 

@@ -1,0 +1,30 @@
+/**
+ * The database of every process (the API, the worker, `vda`): migrated, then every feature's
+ * functions installed from their sources, in this order (a function before the SQL-language
+ * functions that call it, since PostgreSQL checks those bodies when they are created).
+ */
+import vdaAccountStatus from "./accounts/sql/vda_account_status.sql"
+import vdaKeyAccount from "./accounts/sql/vda_key_account.sql"
+import vdaAdmitCharge from "./metering/sql/vda_admit_charge.js"
+import vdaAdmitChargeInOrder from "./metering/sql/vda_admit_charge_in_order.js"
+import vdaConsume from "./metering/sql/vda_consume.sql"
+import vdaActiveModulesOperations from "./operations/sql/vda_active_modules_operations.js"
+import vdaOperationsById from "./operations/sql/vda_operations_by_id.js"
+import { databaseFunction } from "./platform/DatabaseFunctions.js"
+import { type EmbeddedRole, makeDatabaseLive, makeMigratorLive } from "./platform/Database.js"
+
+export const databaseFunctions = [
+  vdaKeyAccount,
+  vdaConsume,
+  vdaAdmitChargeInOrder,
+  vdaAdmitCharge,
+  vdaAccountStatus,
+  vdaOperationsById,
+  vdaActiveModulesOperations
+].map(databaseFunction)
+
+/** SqlClient on the migrated database, its functions installed. */
+export const DatabaseLive = (role: EmbeddedRole) => makeDatabaseLive(role, databaseFunctions)
+
+/** The migrations and functions alone, on a given SqlClient (tests' databases). */
+export const MigratorLive = makeMigratorLive(databaseFunctions)

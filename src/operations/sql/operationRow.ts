@@ -1,0 +1,17 @@
+/**
+ * An operation as the two hot reads of operations answer it (`vda_operations_by_id` and
+ * `vda_active_modules_operations`): its row, with its module rows as one JSON column.
+ */
+export const returned = `
+  id text, account_id text, environment text, kind text, api_version text, plate text, modules_key text,
+  status text, input jsonb, result jsonb, started_at timestamptz, created_at timestamptz, updated_at timestamptz,
+  modules json`
+
+/** The columns of `returned` for an operation `o`. */
+export const selected = `
+  o.id, o.account_id, o.environment, o.kind, o.api_version, o.plate, o.modules_key, o.status, o.input, o.result,
+  o.started_at, o.created_at, o.updated_at,
+  coalesce((
+    select json_agg(json_build_object('operation_id', m.operation_id, 'module', m.module, 'status', m.status,
+      'data', m.data, 'error', m.error, 'warnings', m.warnings, 'updated_at', m.updated_at))
+    from operation_modules m where m.operation_id = o.id), '[]'::json)`
