@@ -116,11 +116,16 @@ const normalizeFailure = (request: HttpServerRequest.HttpServerRequest, cause: C
 
 /** Every endpoint of `api`, by `group.endpoint` name. */
 const endpointsOf = <Id extends string, Groups extends HttpApiGroup.Constraint>(api: HttpApi.HttpApi<Id, Groups>) => {
-  const endpoints: Array<RequestInput.RouteTemplate & { readonly name: string }> = []
+  const endpoints: Array<RequestInput.RouteTemplate & { readonly name: string; readonly takesBody: boolean }> = []
   HttpApi.reflect(api, {
     onGroup: () => {},
     onEndpoint: ({ endpoint, group }) =>
-      void endpoints.push({ name: `${group.identifier}.${endpoint.identifier}`, method: endpoint.method, path: endpoint.path })
+      void endpoints.push({
+        name: `${group.identifier}.${endpoint.identifier}`,
+        method: endpoint.method,
+        path: endpoint.path,
+        takesBody: endpoint.payload.size > 0
+      })
   })
   return endpoints
 }
@@ -136,12 +141,21 @@ const routesOf = <Id extends string, Groups extends HttpApiGroup.Constraint>(
  */
 const ADMITTED_BY_HANDLER = new Set(["vehicles.getVehicle"])
 
-/** Whether a request (method, URL) is for an endpoint of `api` whose handler admits it. */
-const makeAdmittedByHandler = <Id extends string, Groups extends HttpApiGroup.Constraint>(api: HttpApi.HttpApi<Id, Groups>) => {
-  const routes = endpointsOf(api).filter((endpoint) => ADMITTED_BY_HANDLER.has(endpoint.name))
-  const methods = new Set(routes.map((route) => route.method))
-  const resolve = RequestInput.makeRouteResolver(routes)
-  return (method: string, url: string) => methods.has(method) && resolve(url) !== RequestInput.UNMATCHED_ROUTE
+/** Whether a request (method, URL) is for an endpoint of `api` that `select` picks. */
+const makeEndpointMatcher = <Id extends string, Groups extends HttpApiGroup.Constraint>(
+  api: HttpApi.HttpApi<Id, Groups>,
+  select: (endpoint: ReturnType<typeof endpointsOf>[number]) => boolean
+) => {
+  const routes = endpointsOf(api).filter(select)
+  const byMethod = new Map(
+    [...new Set(routes.map((route) => route.method))].map((method) =>
+      [method, RequestInput.makeRouteResolver(routes.filter((route) => route.method === method))] as const
+    )
+  )
+  return (method: string, url: string) => {
+    const resolve = byMethod.get(method)
+    return resolve !== undefined && resolve(url) !== RequestInput.UNMATCHED_ROUTE
+  }
 }
 
 /** The route template of a request URL, for metrics, traces and the access log. */
@@ -204,7 +218,8 @@ export const makeRequestPipeline = <Id extends string, Groups extends HttpApiGro
   const { requestBody } = yield* AppConfig
   const methodsOf = RequestInput.makeRouteTable(routesOf(api))
 
-  const admittedByHandler = makeAdmittedByHandler(api)
+  const admittedByHandler = makeEndpointMatcher(api, (endpoint) => ADMITTED_BY_HANDLER.has(endpoint.name))
+  const takesBody = makeEndpointMatcher(api, (endpoint) => endpoint.takesBody)
 
   /** An admission as the contract answers it; its headers gathered, its account noted. */
   const answered = <A extends { readonly admitted: Admitted }>(
@@ -280,7 +295,13 @@ export const makeRequestPipeline = <Id extends string, Groups extends HttpApiGro
     const checked = (request: HttpServerRequest.HttpServerRequest) => {
       const refusal = refusalOf(methodsOf, request)
       if (refusal !== undefined) return refuse(request, refusal)
-      return RequestInput.hasBody(request.headers) ? checkBody(request, requestBody, app) : app
+      if (RequestInput.hasBody(request.headers)) return checkBody(request, requestBody, app)
+      // an empty body still declares its type: one the API does not take is refused as if it had bytes
+      if (request.headers["content-type"] !== undefined && takesBody(request.method, request.url)) {
+        const declared = RequestInput.checkBodyHeaders(request.headers, requestBody)
+        if (declared !== undefined) return refuse(request, declared)
+      }
+      return app
     }
     return Effect.withFiber<HttpServerResponse.HttpServerResponse, never, R | HttpServerRequest.HttpServerRequest>((fiber) => {
       const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)

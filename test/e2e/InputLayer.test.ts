@@ -75,6 +75,19 @@ describe("bodies", () => {
     expect((await usage()).moduleQueries.used).toBe(0)
   })
 
+  it("an empty body of another declared type: 415 on an endpoint that takes a body, nothing consumed; ignored on one that takes none", async () => {
+    for (const type of ["text/plain", "application/x-www-form-urlencoded"]) {
+      const res = await postModules("", type)
+      expect(await refused(res, 415), type).toContain("application/json")
+      const v1 = await call("/v1/vehicles/modules", { method: "POST", headers: { "content-type": type }, body: "" })
+      expect(v1.status, type).toBe(415)
+      expect((await v1.json() as any).success, type).toBe(false)
+    }
+    expect((await usage()).moduleQueries.used).toBe(0)
+    const test = await call("/v2/webhooks/test", { method: "POST", headers: { "content-type": "text/plain" }, body: "" })
+    expect(test.status).not.toBe(415)
+  })
+
   it("JSON with charset=utf-8 is accepted", async () => {
     const res = await postModules('{"modules":["fines"]}', "application/json; charset=UTF-8", "AB124CD")
     expect(res.status).toBe(202)
