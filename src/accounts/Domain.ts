@@ -13,6 +13,9 @@ export type StandardPlanId = typeof StandardPlanId.Type
 export const PlanId = Schema.Literals([...STANDARD_PLANS, "custom"])
 export type PlanId = typeof PlanId.Type
 
+/** The standard plan whose allowances and modules a custom plan starts from, as the plans table holds it. */
+export const CUSTOM_PLAN_BASE: StandardPlanId = "scale"
+
 export const Entitlements = Schema.Struct({
   plan: PlanId,
   plateQueriesMonthly: Limit,
