@@ -18,9 +18,9 @@ import {
 } from "@temporalio/workflow"
 import { type Attempted, type EventActivities, runDelivery, runModulesOperation, runReport, runVehicleSearch } from "./orchestration.js"
 import { searchAttributeKeys, searchAttributesOf, workflowMetadataOf } from "./searchAttributes.js"
+import { ACTIVITY_TIMEOUTS } from "../src/platform/sandboxSafe/ActivityTimeouts.js"
+import { BOOKKEEPING_RETRY, type RetryPolicy } from "../src/platform/sandboxSafe/RetryPolicy.js"
 import {
-  ACTIVITY_TIMEOUTS,
-  BOOKKEEPING_RETRY,
   type DeliveryInput,
   type DeliverySettings,
   type DeliveryStatus,
@@ -30,7 +30,6 @@ import {
   type WorkflowActivities,
   PATCHES,
   type ReportInput,
-  type RetryPolicy,
   type VehicleSearchInput,
   type VehicleSearchResult,
   workflowIds

@@ -1,9 +1,9 @@
 /**
- * A retry policy (workflows/shared.ts, in Temporal's terms) as an Effect Schedule, for the
+ * A retry policy (sandboxSafe/RetryPolicy.ts, in Temporal's terms) as an Effect Schedule, for the
  * retries that happen inside a process rather than in a workflow.
  */
 import { Duration, Schedule } from "effect"
-import type { RetryPolicy } from "../../workflows/shared.js"
+import type { RetryPolicy } from "./sandboxSafe/RetryPolicy.js"
 
 /**
  * Exponential backoff capped at the policy's maximum interval, for its attempts after the first

@@ -8,7 +8,7 @@
  * calls `search` to produce the same response.
  */
 import { Clock, Context, Data, Effect, Layer, Option, Result } from "effect"
-import { type RetryPolicy, VEHICLE_REQUEST_RETRY } from "../../workflows/shared.js"
+import { type RetryPolicy, VEHICLE_REQUEST_RETRY } from "../platform/sandboxSafe/RetryPolicy.js"
 import { isPaidOrCustom, type Principal } from "../accounts/Domain.js"
 import { Catalog } from "../catalog/Catalog.js"
 import { classification, codiaLookup, sheetLookup, tires } from "../catalog/Enrichments.js"

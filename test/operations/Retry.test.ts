@@ -5,7 +5,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Clock, Data, Effect, Exit, Fiber } from "effect"
 import { TestClock } from "effect/testing"
-import type { RetryPolicy } from "../../workflows/shared.js"
+import type { RetryPolicy } from "../../src/platform/sandboxSafe/RetryPolicy.js"
 import { withRetry } from "../../src/operations/InlineEngine.js"
 
 class Failed extends Data.TaggedError("Failed")<{ readonly retryable: boolean }> {}
