@@ -1,4 +1,8 @@
-/** Retry policies, defined once for every engine. Imported by the workflows, so it imports nothing. */
+/**
+ * Retry policies, defined once for every engine: the Temporal workflows hand them to Temporal
+ * (`temporalRetryOf`), the processes' own retries read them as an Effect Schedule built on
+ * `retryDelayMs` (platform/RetrySchedule.ts). Imported by the workflows, so it imports nothing.
+ */
 
 /** An activity retry policy, in the terms of Temporal's RetryPolicy (milliseconds). */
 export interface RetryPolicy {
@@ -51,3 +55,11 @@ export const DELIVERY_RETRY: RetryPolicy = {
 /** The delay before attempt `attempt + 1` after `attempt` failed (Temporal's formula, no jitter). */
 export const retryDelayMs = (policy: RetryPolicy, attempt: number) =>
   Math.min(policy.initialIntervalMs * Math.pow(policy.backoffCoefficient, attempt - 1), policy.maximumIntervalMs)
+
+/** The policy as Temporal's activity retry options; unlimited attempts are expressed by leaving them out. */
+export const temporalRetryOf = (policy: RetryPolicy) => ({
+  ...(policy.maximumAttempts > 0 ? { maximumAttempts: policy.maximumAttempts } : {}),
+  initialInterval: policy.initialIntervalMs,
+  backoffCoefficient: policy.backoffCoefficient,
+  maximumInterval: policy.maximumIntervalMs
+})
