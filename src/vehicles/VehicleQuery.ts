@@ -9,7 +9,7 @@
  */
 import { Clock, Context, Data, Effect, Layer, Option, Result } from "effect"
 import { type RetryPolicy, VEHICLE_REQUEST_RETRY } from "../platform/sandboxSafe/RetryPolicy.js"
-import { isPaidOrCustom, type Principal } from "../accounts/Domain.js"
+import { isPaidOrCustom, PaidPlanRequired, type Principal } from "../accounts/Domain.js"
 import { Catalog } from "../catalog/Catalog.js"
 import { classification, codiaLookup, sheetLookup, tires } from "../catalog/Enrichments.js"
 import * as Charges from "../metering/Charges.js"
@@ -28,7 +28,6 @@ import { SourceUnavailable, VehicleUpstream } from "./Upstream.js"
 
 export class InvalidPlate extends Data.TaggedError("InvalidPlate")<{ readonly raw: string }> {}
 export class InvalidParameter extends Data.TaggedError("InvalidParameter")<{ readonly message: string }> {}
-export class PaidPlanRequired extends Data.TaggedError("PaidPlanRequired")<{ readonly options: ReadonlyArray<string> }> {}
 
 /** Where the answer came from, for `debug` and for the sandbox's extra fields. */
 interface Lookup {
