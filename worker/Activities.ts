@@ -13,7 +13,8 @@ import { OtelTracer } from "@effect/opentelemetry"
 import * as Otel from "@opentelemetry/api"
 import { ApplicationFailure, Context as ActivityContext } from "@temporalio/activity"
 import { Cause, Effect, Exit, type ManagedRuntime, Option } from "effect"
-import { ACTIVITY_TIMEOUTS, type WorkflowActivities } from "../workflows/shared.js"
+import type { WorkflowActivities } from "../workflows/shared.js"
+import { ACTIVITY_TIMEOUTS } from "../src/platform/sandboxSafe/ActivityTimeouts.js"
 import { OperationActivities } from "../src/operations/Activities.js"
 
 /** A typed failure of an activity: tagged, and retryable unless it says otherwise. */

@@ -19,15 +19,16 @@ import type { OpenTelemetrySinks, SerializableSpan } from "@temporalio/intercept
 import type { InjectedSinks, WorkerInterceptors } from "@temporalio/worker"
 import type { WorkflowInfo } from "@temporalio/workflow"
 import { Option } from "effect"
-import type { SpanPipeline as SpanPipelineReference } from "../src/platform/Telemetry.js"
+import type { SpanPipeline } from "../src/platform/Telemetry.js"
 
-type SpanPipeline = Option.Option.Value<(typeof SpanPipelineReference)["Service"]>
+/** Where spans go when tracing is on: the value SpanPipeline holds. */
+type SpanDestination = Option.Option.Value<(typeof SpanPipeline)["Service"]>
 
 /**
  * A workflow span as the SDK's processors take it. The workflow side builds its spans with
  * OpenTelemetry 1.x (`parentSpanId`, `instrumentationLibrary`); this process runs 2.x.
  */
-const readableSpan = (span: SerializableSpan, info: WorkflowInfo, resource: SpanPipeline["resource"]): ReadableSpan => {
+const readableSpan = (span: SerializableSpan, info: WorkflowInfo, resource: SpanDestination["resource"]): ReadableSpan => {
   const { traceState, ...ids } = span.spanContext
   const spanContext: Otel.SpanContext = traceState === undefined ? ids : { ...ids, traceState: Otel.createTraceState(traceState) }
   return {
@@ -54,7 +55,7 @@ const readableSpan = (span: SerializableSpan, info: WorkflowInfo, resource: Span
 }
 
 /** The `exporter` sink the workflow interceptors hand their spans to (never called on replay). */
-export const workflowSpanSinks = (pipeline: Option.Option<SpanPipeline>): InjectedSinks<OpenTelemetrySinks> => {
+export const workflowSpanSinks = (pipeline: Option.Option<SpanDestination>): InjectedSinks<OpenTelemetrySinks> => {
   return {
     exporter: {
       export: {

@@ -18,9 +18,9 @@ import {
 } from "@temporalio/workflow"
 import { type Attempted, type EventActivities, runDelivery, runModulesOperation, runReport, runVehicleSearch } from "./orchestration.js"
 import { searchAttributeKeys, searchAttributesOf, workflowMetadataOf } from "./searchAttributes.js"
+import { ACTIVITY_TIMEOUTS } from "../src/platform/sandboxSafe/ActivityTimeouts.js"
+import { BOOKKEEPING_RETRY, type RetryPolicy, temporalRetryOf } from "../src/platform/sandboxSafe/RetryPolicy.js"
 import {
-  ACTIVITY_TIMEOUTS,
-  BOOKKEEPING_RETRY,
   type DeliveryInput,
   type DeliverySettings,
   type DeliveryStatus,
@@ -30,25 +30,16 @@ import {
   type WorkflowActivities,
   PATCHES,
   type ReportInput,
-  type RetryPolicy,
   type VehicleSearchInput,
   type VehicleSearchResult,
   workflowIds
 } from "./shared.js"
 
-/** In Temporal's terms; `maximumAttempts: 0` (unlimited) is expressed by leaving it out. */
-const retryOf = (policy: RetryPolicy) => ({
-  ...(policy.maximumAttempts > 0 ? { maximumAttempts: policy.maximumAttempts } : {}),
-  initialInterval: policy.initialIntervalMs,
-  backoffCoefficient: policy.backoffCoefficient,
-  maximumInterval: policy.maximumIntervalMs
-})
-
 const activities = (startToCloseMs: number, policy: RetryPolicy) =>
   proxyActivities<WorkflowActivities>({
     startToCloseTimeout: startToCloseMs,
     heartbeatTimeout: ACTIVITY_TIMEOUTS.heartbeatMs,
-    retry: retryOf(policy)
+    retry: temporalRetryOf(policy)
   })
 
 const bookkeeping = activities(ACTIVITY_TIMEOUTS.bookkeepingMs, BOOKKEEPING_RETRY)

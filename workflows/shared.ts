@@ -1,7 +1,9 @@
 /**
- * Shared by the workflows, the worker and the API: plain types, the final-status rule, retry
- * policies and workflow ids. Sandbox-safe: no Node APIs, no Effect, nothing but TypeScript.
+ * Shared by the workflows, the worker and the API: plain types, the final-status rule and workflow
+ * ids. Sandbox-safe: no Node APIs, no Effect, nothing but TypeScript (and the plain definitions of
+ * src/platform/sandboxSafe).
  */
+import type { RetryPolicy } from "../src/platform/sandboxSafe/RetryPolicy.js"
 
 export const MODULES = ["fines", "vtv", "tax_debt", "gnc"] as const
 export type ModuleName = (typeof MODULES)[number]
@@ -59,57 +61,6 @@ export const finalStatus = (outcomes: ReadonlyArray<Pick<ModuleOutcome, "status"
   return reduced ? "partial" : "completed"
 }
 
-/** An activity retry policy, in the terms of Temporal's RetryPolicy (milliseconds). */
-export interface RetryPolicy {
-  readonly maximumAttempts: number
-  readonly initialIntervalMs: number
-  readonly backoffCoefficient: number
-  readonly maximumIntervalMs: number
-}
-
-/** Module and vehicle-source lookups: 3 attempts (first included), 1 s then 2 s apart. */
-export const SOURCE_RETRY: RetryPolicy = {
-  maximumAttempts: 3,
-  initialIntervalMs: 1_000,
-  backoffCoefficient: 2,
-  maximumIntervalMs: 10_000
-}
-
-/**
- * A vehicle query waiting on its source inside the client's request (no workflow around it):
- * 3 attempts, 200 ms then 400 ms apart. A vehicle search (`onMiss=search`) makes one attempt per
- * activity and is retried by SOURCE_RETRY instead, never both.
- */
-export const VEHICLE_REQUEST_RETRY: RetryPolicy = {
-  maximumAttempts: 3,
-  initialIntervalMs: 200,
-  backoffCoefficient: 2,
-  maximumIntervalMs: 1_000
-}
-
-/** Bookkeeping activities (database writes): retried until they succeed, briefly apart. */
-export const BOOKKEEPING_RETRY: RetryPolicy = {
-  maximumAttempts: 0,
-  initialIntervalMs: 500,
-  backoffCoefficient: 2,
-  maximumIntervalMs: 30_000
-}
-
-/** The delay before attempt `attempt + 1` after `attempt` failed (Temporal's formula, no jitter). */
-export const retryDelayMs = (policy: RetryPolicy, attempt: number) =>
-  Math.min(policy.initialIntervalMs * Math.pow(policy.backoffCoefficient, attempt - 1), policy.maximumIntervalMs)
-
-/**
- * Webhook deliveries: 5 attempts in all (the first included), 1 min, 5 min, 25 min and 2 h apart
- * (overridable for tests through WEBHOOK_RETRY_*).
- */
-export const DELIVERY_RETRY: RetryPolicy = {
-  maximumAttempts: 5,
-  initialIntervalMs: 60_000,
-  backoffCoefficient: 5,
-  maximumIntervalMs: 7_200_000
-}
-
 /** Where and how an operation's webhook delivery runs, once the operation's event is recorded. */
 export interface DeliverySettings {
   readonly deliveryRetry: RetryPolicy
@@ -163,11 +114,6 @@ export type VehicleSearchResult =
 export interface SourceFailure {
   readonly retryable: boolean
 }
-
-/** The base task queue name; operations and deliveries each get their own queue derived from it. */
-export const DEFAULT_TASK_QUEUE = "vehicle-data"
-
-export const taskQueuesOf = (base: string) => ({ operations: `${base}-operations`, deliveries: `${base}-deliveries` })
 
 /** Canonical module-set key: the requested modules in the spec's order, joined by `+`. */
 export const modulesKey = (modules: ReadonlyArray<ModuleName>) => MODULES.filter((m) => modules.includes(m)).join("+")
@@ -225,19 +171,6 @@ export const PATCHES = {
   statusSearchAttribute: "status-search-attribute",
   /** A delivery whose attempts all failed inside the activity is settled `failed`. */
   settleExhaustedDelivery: "settle-exhausted-delivery"
-} as const
-
-/**
- * Activity timeouts. Source lookups get the upstream's total deadline (8 s) plus room for the
- * bookkeeping around it; deliveries the sender's 10 s deadline plus room. Every activity
- * heartbeats, so a worker that dies is noticed within the heartbeat timeout, not the whole
- * start-to-close timeout.
- */
-export const ACTIVITY_TIMEOUTS = {
-  heartbeatMs: 5_000,
-  bookkeepingMs: 15_000,
-  sourceMs: 15_000,
-  deliveryMs: 20_000
 } as const
 
 export type SourceName = ModuleName | "vehicle"

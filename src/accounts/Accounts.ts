@@ -7,7 +7,7 @@ import { SqlClient } from "effect/sql"
 import { randomBase62, sha256Hex, ulid } from "../platform/Ids.js"
 import type { Environment } from "../platform/RequestContext.js"
 import type { PlanId } from "./Domain.js"
-import { AccountsRepo, type AccountRow, type CustomPlanTerms, DEFAULT_CUSTOM_TERMS, type KeyOwner } from "./Repo.js"
+import { AccountsRepo, type AccountRow, type CustomPlanTerms, type KeyOwner } from "./Repo.js"
 
 export class AccountNotFound extends Data.TaggedError("AccountNotFound")<{ readonly id: string }> {}
 export class KeyNotFound extends Data.TaggedError("KeyNotFound")<{ readonly id: string }> {}
@@ -66,7 +66,8 @@ const make = Effect.gen(function*() {
   const setCustom = (id: string, changes: Partial<CustomPlanTerms>) =>
     Effect.gen(function*() {
       yield* requireAccount(id)
-      const current = Option.getOrElse(yield* repo.findCustomTerms(id), () => DEFAULT_CUSTOM_TERMS)
+      yield* repo.ensureCustomTerms(id)
+      const current = Option.getOrThrow(yield* repo.findCustomTerms(id))
       const terms: CustomPlanTerms = { ...current, ...changes }
       yield* repo.upsertCustomTerms(id, terms)
       yield* repo.setPlan(id, "custom")

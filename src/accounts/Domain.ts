@@ -1,7 +1,7 @@
 /**
  * Accounts, plans and the authenticated caller, as the rest of the service sees them.
  */
-import { Context, Schema } from "effect"
+import { Context, Data, Schema } from "effect"
 import type { Environment } from "../platform/RequestContext.js"
 import { Module } from "../modules/Names.js"
 import { Limit } from "../platform/Schemas.js"
@@ -12,6 +12,9 @@ export const StandardPlanId = Schema.Literals(STANDARD_PLANS)
 export type StandardPlanId = typeof StandardPlanId.Type
 export const PlanId = Schema.Literals([...STANDARD_PLANS, "custom"])
 export type PlanId = typeof PlanId.Type
+
+/** The standard plan whose allowances and modules a custom plan starts from, as the plans table holds it. */
+export const CUSTOM_PLAN_BASE: StandardPlanId = "scale"
 
 export const Entitlements = Schema.Struct({
   plan: PlanId,
@@ -48,3 +51,6 @@ export const accountKey = (principal: Principal) => `${principal.accountId}/${pr
 export class CurrentPrincipal extends Context.Service<CurrentPrincipal, Principal>()("vda/CurrentPrincipal") {}
 
 export const isPaidOrCustom = (plan: PlanId) => plan !== "free"
+
+/** What the caller asked for needs a paid or custom plan: `options`, by the names the caller used. */
+export class PaidPlanRequired extends Data.TaggedError("PaidPlanRequired")<{ readonly options: ReadonlyArray<string> }> {}

@@ -3,12 +3,11 @@
  */
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { MODULES } from "../../workflows/shared.js"
 import { Environment } from "../platform/RequestContext.js"
 import { Limit, NonNegativeInt } from "../platform/Schemas.js"
 import * as SqlRows from "../platform/SqlRows.js"
 import { Module } from "../modules/Names.js"
-import { type Entitlements, type ModulePricing, PlanId, StandardPlanId } from "./Domain.js"
+import { CUSTOM_PLAN_BASE, type Entitlements, type ModulePricing, PlanId, StandardPlanId } from "./Domain.js"
 
 export const AccountRow = Schema.Struct({
   id: Schema.String,
@@ -85,17 +84,6 @@ export const modulePricingOf = (row: Omit<EntitledAccountRow, "createdAt">): Mod
     ? { unitPriceCents: (row.modulePriceArs ?? 0) * 100, included: row.includedModules ?? 0 }
     : null
 
-/** Custom-plan terms used when an account moves to `custom` without terms of its own. */
-export const DEFAULT_CUSTOM_TERMS: CustomPlanTerms = {
-  plateQueriesMonthly: 50_000,
-  moduleQueriesMonthly: 15_000,
-  uniquePlatesDaily: 5_000,
-  requestsPerMinute: 240,
-  modulePriceArs: 550,
-  includedModules: 0,
-  enabledModules: MODULES
-}
-
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const entitledAccount = SqlRows.findOneOption("entitled account", EntitledAccountRow)
@@ -103,6 +91,11 @@ const make = Effect.gen(function*() {
   const customTerms = SqlRows.findOneOption("custom plan terms", CustomPlanTerms)
   const plans = SqlRows.findAll("plans", PlanRow)
   const keys = SqlRows.findAll("account keys", KeyRow)
+
+  const listPlans = plans(sql`
+      select id, price_ars, plate_queries_monthly, module_queries_monthly, unique_plates_daily,
+             requests_per_minute, enabled_modules
+      from plans order by position`).pipe(Effect.orDie)
 
   const updateOwnKey = (owner: KeyOwner, id: string, change: Partial<Pick<KeyRow, "name" | "revokedAt">>) =>
     sql`
@@ -134,11 +127,26 @@ const make = Effect.gen(function*() {
         Effect.orDie
       ),
 
-    /** Inserts the default terms unless the account already has some. */
+    /**
+     * Unless the account already has custom terms, gives it the allowances and modules of
+     * CUSTOM_PLAN_BASE as the plans table holds them, with the table's default module price.
+     */
     ensureCustomTerms: (accountId: string) =>
-      sql`
-        insert into custom_plans ${sql.insert({ accountId, ...DEFAULT_CUSTOM_TERMS, enabledModules: [...DEFAULT_CUSTOM_TERMS.enabledModules] })}
-        on conflict (account_id) do nothing`.pipe(Effect.asVoid, Effect.orDie),
+      Effect.gen(function*() {
+        const base = (yield* listPlans).find((plan) => plan.id === CUSTOM_PLAN_BASE)
+        if (base === undefined) return yield* Effect.die(new Error(`The plans table has no ${CUSTOM_PLAN_BASE} plan`))
+        const { plateQueriesMonthly, moduleQueriesMonthly, uniquePlatesDaily, requestsPerMinute, enabledModules } = base
+        const terms = {
+          plateQueriesMonthly,
+          moduleQueriesMonthly,
+          uniquePlatesDaily,
+          requestsPerMinute,
+          enabledModules: [...enabledModules]
+        }
+        yield* sql`
+          insert into custom_plans ${sql.insert({ accountId, ...terms })}
+          on conflict (account_id) do nothing`.pipe(Effect.orDie)
+      }),
 
     findCustomTerms: (accountId: string) =>
       customTerms(sql`
@@ -158,10 +166,7 @@ const make = Effect.gen(function*() {
           included_modules = excluded.included_modules,
           enabled_modules = excluded.enabled_modules`.pipe(Effect.asVoid, Effect.orDie),
 
-    listPlans: plans(sql`
-      select id, price_ars, plate_queries_monthly, module_queries_monthly, unique_plates_daily,
-             requests_per_minute, enabled_modules
-      from plans order by position`).pipe(Effect.orDie),
+    listPlans,
 
     insertKey: (key: KeyRow & { readonly keyHash: string }) =>
       sql`insert into api_keys ${sql.insert(key)}`.pipe(Effect.asVoid, Effect.orDie),

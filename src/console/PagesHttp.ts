@@ -11,6 +11,7 @@ import { UsageReader } from "../metering/UsageReader.js"
 import { daysOf, monthOf, type Period } from "../metering/Periods.js"
 import { OperationStatus } from "../operations/Api.js"
 import { OperationsRepo } from "../operations/Repo.js"
+import { METER } from "../platform/MeterNames.js"
 import { CurrentEnvironment } from "../platform/RequestContext.js"
 import { Webhooks } from "../webhooks/Webhooks.js"
 import { loadAssets } from "./Assets.js"
@@ -49,8 +50,8 @@ export const makePageHandlers = Effect.gen(function*() {
           .reduce((sum, row) => sum + row.used, 0)
       return daysOf(month, timezone, now).map((day): DailyPoint => ({
         day: day.start,
-        plateQueries: count(byDay("plate_queries"), day),
-        moduleQueries: count(byDay("module_queries"), day)
+        plateQueries: count(byDay(METER.plate_queries), day),
+        moduleQueries: count(byDay(METER.module_queries), day)
       }))
     })
 

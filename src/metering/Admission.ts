@@ -16,6 +16,7 @@ import type { Principal } from "../accounts/Domain.js"
 import { AccountsRepo, KeyLookupRow } from "../accounts/Repo.js"
 import * as Batcher from "../platform/Batcher.js"
 import type * as Errors from "../platform/Errors.js"
+import { METER } from "../platform/MeterNames.js"
 import { Environment } from "../platform/RequestContext.js"
 import { NonNegativeInt } from "../platform/Schemas.js"
 import * as SqlRows from "../platform/SqlRows.js"
@@ -328,7 +329,7 @@ const make = Effect.gen(function*() {
     const used = outcome.used
     if (!outcome.admitted) {
       countRateLimited(request.environment)
-      return Result.fail(new LimitReached({ meter: "requests", limit: limit ?? 0, used, resetAt: window.end }))
+      return Result.fail(new LimitReached({ meter: METER.requests, limit: limit ?? 0, used, resetAt: window.end }))
     }
     const charged = consumption !== undefined && answer.charged
     const refusedAt = charged ? outcome.refused : 0

@@ -5,6 +5,7 @@
 import type { Principal } from "../accounts/Domain.js"
 import type { Consumption, PlainConsumption } from "./Metering.js"
 import type { Module } from "../modules/Names.js"
+import { METER } from "../platform/MeterNames.js"
 import { type ApiVersion, byDay, byModule, byVersion } from "./Meters.js"
 import { dayOf, monthOf } from "./Periods.js"
 
@@ -17,16 +18,16 @@ export const plateQuery = (principal: Principal, plate: string, at: number, vers
     accountId: principal.accountId,
     environment: principal.environment,
     charges: [
-      { meter: "plate_queries", amount: 1, limit: entitlements.plateQueriesMonthly, period: month },
+      { meter: METER.plate_queries, amount: 1, limit: entitlements.plateQueriesMonthly, period: month },
       {
-        meter: "unique_plates",
+        meter: METER.unique_plates,
         amount: 1,
         limit: entitlements.uniquePlatesDaily,
         period: day,
         distinctValue: plate
       },
-      { meter: byVersion(version, "plate_queries"), amount: 1, period: month },
-      { meter: byDay("plate_queries"), amount: 1, period: day }
+      { meter: byVersion(version, METER.plate_queries), amount: 1, period: month },
+      { meter: byDay(METER.plate_queries), amount: 1, period: day }
     ]
   }
 }
@@ -63,9 +64,9 @@ export const moduleQueries = (
     accountId: principal.accountId,
     environment: principal.environment,
     charges: [
-      { meter: "module_queries", amount: modules.length, limit: principal.entitlements.moduleQueriesMonthly, period: month },
-      { meter: byVersion(version, "module_queries"), amount: modules.length, period: month },
-      { meter: byDay("module_queries"), amount: modules.length, period: dayOf(at, principal.timezone) },
+      { meter: METER.module_queries, amount: modules.length, limit: principal.entitlements.moduleQueriesMonthly, period: month },
+      { meter: byVersion(version, METER.module_queries), amount: modules.length, period: month },
+      { meter: byDay(METER.module_queries), amount: modules.length, period: dayOf(at, principal.timezone) },
       ...modules.map((module) => ({ meter: byModule(module), amount: 1, period: month }))
     ],
     ...(principal.modulePricing ? { modulePricing: { period: month, ...principal.modulePricing } } : {})

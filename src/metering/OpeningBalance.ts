@@ -6,6 +6,7 @@
  */
 import { Clock, Context, Effect, Layer, Struct } from "effect"
 import { SqlClient } from "effect/sql"
+import { METER } from "../platform/MeterNames.js"
 import type { Environment } from "../platform/RequestContext.js"
 import * as SqlRows from "../platform/SqlRows.js"
 import { LEGACY_OPENING_PLATE_QUERIES } from "./Meters.js"
@@ -34,8 +35,8 @@ const make = Effect.gen(function*() {
       const used = (meter: string) => rows.find((r) => r.meter === meter)?.used ?? 0
       const previous = used(LEGACY_OPENING_PLATE_QUERIES)
       yield* upsert(input.accountId, input.environment, LEGACY_OPENING_PLATE_QUERIES, month, input.plateQueries)
-      yield* upsert(input.accountId, input.environment, "plate_queries", month,
-        Math.max(0, used("plate_queries") + input.plateQueries - previous))
+      yield* upsert(input.accountId, input.environment, METER.plate_queries, month,
+        Math.max(0, used(METER.plate_queries) + input.plateQueries - previous))
       return month
     }).pipe(sql.withTransaction, Effect.orDie)
 

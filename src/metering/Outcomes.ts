@@ -4,6 +4,7 @@
  * per-minute limit. Counted where the decision is made, once per metered request.
  */
 import { Effect, Metric } from "effect"
+import { METER } from "../platform/MeterNames.js"
 import { labelSets, updateUnsafe } from "../platform/Telemetry.js"
 import type { Environment } from "../platform/RequestContext.js"
 
@@ -42,7 +43,7 @@ export const countCommitted = (environment: Environment) =>
   )
 
 /** A request refused by the per-minute limit. */
-export const countRateLimited = (environment: Environment) => count(environment, "rate_limited", "requests")
+export const countRateLimited = (environment: Environment) => count(environment, "rate_limited", METER.requests)
 
 /** An identical active operation reused: nothing charged. */
 export const countReused = (environment: Environment) => count(environment, "reused", "none")

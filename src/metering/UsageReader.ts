@@ -5,6 +5,7 @@ import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { accountKey, type Principal } from "../accounts/Domain.js"
 import * as Batcher from "../platform/Batcher.js"
+import { METER } from "../platform/MeterNames.js"
 import { NonNegativeInt } from "../platform/Schemas.js"
 import * as SqlRows from "../platform/SqlRows.js"
 import type { Environment } from "../platform/RequestContext.js"
@@ -55,8 +56,8 @@ export const usageOf = (
     rows.find((r) => r.meter === meter && r.periodStart.getTime() === period.start.getTime())?.used ?? 0
 
   const versionUsage = (version: ApiVersion) => ({
-    plateQueries: used(byVersion(version, "plate_queries"), month),
-    moduleQueries: used(byVersion(version, "module_queries"), month),
+    plateQueries: used(byVersion(version, METER.plate_queries), month),
+    moduleQueries: used(byVersion(version, METER.module_queries), month),
     reports: used(byVersion(version, "reports"), month)
   })
   const v1 = versionUsage("v1")
@@ -68,10 +69,10 @@ export const usageOf = (
     meteringPolicyVersion: METERING_POLICY_VERSION,
     entitlements,
     timezone: principal.timezone,
-    plateQueries: meterUsage(entitlements.plateQueriesMonthly, used("plate_queries", month), month),
-    moduleQueries: meterUsage(entitlements.moduleQueriesMonthly, used("module_queries", month), month),
-    uniquePlates: meterUsage(entitlements.uniquePlatesDaily, used("unique_plates", day), day),
-    requests: meterUsage(entitlements.requestsPerMinute, used("requests", minute), minute),
+    plateQueries: meterUsage(entitlements.plateQueriesMonthly, used(METER.plate_queries, month), month),
+    moduleQueries: meterUsage(entitlements.moduleQueriesMonthly, used(METER.module_queries, month), month),
+    uniquePlates: meterUsage(entitlements.uniquePlatesDaily, used(METER.unique_plates, day), day),
+    requests: meterUsage(entitlements.requestsPerMinute, used(METER.requests, minute), minute),
     byVersion: v1Used ? { v1, v2: versionUsage("v2") } : { v2: versionUsage("v2") },
     ...(rows.some((r) => r.meter === LEGACY_OPENING_PLATE_QUERIES && r.periodStart.getTime() === month.start.getTime())
       ? { legacyOpeningBalance: { plateQueries: used(LEGACY_OPENING_PLATE_QUERIES, month), source: "owner_quotas.monthly_used" as const } }
@@ -122,7 +123,7 @@ const make = Effect.gen(function*() {
     counters(sql`
         select meter, period_start, used from meter_counters
         where account_id = ${accountId} and environment = ${environment}
-          and meter = any(${[byDay("plate_queries"), byDay("module_queries")]}::text[]) and period_start >= ${from}
+          and meter = any(${[byDay(METER.plate_queries), byDay(METER.module_queries)]}::text[]) and period_start >= ${from}
         order by period_start`).pipe(Effect.orDie)
 
   return {

@@ -5,7 +5,8 @@
  */
 import { Clock, Context, Effect, Layer, Option } from "effect"
 import { failedModule, failedVehicleSearch, reportStatus } from "../../workflows/orchestration.js"
-import { type FinalStatus, finalStatus, isFinal, type ModuleName, type ModuleOutcome, type RetryPolicy, type VehicleSearchResult } from "../../workflows/shared.js"
+import { type FinalStatus, finalStatus, isFinal, type ModuleName, type ModuleOutcome, type VehicleSearchResult } from "../../workflows/shared.js"
+import type { RetryPolicy } from "../platform/sandboxSafe/RetryPolicy.js"
 import { ModuleSources } from "../modules/Sources.js"
 import type { VehicleQueryParams } from "../vehicles/Api.js"
 import { VehicleQuery } from "../vehicles/VehicleQuery.js"

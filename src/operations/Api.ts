@@ -4,7 +4,7 @@
  */
 import { Schema } from "effect"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
-import { MODULES, OPERATION_STATUSES } from "../../workflows/shared.js"
+import { type ModuleError, type ModuleWarning, MODULES, OPERATION_STATUSES } from "../../workflows/shared.js"
 import { ApiKeyAuth } from "../accounts/Security.js"
 import { FinesData, GncData, TaxDebtData, VtvData } from "../modules/Records.js"
 import { DateTimeUtc } from "../platform/Schemas.js"
@@ -12,23 +12,24 @@ import { VehicleResponse } from "../vehicles/Response.js"
 
 export const OperationStatus = Schema.Literals(OPERATION_STATUSES)
 
-export const ModuleError = Schema.Struct({
+/** The wire forms of a module's error and warning, as the orchestration defines them (workflows/shared.ts). */
+export const ModuleErrorJson = Schema.Struct({
   code: Schema.Literal("module_unavailable"),
   message: Schema.String,
   retryable: Schema.Boolean
-}).annotate({ identifier: "ModuleError" })
+}).annotate({ identifier: "ModuleError" }) satisfies Schema.Schema<ModuleError>
 
-export const ModuleWarning = Schema.Struct({
+export const ModuleWarningJson = Schema.Struct({
   code: Schema.Literal("reduced_coverage"),
   message: Schema.String
-}).annotate({ identifier: "ModuleWarning" })
+}).annotate({ identifier: "ModuleWarning" }) satisfies Schema.Schema<ModuleWarning>
 
 const moduleResult = <S extends Schema.Constraint>(data: S, identifier: string) =>
   Schema.Struct({
     status: OperationStatus,
     data: Schema.NullOr(data),
-    error: Schema.NullOr(ModuleError),
-    warnings: Schema.optional(Schema.Array(ModuleWarning))
+    error: Schema.NullOr(ModuleErrorJson),
+    warnings: Schema.optional(Schema.Array(ModuleWarningJson))
   }).annotate({ identifier })
 
 export const ModuleResults = Schema.Struct({

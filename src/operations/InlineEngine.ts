@@ -21,7 +21,8 @@ import {
   runVehicleSearch,
   type VehicleSearchActivities
 } from "../../workflows/orchestration.js"
-import { BOOKKEEPING_RETRY, type DeliveryStatus, FIRST_SERIES, type RetryPolicy } from "../../workflows/shared.js"
+import { type DeliveryStatus, FIRST_SERIES } from "../../workflows/shared.js"
+import { BOOKKEEPING_RETRY, type RetryPolicy } from "../platform/sandboxSafe/RetryPolicy.js"
 import { AppConfig } from "../platform/Config.js"
 import { scheduleOf } from "../platform/RetrySchedule.js"
 import { presence } from "../platform/Presence.js"

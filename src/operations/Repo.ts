@@ -15,7 +15,7 @@ import { Module } from "../modules/Names.js"
 import { PRESENCE_PREFIX } from "../platform/Presence.js"
 import { Environment } from "../platform/RequestContext.js"
 import * as SqlRows from "../platform/SqlRows.js"
-import { ModuleError, ModuleWarning, OperationStatus, VehicleSearchError } from "./Api.js"
+import { ModuleErrorJson, ModuleWarningJson, OperationStatus, VehicleSearchError } from "./Api.js"
 import { countFinished } from "./Metrics.js"
 
 const OperationKind = Schema.Literals(["modules", "vehicle", "report"])
@@ -54,8 +54,8 @@ const moduleFields = {
   module: Module,
   status: OperationStatus,
   data: Schema.Unknown,
-  error: Schema.NullOr(ModuleError),
-  warnings: Schema.Array(ModuleWarning)
+  error: Schema.NullOr(ModuleErrorJson),
+  warnings: Schema.Array(ModuleWarningJson)
 }
 
 export const ModuleRow = Schema.Struct({ operationId: Schema.String, ...moduleFields, updatedAt: Schema.Date })

@@ -36,6 +36,7 @@ import { Leases } from "../platform/Leases.js"
 import { plateHash } from "../platform/PlateHash.js"
 import { RequestTracer } from "../platform/Telemetry.js"
 import { describeCause, StartupError } from "../platform/Startup.js"
+import type { RetryPolicy } from "../platform/sandboxSafe/RetryPolicy.js"
 import { connectionOptionsOf, dataConverterOf } from "../platform/Temporal.js"
 import { TemporalSecrets, temporalSecretsLayer } from "../platform/TemporalSecrets.js"
 import { WebhookDeliveries } from "../webhooks/Deliveries.js"
@@ -150,8 +151,8 @@ export class TemporalRecords extends Context.Service<TemporalRecords, RecordedTe
 
 export interface EngineSettings {
   readonly taskQueues: { readonly operations: string; readonly deliveries: string }
-  readonly retry: import("../../workflows/shared.js").RetryPolicy
-  readonly deliveryRetry: import("../../workflows/shared.js").RetryPolicy
+  readonly retry: RetryPolicy
+  readonly deliveryRetry: RetryPolicy
   readonly plateHash: (plate: string) => string
 }
 

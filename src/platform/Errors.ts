@@ -6,6 +6,7 @@
 import { Clock, Effect, Schema, SchemaTransformation } from "effect"
 import { HttpEffect, HttpServerResponse } from "effect/http"
 import { HttpApiSchema } from "effect/http-api"
+import { METER, MeterName } from "./MeterNames.js"
 import { RequestId } from "./RequestContext.js"
 import { DateTimeUtc, Limit, NonNegativeInt } from "./Schemas.js"
 
@@ -24,9 +25,6 @@ export const ErrorCode = Schema.Literals([
   "internal_error"
 ])
 export type ErrorCode = typeof ErrorCode.Type
-
-export const MeterName = Schema.Literals(["plate_queries", "module_queries", "unique_plates", "requests"])
-export type MeterName = typeof MeterName.Type
 
 export const ErrorDetails = Schema.Struct({
   meter: MeterName,
@@ -176,7 +174,7 @@ export const notFound = (code: "operation_not_found", message: string) =>
 
 /** 429 for an exhausted allowance (`quota_exceeded`) or the per-minute limit (`rate_limit_exceeded`). */
 export const limitReached = (details: ErrorDetails) => {
-  const rpm = details.meter === "requests"
+  const rpm = details.meter === METER.requests
   const message = rpm
     ? `Requests per minute limit of ${details.limit} reached`
     : `The ${details.meter.replace("_", " ")} allowance of ${details.limit} is used up until ${details.resetAt.toISOString()}`

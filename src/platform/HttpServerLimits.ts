@@ -37,7 +37,7 @@ const statusOf = (code: string | undefined): keyof typeof REFUSALS =>
   code === "HPE_HEADER_OVERFLOW" ? 431 : code === "ERR_HTTP_REQUEST_TIMEOUT" ? 408 : 400
 
 /** The raw HTTP response for a request Node refused before the application saw it. */
-export const refusalResponse = (code: string | undefined, requestId = `req_${ulidAt(Date.now())}`) => {
+const clientErrorResponse = (code: string | undefined, requestId = `req_${ulidAt(Date.now())}`) => {
   const status = statusOf(code)
   const { message, reason, retryable } = REFUSALS[status]
   const error: ErrorBody = { code: "invalid_request", message, requestId, retryable }
@@ -83,7 +83,7 @@ const answerClientErrors = (server: Server) =>
   server.on("clientError", (error: NodeJS.ErrnoException, socket: Duplex) => {
     if (error.code === "ECONNRESET") return void socket.destroy()
     if (!socket.writable) return // answered already: the linger ends it
-    socket.write(refusalResponse(error.code))
+    socket.write(clientErrorResponse(error.code))
     lingeringClose(socket)
   })
 

@@ -1,18 +1,19 @@
 /**
- * A retry policy (workflows/shared.ts, in Temporal's terms) as an Effect Schedule, for the
- * retries that happen inside a process rather than in a workflow.
+ * A retry policy as an Effect Schedule, for the retries that happen inside a process rather than
+ * in a workflow: the one reading of a policy by the processes' own retries (the inline engine,
+ * a request waiting on its source). Workflows hand the same policy to Temporal (`temporalRetryOf`).
  */
-import { Duration, Schedule } from "effect"
-import type { RetryPolicy } from "../../workflows/shared.js"
+import { Cause, Duration, Effect, Schedule } from "effect"
+import { retryDelayMs, type RetryPolicy } from "./sandboxSafe/RetryPolicy.js"
 
 /**
- * Exponential backoff capped at the policy's maximum interval, for its attempts after the first
- * (all of them when `maximumAttempts` is 0: unlimited, as in Temporal). The one reading of a policy
- * by the processes' own retries; workflows hand the same policy to Temporal (workflows/index.ts).
+ * After attempt n failed, waits `retryDelayMs(policy, n)` before the next, until the policy's
+ * attempts are used up (never when `maximumAttempts` is 0: unlimited, as in Temporal). Its output
+ * is the number of the attempt that failed.
  */
-export const scheduleOf = (policy: RetryPolicy) => {
-  const capped = Schedule.exponential(Duration.millis(policy.initialIntervalMs), policy.backoffCoefficient).pipe(
-    (backoff) => Schedule.min([backoff, Schedule.spaced(Duration.millis(policy.maximumIntervalMs))])
-  )
-  return policy.maximumAttempts > 0 ? Schedule.max([capped, Schedule.recurs(policy.maximumAttempts - 1)]) : capped
-}
+export const scheduleOf = (policy: RetryPolicy): Schedule.Schedule<number> =>
+  Schedule.fromStepWithMetadata(Effect.succeed(({ attempt }: Schedule.InputMetadata<unknown>) =>
+    policy.maximumAttempts > 0 && attempt >= policy.maximumAttempts
+      ? Cause.done(attempt)
+      : Effect.succeed([attempt, Duration.millis(retryDelayMs(policy, attempt))] as [number, Duration.Duration])
+  ))

@@ -10,7 +10,7 @@ import { build } from "esbuild"
 import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
-import { workflowSources } from "./workflowSources.js"
+import { WORKFLOW_SOURCE_DIRS, workflowSources } from "./workflowSources.js"
 
 const root = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "../..")
 const cacheDir = Path.join(root, "node_modules", ".cache", "vda")
@@ -66,7 +66,7 @@ export const ensureBundle = (entry, sourceDirs = ["src"]) =>
  * otherwise run webpack on every start); returns the bundle's path.
  */
 export const ensureWorkflowBundle = () =>
-  cached(Path.join(cacheDir, "workflows.js"), ["workflows"], async (outfile) => {
+  cached(Path.join(cacheDir, "workflows.js"), WORKFLOW_SOURCE_DIRS, async (outfile) => {
     const { bundleWorkflowCode } = await import("@temporalio/worker")
     const { code } = await bundleWorkflowCode({
       ...workflowSources(root),

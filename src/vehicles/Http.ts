@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { CurrentPrincipal, type Principal } from "../accounts/Domain.js"
+import { CurrentPrincipal, type PaidPlanRequired, type Principal } from "../accounts/Domain.js"
 import { Api, apiGroup } from "../Api.js"
 import type { VehicleQueryParams } from "./Api.js"
 import { AcceptedVehicleOperation } from "../operations/Api.js"
@@ -13,7 +13,7 @@ import { VehicleResponse } from "./Response.js"
 import { RequestAdmission } from "../metering/Admission.js"
 import type { LimitReached } from "../metering/Metering.js"
 import type { SourceUnavailable } from "./Upstream.js"
-import { type InvalidParameter, type InvalidPlate, type PaidPlanRequired, VehicleQuery } from "./VehicleQuery.js"
+import { type InvalidParameter, type InvalidPlate, VehicleQuery } from "./VehicleQuery.js"
 
 /** A vehicle query refused (nothing consumed), or its source down, as the contract's error (v1 and v2 alike). */
 export const refuseVehicleQuery = <A, R>(

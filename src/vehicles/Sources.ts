@@ -5,7 +5,7 @@
  * one per environment, built once with the query.
  */
 import { Clock, Context, Effect, Layer, Option } from "effect"
-import type { RetryPolicy } from "../../workflows/shared.js"
+import type { RetryPolicy } from "../platform/sandboxSafe/RetryPolicy.js"
 import { buildPerEnvironment, type PerEnvironment } from "../platform/PerEnvironment.js"
 import type { VehicleQueryParams } from "./Api.js"
 import type { VehicleFacts } from "./Records.js"

@@ -15,7 +15,7 @@
  */
 import { Context, Data, Duration, Effect, Layer, Option, Schema } from "effect"
 import { HttpClient } from "effect/http"
-import type { RetryPolicy } from "../../workflows/shared.js"
+import type { RetryPolicy } from "../platform/sandboxSafe/RetryPolicy.js"
 import * as CircuitBreaker from "../platform/CircuitBreaker.js"
 import { AppConfig } from "../platform/Config.js"
 import { scheduleOf } from "../platform/RetrySchedule.js"

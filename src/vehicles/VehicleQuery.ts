@@ -8,8 +8,8 @@
  * calls `search` to produce the same response.
  */
 import { Clock, Context, Data, Effect, Layer, Option, Result } from "effect"
-import { VEHICLE_REQUEST_RETRY } from "../../workflows/shared.js"
-import { isPaidOrCustom, type Principal } from "../accounts/Domain.js"
+import { VEHICLE_REQUEST_RETRY } from "../platform/sandboxSafe/RetryPolicy.js"
+import { isPaidOrCustom, PaidPlanRequired, type Principal } from "../accounts/Domain.js"
 import { Catalog } from "../catalog/Catalog.js"
 import { classification, codiaLookup, sheetLookup, tires } from "../catalog/Enrichments.js"
 import * as Charges from "../metering/Charges.js"
@@ -24,7 +24,6 @@ import { elapsedSince, type Lookup, VehicleSources } from "./Sources.js"
 
 export class InvalidPlate extends Data.TaggedError("InvalidPlate")<{ readonly raw: string }> {}
 export class InvalidParameter extends Data.TaggedError("InvalidParameter")<{ readonly message: string }> {}
-export class PaidPlanRequired extends Data.TaggedError("PaidPlanRequired")<{ readonly options: ReadonlyArray<string> }> {}
 
 export type QueryOutcome =
   | { readonly _tag: "Answered"; readonly response: VehicleResponse }

@@ -4,7 +4,7 @@
  */
 import { Clock, Context, Data, Effect, Layer, Option } from "effect"
 import { FIRST_SERIES } from "../../workflows/shared.js"
-import { accountKey, isPaidOrCustom, type Principal } from "../accounts/Domain.js"
+import { accountKey, isPaidOrCustom, PaidPlanRequired, type Principal } from "../accounts/Domain.js"
 import { deliveryStartRequestOf, WorkflowEngine } from "../operations/WorkflowEngine.js"
 import * as Batcher from "../platform/Batcher.js"
 import { AppConfig } from "../platform/Config.js"
@@ -25,7 +25,6 @@ export class DeliveryInProgress extends Data.TaggedError("DeliveryInProgress")<{
 
 /** A test needs somewhere to go. */
 export class WebhookNotReady extends Data.TaggedError("WebhookNotReady")<{ readonly reason: string }> {}
-export class PaidPlanRequired extends Data.TaggedError("PaidPlanRequired") {}
 
 /** `whsec_` + 32 random base62 characters. */
 export const generateSecret = () => `whsec_${randomBase62(32)}`
@@ -113,7 +112,7 @@ const make = Effect.gen(function*() {
    */
   const sendV1Test = (principal: Principal) =>
     Effect.gen(function*() {
-      if (!isPaidOrCustom(principal.entitlements.plan)) return yield* new PaidPlanRequired()
+      if (!isPaidOrCustom(principal.entitlements.plan)) return yield* new PaidPlanRequired({ options: ["test events"] })
       const webhook = yield* getConfig(principal)
       if (webhook.url === null) {
         return yield* new WebhookNotReady({ reason: "No webhook URL is configured: set one with PATCH /v1/webhooks/config" })

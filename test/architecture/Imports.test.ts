@@ -3,6 +3,8 @@
  *
  * - no file imports itself back through others (no circle of files);
  * - `src/platform/` knows no feature and no workflow;
+ * - the workflows reach only the folders bundled into Temporal's sandbox, and the plain
+ *   definitions they share from `src/platform/` import nothing;
  * - the worker gets its activities without the HTTP application;
  * - no two folders import each other.
  *
@@ -11,11 +13,15 @@
  */
 import * as Path from "node:path"
 import { describe, expect, it } from "vitest"
+import { WORKFLOW_SOURCE_DIRS } from "../../src/platform/workflowSources.js"
 import { readSource, sourceFiles } from "../support/SourceFiles.js"
 
 const SOURCE_DIRS = ["src", "workflows", "worker"]
 
 const IMPORT = /(?:^|[\s;])(?:import|export)\s[^;]*?\sfrom\s+["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g
+
+/** Every module `text` imports, as written (packages and files alike). */
+const specifiersOf = (text: string) => [...text.matchAll(IMPORT)].map((match) => match[1] ?? match[2]!)
 
 /** Every file's imports of other source files, by path from the repository root. */
 const importGraph = () => {
@@ -25,8 +31,7 @@ const importGraph = () => {
   for (const file of files) {
     const text = readSource(file)
     const targets: Array<string> = []
-    for (const match of text.matchAll(IMPORT)) {
-      const specifier = match[1] ?? match[2]!
+    for (const specifier of specifiersOf(text)) {
       if (!specifier.startsWith(".")) continue
       const resolved = Path.posix.normalize(Path.posix.join(Path.posix.dirname(file), specifier))
       const candidates = [resolved, resolved.replace(/\.js$/, ".ts"), `${resolved}.ts`, `${resolved}/index.ts`]
@@ -104,7 +109,25 @@ describe("the imports", () => {
         ? targets.filter((target) => !target.startsWith("src/platform/")).map((target) => `${file} → ${target}`)
         : []
     )
-    expect(upward.sort()).toEqual(PLATFORM_EXCEPTIONS)
+    expect(upward.sort()).toEqual([])
+  })
+
+  it("from the workflows reach only the folders bundled for the sandbox", () => {
+    const reached = new Set<string>()
+    const visit = (file: string) => {
+      if (reached.has(file)) return
+      reached.add(file)
+      for (const next of graph.get(file) ?? []) visit(next)
+    }
+    for (const file of sourceFiles("workflows")) visit(file)
+    expect(reached.has("src/platform/sandboxSafe/RetryPolicy.ts")).toBe(true)
+    expect([...reached].filter((file) => !WORKFLOW_SOURCE_DIRS.some((dir) => file.startsWith(`${dir}/`)))).toEqual([])
+  })
+
+  it("from the plain definitions shared with the workflows reach nothing at all", () => {
+    const shared = WORKFLOW_SOURCE_DIRS.filter((dir) => dir !== "workflows").flatMap(sourceFiles)
+    expect(shared.length).toBeGreaterThan(0)
+    expect(shared.flatMap((file) => specifiersOf(readSource(file)).map((specifier) => `${file} → ${specifier}`))).toEqual([])
   })
 
   it("from the worker never reach the HTTP application", () => {
@@ -135,12 +158,6 @@ describe("the imports", () => {
     expect(pairs).toEqual(TWO_WAY_EXCEPTIONS)
   })
 })
-
-/** Platform files that still know a feature or a workflow: the retry policies and module names should come down. */
-const PLATFORM_EXCEPTIONS = [
-  "src/platform/Config.ts → workflows/shared.ts",
-  "src/platform/RetrySchedule.ts → workflows/shared.ts"
-]
 
 /** Folders that still import each other, to be parted by ports (accounts for metering, events for webhooks). */
 const TWO_WAY_EXCEPTIONS = [

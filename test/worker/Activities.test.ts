@@ -14,7 +14,8 @@ import { ModuleUnavailable } from "../../src/modules/Sources.js"
 import { OperationActivities } from "../../src/operations/Activities.js"
 import { SourceUnavailable } from "../../src/vehicles/Upstream.js"
 import { DeliveryFailed } from "../../src/webhooks/Deliveries.js"
-import { ACTIVITY_TIMEOUTS, DELIVERY_RETRY } from "../../workflows/shared.js"
+import { ACTIVITY_TIMEOUTS } from "../../src/platform/sandboxSafe/ActivityTimeouts.js"
+import { DELIVERY_RETRY } from "../../src/platform/sandboxSafe/RetryPolicy.js"
 import { createActivities, DEFECT_MESSAGE } from "../../worker/Activities.js"
 
 const answered = { status: "completed" as const, data: { total: 0, items: [] }, error: null, warnings: [] }

@@ -8,7 +8,7 @@ import { bundleWorkflowCode, DefaultLogger, Runtime, Worker } from "@temporalio/
 import { Option } from "effect"
 import { beforeAll, describe, expect, it } from "vitest"
 import type { DeliveryInput, ModuleOutcome, ModulesOperationInput, ReportInput, VehicleSearchInput } from "../../workflows/shared.js"
-import { DELIVERY_RETRY, SOURCE_RETRY } from "../../workflows/shared.js"
+import { DELIVERY_RETRY, SOURCE_RETRY } from "../../src/platform/sandboxSafe/RetryPolicy.js"
 import { emptyResource } from "@opentelemetry/resources"
 import { workflowSpanSinks } from "../../worker/Tracing.js"
 import { workflowSources } from "../../worker/Workers.js"

@@ -52,7 +52,9 @@ vi.mock("@temporalio/workflow", async (importOriginal) => {
 })
 
 const { modulesOperation, report, vehicleSearch, webhookDelivery } = await import("../../workflows/index.js")
-const { ACTIVITY_TIMEOUTS, DELIVERY_RETRY, PATCHES, SOURCE_RETRY } = await import("../../workflows/shared.js")
+const { PATCHES } = await import("../../workflows/shared.js")
+const { DELIVERY_RETRY, SOURCE_RETRY } = await import("../../src/platform/sandboxSafe/RetryPolicy.js")
+const { ACTIVITY_TIMEOUTS } = await import("../../src/platform/sandboxSafe/ActivityTimeouts.js")
 const { searchAttributeKeys } = await import("../../workflows/searchAttributes.js")
 const { WorkflowExecutionAlreadyStartedError } = await import("@temporalio/common")
 
