@@ -13,7 +13,7 @@ import { afterAll, describe, expect, it } from "vitest"
 import { ModuleUnavailable } from "../../src/modules/Sources.js"
 import { OperationActivities } from "../../src/operations/Activities.js"
 import { SourceUnavailable } from "../../src/vehicles/Upstream.js"
-import { DeliveryFailed } from "../../src/webhooks/Deliveries.js"
+import { DeliveryFailed } from "../../src/operations/DeliveryRuns.js"
 import { ACTIVITY_TIMEOUTS, DELIVERY_RETRY } from "../../workflows/shared.js"
 import { createActivities, DEFECT_MESSAGE } from "../../worker/Activities.js"
 
