@@ -144,6 +144,5 @@ const PLATFORM_EXCEPTIONS = [
 
 /** Folders that still import each other, to be parted by ports (accounts for metering, events for webhooks). */
 const TWO_WAY_EXCEPTIONS = [
-  "src/accounts ⇄ src/metering",
-  "src/operations ⇄ src/vehicles"
+  "src/accounts ⇄ src/metering"
 ]
