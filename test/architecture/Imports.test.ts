@@ -142,7 +142,7 @@ const PLATFORM_EXCEPTIONS = [
   "src/platform/RetrySchedule.ts → workflows/shared.ts"
 ]
 
-/** Folders that still import each other, to be parted by ports (accounts for metering, events for webhooks). */
+/** Folders that still import each other, to be parted by a port (what metering reads of accounts). */
 const TWO_WAY_EXCEPTIONS = [
   "src/accounts ⇄ src/metering"
 ]
