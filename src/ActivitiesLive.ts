@@ -18,6 +18,7 @@ import { VehicleStore } from "./vehicles/Store.js"
 import { VehicleUpstream } from "./vehicles/Upstream.js"
 import { VehicleQuery } from "./vehicles/VehicleQuery.js"
 import { WebhookDeliveries } from "./webhooks/Deliveries.js"
+import { WebhooksForOperationsLive } from "./webhooks/ForOperations.js"
 import { WebhooksRepo } from "./webhooks/Repo.js"
 import { WebhookSender } from "./webhooks/Sender.js"
 
@@ -30,7 +31,8 @@ export const SourcesLive = Layer.mergeAll(
 )
 
 export const ActivitiesLive = OperationActivities.layer.pipe(
-  Layer.provideMerge(Layer.mergeAll(VehicleQuery.layer, WebhookDeliveries.layer)),
+  Layer.provideMerge(Layer.mergeAll(VehicleQuery.layer, WebhooksForOperationsLive)),
+  Layer.provideMerge(WebhookDeliveries.layer),
   Layer.provideMerge(SourcesLive),
   Layer.provideMerge(Layer.mergeAll(OperationsRepo.layer, WebhooksRepo.layer, WebhookSender.layer)),
   Layer.provideMerge(Metering.layer),

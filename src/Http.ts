@@ -35,6 +35,7 @@ import { OperationsHttpLive } from "./operations/Http.js"
 import { InlineEngineLive } from "./operations/InlineEngine.js"
 import { Operations } from "./operations/Operations.js"
 import { TemporalEngineLive } from "./operations/TemporalEngine.js"
+import { VehicleSearchesLive } from "./operations/VehicleSearches.js"
 import { Leases } from "./platform/Leases.js"
 import { AppConfig } from "./platform/Config.js"
 import { isUnavailable } from "./platform/Database.js"
@@ -385,7 +386,7 @@ export const ServicesLive = Layer.mergeAll(
   VehicleStore.layer,
   Catalog.layer,
   ModuleRegistry.layer,
-  Operations.layer,
+  VehicleSearchesLive.pipe(Layer.provideMerge(Operations.layer)),
   Webhooks.layer,
   DeliveryBacklogLive
 ).pipe(

@@ -6,11 +6,11 @@
 import { Clock, Context, Effect, Layer, Option } from "effect"
 import { failedModule, failedVehicleSearch, reportStatus } from "../../workflows/orchestration.js"
 import { type FinalStatus, finalStatus, isFinal, type ModuleName, type ModuleOutcome, type VehicleSearchResult } from "../../workflows/shared.js"
-import type { RetryPolicy } from "../platform/sandboxSafe/RetryPolicy.js"
 import { ModuleSources } from "../modules/Sources.js"
 import type { VehicleQueryParams } from "../vehicles/Api.js"
 import { VehicleQuery } from "../vehicles/VehicleQuery.js"
-import { WebhookDeliveries } from "../webhooks/Deliveries.js"
+import { type AttemptInput, DeliveryRuns } from "./DeliveryRuns.js"
+import { OperationEvents } from "./OperationEvents.js"
 import { type Finalized, type ModuleRow, OperationsRepo } from "./Repo.js"
 
 
@@ -72,7 +72,8 @@ const make = Effect.gen(function*() {
   const repo = yield* OperationsRepo
   const sources = yield* ModuleSources
   const vehicles = yield* VehicleQuery
-  const deliveries = yield* WebhookDeliveries
+  const events = yield* OperationEvents
+  const deliveries = yield* DeliveryRuns
 
   const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
 
@@ -135,18 +136,13 @@ const make = Effect.gen(function*() {
 
     /** The final operation's webhook event, recorded once; the delivery to start, if any. */
     emitEvent: ({ operationId }: { readonly operationId: string }) =>
-      deliveries.emitForOperation(operationId).pipe(activity("emitEvent", ofOperation(operationId))),
+      events.finalized(operationId).pipe(activity("emitEvent", ofOperation(operationId))),
 
     /**
      * Attempt number `attempt` of a delivery's series (absent: the first); fails with
      * DeliveryFailed unless the endpoint took it.
      */
-    attemptDelivery: (input: {
-      readonly deliveryId: string
-      readonly series?: number | undefined
-      readonly attempt: number
-      readonly policy: RetryPolicy
-    }) =>
+    attemptDelivery: (input: AttemptInput) =>
       deliveries.attempt(input).pipe(activity("attemptDelivery", { "vda.delivery_id": input.deliveryId, "vda.attempt": input.attempt })),
 
     /** A delivery whose last attempt failed inside the activity: settled `failed` (no-op once settled or resent). */
@@ -194,7 +190,6 @@ export class OperationActivities extends Context.Service<OperationActivities, Ef
   "vda/OperationActivities",
   { make }
 ) {
-  static readonly layer = Layer.effect(OperationActivities, make).pipe(
-    Layer.provide([OperationsRepo.layer, WebhookDeliveries.layer])
-  )
+  /** Needs the `OperationEvents` and the `DeliveryRuns` (the webhooks'). */
+  static readonly layer = Layer.effect(OperationActivities, make).pipe(Layer.provide(OperationsRepo.layer))
 }

@@ -3,14 +3,12 @@
  * Operation resource and its polling endpoint.
  */
 import { Schema } from "effect"
-import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
-import { type ModuleError, type ModuleWarning, MODULES, OPERATION_STATUSES } from "../../workflows/shared.js"
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import { type ModuleError, type ModuleWarning, MODULES } from "../../workflows/shared.js"
 import { ApiKeyAuth } from "../accounts/Security.js"
+import { acceptedSuccess, OperationStatus, operationFields } from "../contract/Operation.js"
 import { FinesData, GncData, TaxDebtData, VtvData } from "../modules/Records.js"
-import { DateTimeUtc } from "../platform/Schemas.js"
-import { VehicleResponse } from "../vehicles/Response.js"
-
-export const OperationStatus = Schema.Literals(OPERATION_STATUSES)
+import { VehicleOperation } from "../vehicles/SearchOperation.js"
 
 /** The wire forms of a module's error and warning, as the orchestration defines them (workflows/shared.ts). */
 export const ModuleErrorJson = Schema.Struct({
@@ -40,31 +38,12 @@ export const ModuleResults = Schema.Struct({
 }).annotate({ identifier: "ModuleResults" })
 export type ModuleResults = typeof ModuleResults.Type
 
-const common = {
-  id: Schema.String,
-  status: OperationStatus,
-  plate: Schema.String,
-  createdAt: DateTimeUtc,
-  updatedAt: DateTimeUtc
-}
-
 export const ModulesOperation = Schema.Struct({
-  ...common,
+  ...operationFields,
   kind: Schema.Literal("modules"),
   modules: ModuleResults
 }).annotate({ identifier: "ModulesOperation" })
 export type ModulesOperation = typeof ModulesOperation.Type
-
-export const VehicleSearchError = Schema.Struct({
-  error: Schema.Struct({ code: Schema.String, message: Schema.String, retryable: Schema.Boolean })
-}).annotate({ identifier: "VehicleSearchError" })
-
-export const VehicleOperation = Schema.Struct({
-  ...common,
-  kind: Schema.Literal("vehicle"),
-  result: Schema.NullOr(Schema.Union([VehicleResponse, VehicleSearchError]))
-}).annotate({ identifier: "VehicleOperation" })
-export type VehicleOperation = typeof VehicleOperation.Type
 
 export const Operation = Schema.Union([ModulesOperation, VehicleOperation]).annotate({ identifier: "Operation" })
 export type Operation = typeof Operation.Type
@@ -73,16 +52,8 @@ export type Operation = typeof Operation.Type
 export class AcceptedModulesOperation extends Schema.Class<AcceptedModulesOperation>("AcceptedModulesOperation")(
   ModulesOperation.fields
 ) {}
-export class AcceptedVehicleOperation extends Schema.Class<AcceptedVehicleOperation>("AcceptedVehicleOperation")(
-  VehicleOperation.fields
-) {}
 
-/** An accepted operation as a success of its endpoint: 202, documented under its class's name (a class's encoded side is otherwise `…Encoded`). */
-const accepted = <S extends typeof AcceptedModulesOperation | typeof AcceptedVehicleOperation>(operation: S) =>
-  operation.pipe(Schema.annotateEncoded({ identifier: operation.identifier }), HttpApiSchema.status(202))
-
-export const AcceptedModulesSuccess = accepted(AcceptedModulesOperation)
-export const AcceptedVehicleSuccess = accepted(AcceptedVehicleOperation)
+export const AcceptedModulesSuccess = acceptedSuccess(AcceptedModulesOperation)
 
 /**
  * Strings here: unknown and repeated modules have error codes of their own. Other properties are

@@ -26,8 +26,8 @@ import { BOOKKEEPING_RETRY, type RetryPolicy } from "../platform/sandboxSafe/Ret
 import { AppConfig } from "../platform/Config.js"
 import { scheduleOf } from "../platform/RetrySchedule.js"
 import { presence } from "../platform/Presence.js"
-import { WebhooksRepo } from "../webhooks/Repo.js"
 import { OperationActivities } from "./Activities.js"
+import { DeliveryRuns } from "./DeliveryRuns.js"
 import { countFinding } from "./Metrics.js"
 import { OperationsRepo } from "./Repo.js"
 import {
@@ -78,7 +78,7 @@ export const InlineEngineLive = Layer.effect(
     const config = yield* AppConfig
     const activities = yield* OperationActivities
     const repo = yield* OperationsRepo
-    const webhooks = yield* WebhooksRepo
+    const deliveries = yield* DeliveryRuns
     const context = yield* Effect.context<never>()
     const workflows = yield* FiberMap.make<string>()
     // this process, as the holder of the operations and deliveries it runs
@@ -115,7 +115,7 @@ export const InlineEngineLive = Layer.effect(
     const deliveryAttempts = ({ deliveryId, series }: DeliveryRun): Effect.Effect<Attempted<DeliveryStatus>> => {
       const policy = config.webhookRetry
       const next: Effect.Effect<Option.Option<Attempted<DeliveryStatus>>> = Effect.gen(function*() {
-        const row = Option.getOrUndefined(yield* webhooks.findDelivery(deliveryId))
+        const row = Option.getOrUndefined(yield* deliveries.find(deliveryId))
         if (row === undefined) return Option.some({ ok: true, value: "failed" })
         if (row.status !== "pending") return Option.some({ ok: true, value: row.status })
         const wait = row.nextAttemptAt.getTime() - (yield* Clock.currentTimeMillis)
@@ -160,10 +160,10 @@ export const InlineEngineLive = Layer.effect(
     const deliveryKey = (request: DeliveryRun) => `delivery/${request.deliveryId}/${request.series}`
 
     const startDelivery = (request: DeliveryRun) =>
-      Effect.flatMap(webhooks.claim(request.deliveryId, holder, claimTtlMs), (claimed) =>
+      Effect.flatMap(deliveries.claim(request.deliveryId, holder, claimTtlMs), (claimed) =>
         claimed
           ? FiberMap.run(workflows, deliveryKey(request), delivery(request), { onlyIfMissing: true }).pipe(
-            Effect.andThen(Effect.flatMap(Clock.currentTimeMillis, (now) => webhooks.markStarted(request.deliveryId, new Date(now))))
+            Effect.andThen(Effect.flatMap(Clock.currentTimeMillis, (now) => deliveries.markStarted(request.deliveryId, new Date(now))))
           )
           : Effect.logDebug(`delivery ${request.deliveryId} runs in another process`)).pipe(
           Effect.catchCause((cause) => Effect.logError("could not start a delivery", cause))
@@ -245,13 +245,13 @@ export const InlineEngineLive = Layer.effect(
     const sweep = (first: boolean) =>
       Effect.gen(function*() {
         yield* repo.renewClaims(holder, claimTtlMs)
-        yield* webhooks.renewClaims(holder, claimTtlMs)
+        yield* deliveries.renewClaims(holder, claimTtlMs)
         renewedAt = yield* Clock.currentTimeMillis
         const rows = (yield* repo.claimable(holder)).filter((row) => first || !runningHere(row.id))
         if (rows.length > 0) yield* Effect.logInfo(`resuming ${rows.length} unfinished operation(s)`)
         countFinding("resumed", rows.length)
         yield* Effect.forEach(rows, (row) => start(startRequestOf(row)), { discard: true })
-        const pending = (yield* webhooks.claimable(holder)).map(deliveryStartRequestOf)
+        const pending = (yield* deliveries.claimable(holder)).map(deliveryStartRequestOf)
           .filter((request) => first || !runningHere(deliveryKey(request)))
         if (pending.length > 0) {
           yield* Effect.logInfo(`resuming ${pending.length} pending webhook ${pending.length === 1 ? "delivery" : "deliveries"}`)
@@ -263,7 +263,7 @@ export const InlineEngineLive = Layer.effect(
 
     // claims lapse when this process stops renewing them; at shutdown they are handed over at once
     yield* Effect.addFinalizer(() =>
-      Effect.all([repo.releaseClaims(holder), webhooks.releaseClaims(holder)], { discard: true }).pipe(Effect.ignore)
+      Effect.all([repo.releaseClaims(holder), deliveries.releaseClaims(holder)], { discard: true }).pipe(Effect.ignore)
     )
     yield* Effect.forkScoped(Effect.andThen(
       sweep(true),

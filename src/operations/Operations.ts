@@ -22,7 +22,8 @@ import { ulid } from "../platform/Ids.js"
 import { RequestId } from "../platform/RequestContext.js"
 import type { VehicleQueryParams } from "../vehicles/Api.js"
 import { normalizePlate } from "../vehicles/Plates.js"
-import type { ModuleResults, ModulesOperation, Operation, VehicleOperation } from "./Api.js"
+import type { VehicleOperation } from "../vehicles/SearchOperation.js"
+import type { ModuleResults, ModulesOperation, Operation } from "./Api.js"
 import {
   type ModuleRow,
   type NewOperation,

@@ -15,7 +15,9 @@ import { Module } from "../modules/Names.js"
 import { PRESENCE_PREFIX } from "../platform/Presence.js"
 import { Environment } from "../platform/RequestContext.js"
 import * as SqlRows from "../platform/SqlRows.js"
-import { ModuleErrorJson, ModuleWarningJson, OperationStatus, VehicleSearchError } from "./Api.js"
+import { OperationStatus } from "../contract/Operation.js"
+import { VehicleSearchError } from "../vehicles/SearchOperation.js"
+import { ModuleErrorJson, ModuleWarningJson } from "./Api.js"
 import { countFinished } from "./Metrics.js"
 
 const OperationKind = Schema.Literals(["modules", "vehicle", "report"])

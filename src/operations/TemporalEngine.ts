@@ -39,10 +39,10 @@ import { describeCause, StartupError } from "../platform/Startup.js"
 import type { RetryPolicy } from "../platform/sandboxSafe/RetryPolicy.js"
 import { connectionOptionsOf, dataConverterOf } from "../platform/Temporal.js"
 import { TemporalSecrets, temporalSecretsLayer } from "../platform/TemporalSecrets.js"
-import { WebhookDeliveries } from "../webhooks/Deliveries.js"
 import { countFinding } from "./Metrics.js"
-import { WebhooksRepo } from "../webhooks/Repo.js"
 import { OperationActivities } from "./Activities.js"
+import { DeliveryRuns } from "./DeliveryRuns.js"
+import { OperationEvents } from "./OperationEvents.js"
 import { OperationsRepo } from "./Repo.js"
 import { registerSearchAttributes } from "./SearchAttributes.js"
 import {
@@ -259,9 +259,9 @@ export const makeTemporalEngine = Effect.gen(function*() {
   const gateway = yield* TemporalGateway
   const config = yield* AppConfig
   const repo = yield* OperationsRepo
-  const webhooks = yield* WebhooksRepo
   const activities = yield* OperationActivities
-  const deliveries = yield* WebhookDeliveries
+  const events = yield* OperationEvents
+  const deliveries = yield* DeliveryRuns
   const { plateHashSalt } = yield* TemporalSecrets
   const settings: EngineSettings = {
     taskQueues: config.temporal.taskQueues,
@@ -299,7 +299,7 @@ export const makeTemporalEngine = Effect.gen(function*() {
     startWorkflow(workflowStart(request, settings), (at) => repo.markStarted(request.operationId, at))
 
   const startDelivery = (request: DeliveryStartRequest) =>
-    startWorkflow(deliveryStart(request, settings), (at) => webhooks.markStarted(request.deliveryId, at))
+    startWorkflow(deliveryStart(request, settings), (at) => deliveries.markStarted(request.deliveryId, at))
 
   const describe = (workflowId: string) => call(workflowId, (signal) => gateway.describe(workflowId, signal))
 
@@ -307,8 +307,8 @@ export const makeTemporalEngine = Effect.gen(function*() {
   const finalizeLost = (operationId: string) =>
     Effect.gen(function*() {
       if (!(yield* activities.finalizeLost(operationId))) return false
-      const deliveryId = yield* deliveries.emitForOperation(operationId)
-      const delivery = deliveryId === null ? Option.none() : yield* webhooks.findDelivery(deliveryId)
+      const deliveryId = yield* events.finalized(operationId)
+      const delivery = deliveryId === null ? Option.none() : yield* deliveries.find(deliveryId)
       if (Option.isSome(delivery)) yield* startDelivery(deliveryStartRequestOf(delivery.value))
       return true
     })
@@ -345,7 +345,7 @@ export const makeTemporalEngine = Effect.gen(function*() {
       if (!(yield* start(startRequestOf(row)))) return { ...found, reachable: false }
       found.started++
     }
-    for (const row of yield* webhooks.pending({ unstartedBefore })) {
+    for (const row of yield* deliveries.unstarted(unstartedBefore)) {
       yield* beforeStarting
       if (!(yield* startDelivery(deliveryStartRequestOf(row)))) return { ...found, reachable: false }
       found.started++
@@ -359,7 +359,7 @@ export const makeTemporalEngine = Effect.gen(function*() {
       if (state === "missing") yield* Effect.flatMap(Effect.andThen(beforeStarting, start(request)), count("restarted"))
       if (state === "closed") yield* Effect.flatMap(finalizeLost(row.id), count("finalized"))
     }
-    for (const row of yield* webhooks.overdue(staleBefore, RECONCILE_BATCH)) {
+    for (const row of yield* deliveries.overdue(staleBefore, RECONCILE_BATCH)) {
       const request = deliveryStartRequestOf(row)
       const state = yield* describe(deliveryStart(request, settings).workflowId)
       if (state === "missing") yield* Effect.flatMap(Effect.andThen(beforeStarting, startDelivery(request)), count("restarted"))

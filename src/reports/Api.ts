@@ -2,7 +2,8 @@
  * Contract of v1 reports (DESIGN §11): the V1Report resource, its digest and the request.
  */
 import { Schema } from "effect"
-import { ModuleResults, OperationStatus } from "../operations/Api.js"
+import { OperationStatus } from "../contract/Operation.js"
+import { ModuleResults } from "../operations/Api.js"
 import { DateTimeUtc, NonNegativeInt } from "../platform/Schemas.js"
 import { VehicleData } from "../vehicles/Response.js"
 

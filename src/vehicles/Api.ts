@@ -4,8 +4,8 @@
 import { Schema, SchemaTransformation } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { ApiKeyAuth } from "../accounts/Security.js"
-import { AcceptedVehicleSuccess } from "../operations/Api.js"
 import { VehicleResponse } from "./Response.js"
+import { AcceptedVehicleSuccess } from "./SearchOperation.js"
 
 export { VehicleData, VehicleResponse } from "./Response.js"
 

@@ -3,13 +3,11 @@ import { HttpApiBuilder } from "effect/http-api"
 import { CurrentPrincipal, type PaidPlanRequired, type Principal } from "../accounts/Domain.js"
 import { Api, apiGroup } from "../Api.js"
 import type { VehicleQueryParams } from "./Api.js"
-import { AcceptedVehicleOperation } from "../operations/Api.js"
-import { accepted } from "../operations/Http.js"
-import { Operations } from "../operations/Operations.js"
 import * as Errors from "../platform/Errors.js"
 import { preEncoded } from "../platform/PreEncoded.js"
 import { INVALID_PLATE_MESSAGE } from "./Plates.js"
 import { VehicleResponse } from "./Response.js"
+import { VehicleSearches } from "./Searches.js"
 import { RequestAdmission } from "../metering/Admission.js"
 import type { LimitReached } from "../metering/Metering.js"
 import type { SourceUnavailable } from "./Upstream.js"
@@ -34,16 +32,14 @@ export const refuseVehicleQuery = <A, R>(
 export const VehiclesHttpLive = apiGroup(
   Effect.gen(function*() {
     const query = yield* VehicleQuery
-    const operations = yield* Operations
+    const searches = yield* VehicleSearches
 
     /** The query of an admitted request: answered (charged), or accepted as a vehicle search. */
     const answer = (principal: Principal, plate: string, queryParams: VehicleQueryParams) =>
       Effect.gen(function*() {
         const outcome = yield* query.run(principal, plate, queryParams)
         if (outcome._tag === "Answered") return outcome.response
-        const operation = yield* operations.createVehicleSearch(principal, outcome.plate, queryParams)
-        yield* accepted(operation.id)
-        return new AcceptedVehicleOperation(operation)
+        return yield* searches.accept(principal, outcome.plate, queryParams)
       }).pipe(refuseVehicleQuery)
 
     return HttpApiBuilder.group(Api, "vehicles", (handlers) =>

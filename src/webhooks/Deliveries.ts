@@ -10,11 +10,12 @@
  * until the last attempt, which leaves it `failed`.
  */
 import { randomUUID } from "node:crypto"
-import { Clock, Context, Data, Effect, Layer, Option, Result, Schema, type Tracer } from "effect"
+import { Clock, Context, Effect, Layer, Option, Result, Schema, type Tracer } from "effect"
 import { Headers, HttpTraceContext } from "effect/http"
 import { type DeliveryStatus, FIRST_SERIES, isFinal } from "../../workflows/shared.js"
-import { retryDelayMs, type RetryPolicy } from "../platform/sandboxSafe/RetryPolicy.js"
+import { retryDelayMs } from "../platform/sandboxSafe/RetryPolicy.js"
 import { Operation } from "../operations/Api.js"
+import { type AttemptInput, DeliveryFailed } from "../operations/DeliveryRuns.js"
 import { toOperation } from "../operations/Operations.js"
 import { type ModuleRow, type OperationRow, OperationsRepo } from "../operations/Repo.js"
 import type { Environment } from "../platform/RequestContext.js"
@@ -26,12 +27,6 @@ import { WebhookSender } from "./Sender.js"
 import { type EventOf, V1EventBodies, type V1EventType } from "./V1EventBodies.js"
 import { checkUrlSyntax } from "./UrlPolicy.js"
 import { signWebhook } from "./verify.js"
-
-/** The attempt failed; `retryable: false` when no further attempt should be made. */
-export class DeliveryFailed extends Data.TaggedError("DeliveryFailed")<{
-  readonly message: string
-  readonly retryable: boolean
-}> {}
 
 const encodeOperation = Schema.encodeSync(Operation)
 const encodeEvent = Schema.encodeSync(WebhookEvent)
@@ -50,14 +45,6 @@ const v2EventOf = (row: OperationRow, modules: ReadonlyArray<ModuleRow>): EventO
   const operation = toOperation(row, modules)
   const type = eventTypeOf(operation)
   return { type, body: v2Event(type, encodeOperation(operation)) }
-}
-
-interface AttemptInput {
-  readonly deliveryId: string
-  /** The series the attempt belongs to (absent: the first). */
-  readonly series?: number | undefined
-  readonly attempt: number
-  readonly policy: RetryPolicy
 }
 
 /**

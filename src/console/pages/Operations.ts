@@ -1,6 +1,6 @@
 /** Recent operations with a status filter, and one operation with each module's result. */
 import type { OperationStatus } from "../../../workflows/shared.js"
-import { OperationStatus as OperationStatusSchema } from "../../operations/Api.js"
+import { OperationStatus as OperationStatusSchema } from "../../contract/Operation.js"
 import type { ModuleRow, OperationRow, OperationSummaryRow } from "../../operations/Repo.js"
 import type { DateFormat } from "../Format.js"
 import { html } from "../Html.js"
