@@ -312,10 +312,11 @@ const make = Effect.gen(function*() {
   const polls = yield* Batcher.make({
     key: Batcher.spreadOver(POLL_LANES),
     process: (_lane, ids) =>
-      Effect.map(repo.findManyWithModules([...new Set(ids)]), (found) => {
-        const byId = new Map(found.map((polled) => [polled.row.id, Option.some(polled)]))
-        return ids.map((id) => Result.succeed(byId.get(id) ?? Option.none()))
-      })
+      Effect.map(repo.findEachWithModules([...new Set(ids)]), (found) =>
+        ids.map((id) => {
+          const polled = found.get(id)
+          return polled === undefined ? Result.succeed(Option.none()) : Result.map(polled, Option.some)
+        }))
   })
 
   /** Whether an operation is the caller's: its account and environment. */
@@ -327,7 +328,7 @@ const make = Effect.gen(function*() {
    * anything else is indistinguishable from a missing one.
    */
   const pollOwn = (principal: Principal, id: string, accept: (row: OperationRow) => boolean) =>
-    Effect.flatMap(polls.submit(id), (found) =>
+    Effect.flatMap(Effect.catchTag(polls.submit(id), "MalformedRow", Effect.die), (found) =>
       Option.isSome(found) && isOwn(principal, found.value.row) && accept(found.value.row)
         ? Effect.succeed(found.value)
         : Effect.fail(new OperationNotFound({ id })))

@@ -1,7 +1,7 @@
 /**
  * SQL for operations and their module results.
  */
-import { Context, Effect, Layer, Option, Schema, Struct } from "effect"
+import { Context, Effect, Layer, Option, Result, Schema, Struct } from "effect"
 import { SqlClient } from "effect/sql"
 import {
   ACTIVE_STATUSES,
@@ -131,6 +131,7 @@ const make = Effect.gen(function*() {
   const operation = SqlRows.findOneOption("operation", OperationRow)
   const operations = SqlRows.findAll("operations", OperationRow)
   const withTheirModules = SqlRows.findAll("operations with their modules", OperationWithModulesRow)
+  const eachWithTheirModules = SqlRows.findEach("operations with their modules", OperationWithModulesRow, (row) => row.id)
   const moduleRows = SqlRows.findAll("operation modules", ModuleRow)
   const recordedIn = SqlRows.findOneOption("operation updated", Schema.Struct({ accountId: Schema.String }))
   const finalized = SqlRows.findOneOption("operation finalized", OperationRow.mapFields(Struct.pick(["kind", "accountId", "createdAt"])))
@@ -216,6 +217,16 @@ const make = Effect.gen(function*() {
     findManyWithModules: (ids: ReadonlyArray<string>) =>
       withTheirModules(sql`select * from vda_operations_by_id(${ids}::text[])`).pipe(
         Effect.map((rows) => rows.map(withModules)),
+        Effect.orDie
+      ),
+
+    /**
+     * `findManyWithModules` for a batch of polls, by id: each row decoded on its own, so that a
+     * malformed one fails only the polls of its operation.
+     */
+    findEachWithModules: (ids: ReadonlyArray<string>) =>
+      eachWithTheirModules(sql`select * from vda_operations_by_id(${ids}::text[])`).pipe(
+        Effect.map((rows) => new Map(rows.map(([id, row]) => [id as string, Result.map(row, withModules)] as const))),
         Effect.orDie
       ),
 

@@ -31,6 +31,9 @@ const format = SchemaIssue.makeFormatterStandardSchemaV1({ leafHook })
 /** Each problem with its path. */
 export const issuesOf = (issue: SchemaIssue.Issue) => format(issue).issues
 
-/** The first `max` problems, `path: message` each, joined by "; ". */
-export const describeIssues = (issue: SchemaIssue.Issue, max = 3) =>
-  issuesOf(issue).slice(0, max).map(({ message, path }) => ((path?.length ?? 0) > 0 ? `${path!.join(".")}: ` : "") + message).join("; ")
+/** The first `max` problems, `path: message` each (the path under `at`, when the value was part of one), joined by "; ". */
+export const describeIssues = (issue: SchemaIssue.Issue, max = 3, at: ReadonlyArray<PropertyKey> = []) =>
+  issuesOf(issue).slice(0, max).map(({ message, path }) => {
+    const whole = [...at, ...(path ?? [])]
+    return (whole.length > 0 ? `${whole.map(String).join(".")}: ` : "") + message
+  }).join("; ")

@@ -7,7 +7,7 @@
  * `SqlSchema` encodes is the statement itself: only its rows need a schema. Each decoder is built
  * once, where the repository is made.
  */
-import { Data, Effect, type Option, Schema } from "effect"
+import { Data, Effect, type Option, Result, Schema } from "effect"
 import { type SqlError, SqlSchema } from "effect/sql"
 import { describeIssues } from "./SchemaIssues.js"
 
@@ -57,4 +57,23 @@ export const single = <Row extends RowSchema>(statement: string, Row: Row) => {
       Effect.catchTag("SchemaError", asMalformed(statement)),
       Effect.catchTag("NoSuchElementError", () => Effect.fail(new MalformedRow({ statement, issues: "one row expected, none answered" })))
     )
+}
+
+/**
+ * Every row of `statement`, each decoded by `Row` on its own, beside its key (`keyOf`, read from
+ * the row as it came). For the reads that answer a batch of requests at once: one malformed row
+ * fails only the requests that read it, not the others of its batch.
+ */
+export const findEach = <Row extends RowSchema, K>(statement: string, Row: Row, keyOf: (row: { readonly [field: string]: unknown }) => K) => {
+  const decode = Schema.decodeUnknownResult(Row)
+  return (rows: Rows): Effect.Effect<Array<readonly [K, Result.Result<Row["Type"], MalformedRow>]>, SqlError.SqlError> =>
+    Effect.map(rows, (found) =>
+      found.map((row, index) => {
+        const decoded = decode(row)
+        return [
+          keyOf(row as { readonly [field: string]: unknown }),
+          // the row's place in the answer leads its issues' paths, as when the rows are decoded together
+          Result.mapError(decoded, (error) => new MalformedRow({ statement, issues: describeIssues(error.issue, 3, [index]) }))
+        ] as readonly [K, Result.Result<Row["Type"], MalformedRow>]
+      }))
 }

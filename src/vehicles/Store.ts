@@ -27,8 +27,8 @@ const HOT_MAX = 20_000
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  // decoded once per batch of lookups; the hot cache below then holds decoded rows
-  const vehicles = SqlRows.findAll("vehicles by plate", StoredVehicle)
+  // decoded once per lookup of the database, row by row; the hot cache below then holds decoded rows
+  const vehicles = SqlRows.findEach("vehicles by plate", StoredVehicle, (row) => row.plate)
 
   const lookups = yield* Batcher.make({
     key: Batcher.spreadOver(LANES),
@@ -37,8 +37,8 @@ const make = Effect.gen(function*() {
         select plate, source, found, facts, fetched_at from vehicles
         where plate = any(${[...new Set(plates)]}::text[])`).pipe(
         Effect.map((rows) => {
-          const byPlate = new Map(rows.map((row) => [row.plate, row]))
-          return plates.map((plate) => Result.succeed(byPlate.get(plate)))
+          const byPlate = new Map(rows)
+          return plates.map((plate): Result.Result<StoredVehicle | undefined, SqlRows.MalformedRow> => byPlate.get(plate) ?? Result.succeed(undefined))
         })
       )
   })

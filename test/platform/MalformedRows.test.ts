@@ -100,6 +100,37 @@ describe("a malformed row", () => {
     await expectInternalError(await app.production(`/v2/vehicles/${PLATE}`, withKey(account.production.key)))
   })
 
+  it("one malformed row in a batch of reads fails only the requests that read it", async () => {
+    // plates ending alike share a lane of the store's lookups, ids are polled in one batch: the
+    // good ones are asked first, the malformed one last, so that it shares a batch with them
+    const plates = ["QA100AA", "QA200AA", "QA300AA", "QA400AA"]
+    const malformedPlate = "QX999AA"
+    const ids = ["op_good_1", "op_good_2", "op_good_3"]
+    const malformedId = "op_bad_input"
+    await sql((sql) =>
+      Effect.gen(function*() {
+        for (const plate of plates) {
+          yield* sql`insert into vehicles (plate, source, found, facts, fetched_at) values (${plate}, 'registry', false, null, now())`
+        }
+        yield* sql`insert into vehicles (plate, source, found, facts, fetched_at)
+          values (${malformedPlate}, 'registry', true, ${JSON.stringify({ year: "planted-value" })}, now())`
+        for (const id of [...ids, malformedId]) {
+          const input = id === malformedId ? { kind: "modules", modules: ["planted-value"] } : { kind: "modules", modules: ["fines"] }
+          yield* sql`insert into operations (id, account_id, environment, kind, api_version, plate, modules_key, status, input, created_at, updated_at)
+            values (${id}, ${account.id}, 'production', 'modules', 'v2', 'QA100AA', ${id}, 'completed', ${JSON.stringify(input)}, now(), now())`
+        }
+      }))
+
+    const lookups = await app.run(Effect.flatMap(VehicleStore, (store) =>
+      Effect.all([...plates, malformedPlate].map((plate) => Effect.exit(store.find(plate))), { concurrency: "unbounded" })))
+    expect(lookups.slice(0, plates.length).every(Exit.isSuccess)).toBe(true)
+    expect(Exit.isFailure(lookups[plates.length]!)).toBe(true)
+
+    const polls = await Promise.all([...ids, malformedId].map((id) => app.production(`/v2/operations/${id}`, withKey(account.production.key))))
+    expect(polls.slice(0, ids.length).map((res) => res.status)).toEqual(ids.map(() => 200))
+    await expectInternalError(polls[ids.length]!)
+  })
+
   it("a webhook delivery: the deliveries list is 500 internal_error", async () => {
     await sql((sql) =>
       sql`insert into webhook_deliveries (id, account_id, environment, api_version, event_type, body, status, attempts,

@@ -2,7 +2,7 @@
  * Rows decoded where they are read: a row its schema rejects fails as a MalformedRow naming the
  * statement and the field, never the value it held.
  */
-import { Cause, Effect, Exit, Option, Schema } from "effect"
+import { Cause, Effect, Exit, Option, Result, Schema } from "effect"
 import { describe, expect, it } from "vitest"
 import * as SqlRows from "../../src/platform/SqlRows.js"
 
@@ -50,6 +50,19 @@ describe("SqlRows", () => {
     const none = failureOf(find(rows()))
     expect(none).toBeInstanceOf(SqlRows.MalformedRow)
     expect((none as SqlRows.MalformedRow).message).toMatch(/"the count".*one row expected/)
+  })
+
+  it("row by row, beside each row's key: a malformed row fails alone, naming no value", () => {
+    const other = { ...good, plate: "AC456EF" }
+    const found = Effect.runSync(SqlRows.findEach("counters", Row, (row) => row.plate)(rows(other, { ...bad, plate: "AB123CD" })))
+    expect(found.map(([key]) => key)).toEqual(["AC456EF", "AB123CD"])
+    expect(found[0]![1]).toEqual(Result.succeed(other))
+    const [, failed] = found[1]!
+    expect(Result.isFailure(failed)).toBe(true)
+    const malformed = Result.isFailure(failed) ? failed.failure : undefined
+    expect(malformed).toBeInstanceOf(SqlRows.MalformedRow)
+    expect(malformed!.message).toMatch(/^A row of "counters" does not match its schema: 1\.used: Expected/)
+    expect(`${malformed!.message} ${malformed!.issues}`).not.toMatch(/vda_live_secret|AB999ZZ/)
   })
 
   it("the database's own failures pass through as they are", () => {
