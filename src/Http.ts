@@ -12,6 +12,7 @@ import { ByteSize, Cause, Clock, Context, Effect, type Exit, Layer, Logger, Opti
 import { HttpIncomingMessage, HttpMiddleware, HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApi, HttpApiBuilder, HttpApiError, type HttpApiGroup, HttpApiScalar } from "effect/http-api"
 import { SqlError } from "effect/sql"
+import { AccountsForMeteringLive } from "./accounts/ForMetering.js"
 import { AccountsHttpLive } from "./accounts/Http.js"
 import { ActivitiesLive } from "./ActivitiesLive.js"
 import { ConsoleApp } from "./console/Http.js"
@@ -379,7 +380,7 @@ const RetentionLive = Layer.mergeAll(MeteringRetentionLive, DeliveriesRetentionL
 
 export const ServicesLive = Layer.mergeAll(
   RetentionLive,
-  Admission.layer,
+  Admission.layer.pipe(Layer.provide(AccountsForMeteringLive)),
   AccountStatus.layer,
   UsageReader.layer,
   AccountsRepo.layer,
