@@ -34,7 +34,7 @@ export const keyHashOf = (raw: string | undefined): Result.Result<string, Invali
   return Result.succeed(sha256Hex(key))
 }
 
-export const entitlementsOf = (row: Omit<EntitledAccountRow, "createdAt">): Entitlements => ({
+const entitlementsOf = (row: Omit<EntitledAccountRow, "createdAt">): Entitlements => ({
   plan: row.plan,
   plateQueriesMonthly: row.plateQueriesMonthly,
   moduleQueriesMonthly: row.moduleQueriesMonthly,
@@ -44,7 +44,7 @@ export const entitlementsOf = (row: Omit<EntitledAccountRow, "createdAt">): Enti
   timezone: row.timezone
 })
 
-export const modulePricingOf = (row: Omit<EntitledAccountRow, "createdAt">): ModulePricing | null =>
+const modulePricingOf = (row: Omit<EntitledAccountRow, "createdAt">): ModulePricing | null =>
   row.plan === "custom"
     ? { unitPriceCents: (row.modulePriceArs ?? 0) * 100, included: row.includedModules ?? 0 }
     : null
