@@ -14,7 +14,7 @@ import { V1Api } from "./v1/Api.js"
 import { WebhooksApi } from "./webhooks/Api.js"
 import { stripDecodeErrors } from "./platform/OpenApiDocs.js"
 import { builtApart, middlewareOf } from "./platform/HttpGroup.js"
-import type { ApiKeyAuth } from "./accounts/Security.js"
+import type { ApiKeyAuth } from "./principal/Security.js"
 
 /**
  * The errors every endpoint may answer, in the contract's body: declared once for the whole API

@@ -12,19 +12,20 @@ import { ByteSize, Cause, Clock, Context, Effect, type Exit, Layer, Logger, Opti
 import { HttpIncomingMessage, HttpMiddleware, HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApi, HttpApiBuilder, HttpApiError, type HttpApiGroup, HttpApiScalar } from "effect/http-api"
 import { SqlError } from "effect/sql"
+import { AccountsForMeteringLive } from "./accounts/ForMetering.js"
 import { AccountsHttpLive } from "./accounts/Http.js"
 import { ActivitiesLive } from "./ActivitiesLive.js"
 import { ConsoleApp } from "./console/Http.js"
 import { ConsoleRetentionLive } from "./console/Retention.js"
 import { AccountsRepo } from "./accounts/Repo.js"
 import { AccountStatus } from "./accounts/Status.js"
-import { AdmittedPrincipal, ApiKeyAuthLive } from "./accounts/Security.js"
+import { AdmittedPrincipal, ApiKeyAuthLive } from "./principal/Security.js"
 import { Api, ApiErrorsLive } from "./Api.js"
 import { readBodyText } from "./platform/RequestBody.js"
 import { MeteringHttpLive } from "./metering/Http.js"
 import { Admission, type Admitted, type AdmittedAndCharged, type PendingAdmission, rateLimitHeaders, RequestAdmission } from "./metering/Admission.js"
 import type { LimitReached } from "./metering/Metering.js"
-import { type InvalidKey, keyHashOf } from "./accounts/Authentication.js"
+import { type InvalidKey, keyHashOf } from "./principal/Authentication.js"
 import { UsageReader } from "./metering/UsageReader.js"
 import { Catalog } from "./catalog/Catalog.js"
 import { V1HttpLive } from "./v1/Http.js"
@@ -379,7 +380,7 @@ const RetentionLive = Layer.mergeAll(MeteringRetentionLive, DeliveriesRetentionL
 
 export const ServicesLive = Layer.mergeAll(
   RetentionLive,
-  Admission.layer,
+  Admission.layer.pipe(Layer.provide(AccountsForMeteringLive)),
   AccountStatus.layer,
   UsageReader.layer,
   AccountsRepo.layer,

@@ -6,8 +6,9 @@ import { Clock, Context, Data, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { randomBase62, sha256Hex, ulid } from "../platform/Ids.js"
 import type { Environment } from "../platform/RequestContext.js"
-import type { PlanId } from "./Domain.js"
-import { AccountsRepo, type AccountRow, type CustomPlanTerms, type KeyOwner } from "./Repo.js"
+import type { PlanId } from "../principal/Domain.js"
+import type { AccountRow } from "../principal/AccountRows.js"
+import { AccountsRepo, type CustomPlanTerms, type KeyOwner } from "./Repo.js"
 
 export class AccountNotFound extends Data.TaggedError("AccountNotFound")<{ readonly id: string }> {}
 export class KeyNotFound extends Data.TaggedError("KeyNotFound")<{ readonly id: string }> {}

@@ -6,8 +6,8 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { Usage } from "../metering/Api.js"
 import { Module } from "../modules/Names.js"
 import { DateTimeUtc, Limit, NonNegativeInt } from "../platform/Schemas.js"
-import { StandardPlanId } from "./Domain.js"
-import { ApiKeyAuth } from "./Security.js"
+import { StandardPlanId } from "../principal/Domain.js"
+import { ApiKeyAuth } from "../principal/Security.js"
 
 export const KeyEntry = Schema.Struct({
   id: Schema.String,

@@ -3,7 +3,7 @@ import { HttpApiBuilder } from "effect/http-api"
 import { Api, apiGroup } from "../Api.js"
 import { preEncoded } from "../platform/PreEncoded.js"
 import { StatusResponse } from "./Api.js"
-import { CurrentPrincipal } from "./Domain.js"
+import { CurrentPrincipal } from "../principal/Domain.js"
 import { AccountsRepo } from "./Repo.js"
 import { AccountStatus } from "./Status.js"
 

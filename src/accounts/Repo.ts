@@ -4,33 +4,15 @@
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { Environment } from "../platform/RequestContext.js"
-import { Limit, NonNegativeInt } from "../platform/Schemas.js"
+import { NonNegativeInt } from "../platform/Schemas.js"
 import * as SqlRows from "../platform/SqlRows.js"
-import { Module } from "../modules/Names.js"
-import { CUSTOM_PLAN_BASE, type Entitlements, type ModulePricing, PlanId, StandardPlanId } from "./Domain.js"
+import { type AccountRow, allowanceFields, EntitledAccountRow } from "../principal/AccountRows.js"
+import { CUSTOM_PLAN_BASE, type PlanId, StandardPlanId } from "../principal/Domain.js"
 
-export const AccountRow = Schema.Struct({
-  id: Schema.String,
-  owner: Schema.String,
-  plan: PlanId,
-  timezone: Schema.String,
-  createdAt: Schema.Date
-})
-export type AccountRow = typeof AccountRow.Type
-
-/** A plan's allowances (null is unlimited) and modules, as plans and custom plans both hold them. */
-const allowances = {
-  plateQueriesMonthly: Limit,
-  moduleQueriesMonthly: Limit,
-  uniquePlatesDaily: Limit,
-  requestsPerMinute: Limit,
-  enabledModules: Schema.Array(Module)
-}
-
-export const PlanRow = Schema.Struct({ id: StandardPlanId, priceArs: NonNegativeInt, ...allowances })
+export const PlanRow = Schema.Struct({ id: StandardPlanId, priceArs: NonNegativeInt, ...allowanceFields })
 export type PlanRow = typeof PlanRow.Type
 
-export const CustomPlanTerms = Schema.Struct({ ...allowances, modulePriceArs: NonNegativeInt, includedModules: NonNegativeInt })
+export const CustomPlanTerms = Schema.Struct({ ...allowanceFields, modulePriceArs: NonNegativeInt, includedModules: NonNegativeInt })
 export type CustomPlanTerms = typeof CustomPlanTerms.Type
 
 export const KeyRow = Schema.Struct({
@@ -51,38 +33,6 @@ export interface KeyOwner {
   readonly accountId: string
   readonly environment: Environment
 }
-
-/** An account with the allowances of its plan resolved (standard or custom); the custom terms are null on other plans. */
-export const EntitledAccountRow = AccountRow.mapFields((fields) => ({
-  ...fields,
-  ...allowances,
-  modulePriceArs: Schema.NullOr(NonNegativeInt),
-  includedModules: Schema.NullOr(NonNegativeInt)
-}))
-export type EntitledAccountRow = typeof EntitledAccountRow.Type
-
-/** An active key with its account's allowances. */
-export const KeyLookupRow = EntitledAccountRow.mapFields(({ createdAt: _, ...fields }) => ({
-  ...fields,
-  keyId: Schema.String,
-  keyEnvironment: Environment
-}))
-export type KeyLookupRow = typeof KeyLookupRow.Type
-
-export const entitlementsOf = (row: Omit<EntitledAccountRow, "createdAt">): Entitlements => ({
-  plan: row.plan,
-  plateQueriesMonthly: row.plateQueriesMonthly,
-  moduleQueriesMonthly: row.moduleQueriesMonthly,
-  uniquePlatesDaily: row.uniquePlatesDaily,
-  requestsPerMinute: row.requestsPerMinute,
-  enabledModules: row.enabledModules,
-  timezone: row.timezone
-})
-
-export const modulePricingOf = (row: Omit<EntitledAccountRow, "createdAt">): ModulePricing | null =>
-  row.plan === "custom"
-    ? { unitPriceCents: (row.modulePriceArs ?? 0) * 100, included: row.includedModules ?? 0 }
-    : null
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient

@@ -12,7 +12,7 @@ import { usageOf, type UsagePeriods, usagePeriodsOf } from "../metering/UsageRea
 import * as Batcher from "../platform/Batcher.js"
 import { arrayArguments, partsOf, type ReadAlong } from "../platform/ReadAlong.js"
 import * as SqlRows from "../platform/SqlRows.js"
-import { accountKey, type Principal } from "./Domain.js"
+import { accountKey, type Principal } from "../principal/Domain.js"
 import { KeyRow } from "./Repo.js"
 
 /** A row of `vda_account_status`: a counter, the month's billing terms, or a key. */

@@ -11,15 +11,16 @@
 import { PgTypes } from "@effect/sql-pg"
 import { Clock, Context, Effect, FiberSet, Layer, Result, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { InvalidKey, keyHashOf, principalOf } from "../accounts/Authentication.js"
-import type { Principal } from "../accounts/Domain.js"
-import { AccountsRepo, KeyLookupRow } from "../accounts/Repo.js"
 import * as Batcher from "../platform/Batcher.js"
 import type * as Errors from "../platform/Errors.js"
 import { METER } from "../platform/MeterNames.js"
 import { Environment } from "../platform/RequestContext.js"
 import { NonNegativeInt } from "../platform/Schemas.js"
 import * as SqlRows from "../platform/SqlRows.js"
+import { KeyLookupRow } from "../principal/AccountRows.js"
+import { InvalidKey, keyHashOf, principalOf } from "../principal/Authentication.js"
+import type { Principal } from "../principal/Domain.js"
+import { KeyUse } from "./KeyUse.js"
 import { countCharge, countRateLimited } from "./Outcomes.js"
 import { type Charge, LimitReached, limitReachedBy, nullableArray, type PlainConsumption } from "./Metering.js"
 import { minuteOf } from "./Periods.js"
@@ -297,7 +298,7 @@ export const admitChargeParameters = (
 ]
 
 const make = Effect.gen(function*() {
-  const repo = yield* AccountsRepo
+  const keyUse = yield* KeyUse
   const sql = yield* SqlClient.SqlClient
   const touches = yield* FiberSet.make()
   const lastTouched = new Map<string, number>()
@@ -376,7 +377,7 @@ const make = Effect.gen(function*() {
       const last = lastTouched.get(keyId)
       if (last !== undefined && now - last < TOUCH_INTERVAL_MS) return Effect.void
       lastTouched.set(keyId, now)
-      return FiberSet.run(touches, repo.touchKeys([keyId], new Date(now)).pipe(Effect.ignoreCause({ log: "Debug", message: IGNORED }))).pipe(
+      return FiberSet.run(touches, keyUse.touch([keyId], new Date(now)).pipe(Effect.ignoreCause({ log: "Debug", message: IGNORED }))).pipe(
         Effect.asVoid
       )
     })
@@ -414,5 +415,6 @@ const make = Effect.gen(function*() {
 })
 
 export class Admission extends Context.Service<Admission, Effect.Success<typeof make>>()("vda/Admission", { make }) {
-  static readonly layer = Layer.effect(Admission, make).pipe(Layer.provide(AccountsRepo.layer))
+  /** Needs the accounts' `KeyUse` (`accounts/ForMetering.ts`). */
+  static readonly layer = Layer.effect(Admission, make)
 }

@@ -3,8 +3,8 @@
  */
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
-import { Entitlements } from "../accounts/Domain.js"
-import { ApiKeyAuth } from "../accounts/Security.js"
+import { Entitlements } from "../principal/Domain.js"
+import { ApiKeyAuth } from "../principal/Security.js"
 import { Environment } from "../platform/RequestContext.js"
 import { DateTimeUtc, Limit, NonNegativeInt } from "../platform/Schemas.js"
 

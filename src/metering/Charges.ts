@@ -2,7 +2,7 @@
  * What each kind of accepted call consumes (the spec's metering rules), as consumptions for the
  * consumption primitive.
  */
-import type { Principal } from "../accounts/Domain.js"
+import type { Principal } from "../principal/Domain.js"
 import type { Consumption, PlainConsumption } from "./Metering.js"
 import type { Module } from "../modules/Names.js"
 import { METER } from "../platform/MeterNames.js"

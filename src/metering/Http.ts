@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { CurrentPrincipal } from "../accounts/Domain.js"
+import { CurrentPrincipal } from "../principal/Domain.js"
 import { Api, apiGroup } from "../Api.js"
 import { preEncoded } from "../platform/PreEncoded.js"
 import { UsageResponse } from "./Api.js"

@@ -3,7 +3,7 @@
  */
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { accountKey, type Principal } from "../accounts/Domain.js"
+import { accountKey, type Principal } from "../principal/Domain.js"
 import * as Batcher from "../platform/Batcher.js"
 import { METER } from "../platform/MeterNames.js"
 import { NonNegativeInt } from "../platform/Schemas.js"

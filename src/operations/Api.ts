@@ -5,7 +5,7 @@
 import { Schema } from "effect"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { type ModuleError, type ModuleWarning, MODULES } from "../../workflows/shared.js"
-import { ApiKeyAuth } from "../accounts/Security.js"
+import { ApiKeyAuth } from "../principal/Security.js"
 import { acceptedSuccess, OperationStatus, operationFields } from "../contract/Operation.js"
 import { FinesData, GncData, TaxDebtData, VtvData } from "../modules/Records.js"
 import { VehicleOperation } from "../vehicles/SearchOperation.js"

@@ -12,7 +12,7 @@
 import { Clock, Context, Data, Effect, Layer, Option, Result } from "effect"
 import { SqlClient } from "effect/sql"
 import { MODULES, type ModuleName, modulesKey } from "../../workflows/shared.js"
-import type { Principal } from "../accounts/Domain.js"
+import type { Principal } from "../principal/Domain.js"
 import * as Charges from "../metering/Charges.js"
 import { type LimitReached, Metering } from "../metering/Metering.js"
 import { countCommitted, countReused } from "../metering/Outcomes.js"

@@ -5,7 +5,7 @@
 import { Effect } from "effect"
 import { HttpEffect, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
-import { CurrentPrincipal } from "../accounts/Domain.js"
+import { CurrentPrincipal } from "../principal/Domain.js"
 import { AccountStatus } from "../accounts/Status.js"
 import { Api, apiGroup } from "../Api.js"
 import type { ModulesOperation } from "../operations/Api.js"

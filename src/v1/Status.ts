@@ -2,7 +2,7 @@
  * v1's status (DESIGN §11), computed from the account status v2 shows: v1's plan names, its three
  * usage meters, and for custom plans the billing estimate with the month's frozen module prices.
  */
-import type { PlanId } from "../accounts/Domain.js"
+import type { PlanId } from "../principal/Domain.js"
 import type { Usage } from "../metering/Api.js"
 import type { V1Status } from "./Api.js"
 

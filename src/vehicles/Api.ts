@@ -3,7 +3,7 @@
  */
 import { Schema, SchemaTransformation } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
-import { ApiKeyAuth } from "../accounts/Security.js"
+import { ApiKeyAuth } from "../principal/Security.js"
 import { VehicleResponse } from "./Response.js"
 import { AcceptedVehicleSuccess } from "./SearchOperation.js"
 

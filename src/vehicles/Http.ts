@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { CurrentPrincipal, type PaidPlanRequired, type Principal } from "../accounts/Domain.js"
+import { CurrentPrincipal, type PaidPlanRequired, type Principal } from "../principal/Domain.js"
 import { Api, apiGroup } from "../Api.js"
 import type { VehicleQueryParams } from "./Api.js"
 import * as Errors from "../platform/Errors.js"

@@ -5,7 +5,7 @@
  */
 import { Context, type Effect } from "effect"
 import type { HttpServerRequest } from "effect/http"
-import type { Principal } from "../accounts/Domain.js"
+import type { Principal } from "../principal/Domain.js"
 import type { LimitReached } from "../metering/Metering.js"
 import type { VehicleQueryParams } from "./Api.js"
 import type { AcceptedVehicleOperation } from "./SearchOperation.js"

@@ -9,7 +9,7 @@
  */
 import { Clock, Context, Data, Effect, Layer, Option, Result } from "effect"
 import { VEHICLE_REQUEST_RETRY } from "../platform/sandboxSafe/RetryPolicy.js"
-import { isPaidOrCustom, PaidPlanRequired, type Principal } from "../accounts/Domain.js"
+import { isPaidOrCustom, PaidPlanRequired, type Principal } from "../principal/Domain.js"
 import { Catalog } from "../catalog/Catalog.js"
 import { classification, codiaLookup, sheetLookup, tires } from "../catalog/Enrichments.js"
 import * as Charges from "../metering/Charges.js"

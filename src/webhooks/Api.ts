@@ -3,7 +3,7 @@
  */
 import { Schema } from "effect"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
-import { ApiKeyAuth } from "../accounts/Security.js"
+import { ApiKeyAuth } from "../principal/Security.js"
 import { DateTimeUtc, NonNegativeInt } from "../platform/Schemas.js"
 
 export const WebhookConfig = Schema.Struct({

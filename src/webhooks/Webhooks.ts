@@ -4,7 +4,7 @@
  */
 import { Clock, Context, Data, Effect, Layer, Option } from "effect"
 import { FIRST_SERIES } from "../../workflows/shared.js"
-import { accountKey, isPaidOrCustom, PaidPlanRequired, type Principal } from "../accounts/Domain.js"
+import { accountKey, isPaidOrCustom, PaidPlanRequired, type Principal } from "../principal/Domain.js"
 import { deliveryStartRequestOf, WorkflowEngine } from "../operations/WorkflowEngine.js"
 import * as Batcher from "../platform/Batcher.js"
 import { AppConfig } from "../platform/Config.js"

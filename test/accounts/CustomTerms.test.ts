@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { Accounts } from "../../src/accounts/Accounts.js"
-import { CUSTOM_PLAN_BASE } from "../../src/accounts/Domain.js"
+import { CUSTOM_PLAN_BASE } from "../../src/principal/Domain.js"
 import { makeTestApp, type TestApp } from "../support/TestApp.js"
 
 let app: TestApp

@@ -6,7 +6,7 @@
  * The migrations are left out: they are the database's own definitions, frozen once applied.
  */
 import { describe, expect, it } from "vitest"
-import { STANDARD_PLANS } from "../../src/accounts/Domain.js"
+import { STANDARD_PLANS } from "../../src/principal/Domain.js"
 import { METER_NAMES } from "../../src/platform/MeterNames.js"
 import { MODULES, OPERATION_STATUSES } from "../../workflows/shared.js"
 import { readSource, sourceFiles } from "../support/SourceFiles.js"
@@ -33,7 +33,7 @@ const LISTS = {
   "meter names": { list: METER_NAMES, home: "src/platform/MeterNames.ts" },
   "operation statuses": { list: OPERATION_STATUSES, home: "workflows/shared.ts" },
   "module names": { list: MODULES, home: "workflows/shared.ts" },
-  "standard plans": { list: STANDARD_PLANS, home: "src/accounts/Domain.ts" }
+  "standard plans": { list: STANDARD_PLANS, home: "src/principal/Domain.ts" }
 }
 
 describe("each list of names", () => {

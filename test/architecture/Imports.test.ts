@@ -8,8 +8,7 @@
  * - the worker gets its activities without the HTTP application;
  * - no two folders import each other.
  *
- * Today's exceptions are listed by name, each to be removed (never added to): a new arrow that
- * breaks a rule fails here, and so does an exception that no longer exists.
+ * There are no exceptions: a new arrow that breaks a rule fails here.
  */
 import * as Path from "node:path"
 import { describe, expect, it } from "vitest"
@@ -155,11 +154,7 @@ describe("the imports", () => {
       .filter(([from, to]) => from < to && arrows.has(`${to} → ${from}`))
       .map(([a, b]) => `${a} ⇄ ${b}`)
       .sort()
-    expect(pairs).toEqual(TWO_WAY_EXCEPTIONS)
+    expect(pairs).toEqual([])
   })
 })
 
-/** Folders that still import each other, to be parted by a port (what metering reads of accounts). */
-const TWO_WAY_EXCEPTIONS = [
-  "src/accounts ⇄ src/metering"
-]

@@ -3,6 +3,7 @@ import { Clock, Context, Effect, Exit, Layer, Redacted, Result } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
 import { Accounts } from "../../src/accounts/Accounts.js"
+import { AccountsForMeteringLive } from "../../src/accounts/ForMetering.js"
 import { type Consumption, Metering } from "../../src/metering/Metering.js"
 import { dayOf, minuteOf, monthOf } from "../../src/metering/Periods.js"
 import { Admission } from "../../src/metering/Admission.js"
@@ -28,7 +29,7 @@ const DatabaseLive = Layer.unwrap(Effect.promise(freshDatabase).pipe(
   Effect.map((url) => Layer.succeed(TestDatabaseUrl, url).pipe(Layer.merge(pgClientLayer(Redacted.make(url), 10))))
 ))
 
-const ServicesLive = Layer.mergeAll(Accounts.layer, Admission.layer).pipe(
+const ServicesLive = Layer.mergeAll(Accounts.layer, Admission.layer.pipe(Layer.provide(AccountsForMeteringLive))).pipe(
   Layer.provideMerge(Metering.layer),
   Layer.provideMerge(DatabaseLive)
 )

@@ -1,7 +1,7 @@
 -- An API key's account, the head of every admission's answer: the key's environment, the
 -- account's per-minute limit, the fingerprint of its entitled row (an md5 of the row of
 -- `entitled_accounts` as text), and the account itself as JSON (`KeyLookupRow` in
--- src/accounts/Repo.ts), built from that same row, only when the caller expected another
+-- src/principal/AccountRows.ts), built from that same row, only when the caller expected another
 -- fingerprint. The one place an account becomes JSON.
 create or replace function vda_key_account(p_hash text, p_expected text)
 returns table (key_environment text, account_id text, requests_per_minute integer, fingerprint text, answer jsonb)

@@ -1,5 +1,6 @@
 /**
- * Accounts, plans and the authenticated caller, as the rest of the service sees them.
+ * Plans and the authenticated caller, as every feature sees them: the accounts administer them,
+ * metering counts against them.
  */
 import { Context, Data, Schema } from "effect"
 import type { Environment } from "../platform/RequestContext.js"

@@ -5,9 +5,9 @@
  */
 import { Data, Result } from "effect"
 import { sha256Hex } from "../platform/Ids.js"
-import type { Principal } from "./Domain.js"
 import type { Environment } from "../platform/RequestContext.js"
-import { type EntitledAccountRow, entitlementsOf, type KeyLookupRow, modulePricingOf } from "./Repo.js"
+import type { EntitledAccountRow, KeyLookupRow } from "./AccountRows.js"
+import type { Entitlements, ModulePricing, Principal } from "./Domain.js"
 
 export class InvalidKey extends Data.TaggedError("InvalidKey")<{
   readonly reason: "missing" | "unknown" | "other_environment"
@@ -33,6 +33,21 @@ export const keyHashOf = (raw: string | undefined): Result.Result<string, Invali
   if (!KEY_SHAPE.test(key)) return Result.fail(new InvalidKey({ reason: "unknown" }))
   return Result.succeed(sha256Hex(key))
 }
+
+const entitlementsOf = (row: Omit<EntitledAccountRow, "createdAt">): Entitlements => ({
+  plan: row.plan,
+  plateQueriesMonthly: row.plateQueriesMonthly,
+  moduleQueriesMonthly: row.moduleQueriesMonthly,
+  uniquePlatesDaily: row.uniquePlatesDaily,
+  requestsPerMinute: row.requestsPerMinute,
+  enabledModules: row.enabledModules,
+  timezone: row.timezone
+})
+
+const modulePricingOf = (row: Omit<EntitledAccountRow, "createdAt">): ModulePricing | null =>
+  row.plan === "custom"
+    ? { unitPriceCents: (row.modulePriceArs ?? 0) * 100, included: row.includedModules ?? 0 }
+    : null
 
 /** The account as a caller on `environment`, through `keyId` (a key, or a console session). */
 export const principalFor = (account: Omit<EntitledAccountRow, "createdAt">, keyId: string, environment: Environment): Principal => ({
