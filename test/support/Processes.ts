@@ -5,6 +5,7 @@
 import { type ChildProcess, spawn } from "node:child_process"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
+import { Effect } from "effect"
 import { afterAll } from "vitest"
 
 export const ROOT = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "../..")
@@ -37,6 +38,18 @@ export const waitFor = async <A>(
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
 }
+
+/** `waitFor` as an effect, on the live clock: runs `attempt` every 50 ms until it gives a value. */
+export const eventually = <A, E, R>(attempt: Effect.Effect<A | undefined, E, R>, what: string, deadlineMs = 30_000) =>
+  Effect.gen(function*() {
+    const deadline = Date.now() + deadlineMs
+    for (;;) {
+      const result = yield* attempt
+      if (result !== undefined) return result
+      if (Date.now() > deadline) return yield* Effect.die(new Error(`timed out waiting for ${what}`))
+      yield* Effect.sleep(50)
+    }
+  })
 
 /** A long-running child process of ours, its output captured. */
 export interface ChildProcessHandle {
