@@ -40,9 +40,13 @@ const insert = (accountId: string, id: string) =>
       createdAt: new Date()
     }))
 
-const claimBy = (holder: string, id: string) =>
+/** An operation claimed by `holder` from the start: the engine's sweep never sees it unclaimed. */
+const insertClaimed = (accountId: string, id: string, holder: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql`update operations set claimed_by = ${holder}, claimed_until = now() + interval '1 hour' where id = ${id}`)
+    sql.withTransaction(Effect.andThen(
+      insert(accountId, id),
+      sql`update operations set claimed_by = ${holder}, claimed_until = now() + interval '1 hour' where id = ${id}`
+    )))
 
 /** Another process's presence, as that process holds it, until `gone` is closed. */
 const presenceOf = (holder: string) =>
@@ -61,8 +65,7 @@ layer(Services, { excludeTestServices: true })("claims", (it) => {
     Effect.gen(function*() {
       const accountId = yield* newAccountId
       const other = yield* presenceOf("another-process")
-      yield* insert(accountId, "op_claims_foreign_101")
-      yield* claimBy("another-process", "op_claims_foreign_101")
+      yield* insertClaimed(accountId, "op_claims_foreign_101", "another-process")
       yield* insert(accountId, "op_claims_free_102")
 
       // the sweep that finished the free operation saw the claimed one too, and left it
@@ -82,8 +85,7 @@ layer(Services, { excludeTestServices: true })("claims", (it) => {
     Effect.gen(function*() {
       const accountId = yield* newAccountId
       const holderA = yield* presenceOf("holder-a")
-      yield* insert(accountId, "op_claims_exclusive_103")
-      yield* claimBy("holder-a", "op_claims_exclusive_103")
+      yield* insertClaimed(accountId, "op_claims_exclusive_103", "holder-a")
       const claim = (holder: string) => Effect.flatMap(OperationsRepo, (repo) => repo.claim("op_claims_exclusive_103", holder, 60_000))
       expect(yield* claim("holder-b")).toBe(false)
       expect(yield* claim("holder-a")).toBe(true) // its holder renews it
