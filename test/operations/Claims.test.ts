@@ -3,29 +3,31 @@
  * live process elsewhere (its presence session open) is left alone; as soon as that process is
  * gone (its session closed, as on kill -9), this one takes it over and finishes it.
  */
-import { Effect } from "effect"
-import Pg from "pg"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { expect, layer } from "@effect/vitest"
+import { Effect, Exit, Layer, Scope } from "effect"
+import { SqlClient } from "effect/sql"
+import { Accounts } from "../../src/accounts/Accounts.js"
+import { ActivitiesLive } from "../../src/ActivitiesLive.js"
+import { InlineEngineLive } from "../../src/operations/InlineEngine.js"
 import { OperationsRepo } from "../../src/operations/Repo.js"
-import { PRESENCE_PREFIX } from "../../src/platform/Presence.js"
-import { waitFor } from "../support/Processes.js"
-import { makeTestApp, type TestApp } from "../support/TestApp.js"
+import { presence } from "../../src/platform/Presence.js"
+import { freshDatabaseLayer } from "../support/Postgres.js"
+import { eventually } from "../support/Processes.js"
+import { testConfig } from "../support/TestApp.js"
 
-let app: TestApp
-let db: Pg.Client
+const Services = Layer.mergeAll(InlineEngineLive, Accounts.layer).pipe(
+  Layer.provideMerge(ActivitiesLive),
+  Layer.provideMerge(freshDatabaseLayer(4)),
+  Layer.provideMerge(testConfig({ INLINE_CLAIM_TTL_MS: "600" }))
+)
 
-beforeAll(async () => {
-  app = await makeTestApp({ config: { INLINE_CLAIM_TTL_MS: "600" } })
-  db = new Pg.Client({ connectionString: app.databaseUrl })
-  await db.connect()
-})
-afterAll(async () => {
-  await db?.end()
-  await app?.dispose()
-})
+const newAccountId = Effect.flatMap(Accounts, (accounts) =>
+  accounts.create({ owner: "Test owner", plan: "growth", timezone: "America/Argentina/Buenos_Aires" })).pipe(
+    Effect.map((account) => account.id)
+  )
 
 const insert = (accountId: string, id: string) =>
-  app.run(Effect.flatMap(OperationsRepo, (repo) =>
+  Effect.flatMap(OperationsRepo, (repo) =>
     repo.insert({
       id,
       accountId,
@@ -36,52 +38,58 @@ const insert = (accountId: string, id: string) =>
       modulesKey: "fines",
       input: { kind: "modules", modules: ["fines"] },
       createdAt: new Date()
-    })))
+    }))
 
-/** Another process's presence: a session named after it. */
-const presenceOf = async (holder: string) => {
-  const client = new Pg.Client({ connectionString: app.databaseUrl, application_name: `${PRESENCE_PREFIX}${holder}` })
-  await client.connect()
-  return client
-}
+/** An operation claimed by `holder` from the start: the engine's sweep never sees it unclaimed. */
+const insertClaimed = (accountId: string, id: string, holder: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql.withTransaction(Effect.andThen(
+      insert(accountId, id),
+      sql`update operations set claimed_by = ${holder}, claimed_until = now() + interval '1 hour' where id = ${id}`
+    )))
 
-const row = async (id: string) =>
-  (await db.query("select status, claimed_by from operations where id = $1", [id])).rows[0] as { status: string; claimed_by: string | null }
-
-describe("claims", () => {
-  it("work claimed by another live process is left alone, and taken over as soon as that process is gone", async () => {
-    const account = await app.createAccount()
-    const other = await presenceOf("another-process")
-    await insert(account.id, "op_claims_foreign_101")
-    await db.query("update operations set claimed_by = 'another-process', claimed_until = now() + interval '1 hour' where id = $1", [
-      "op_claims_foreign_101"
-    ])
-    await insert(account.id, "op_claims_free_102")
-
-    // the sweep that finished the free operation saw the claimed one too, and left it
-    await waitFor(async () => ((await row("op_claims_free_102")).status === "completed" ? true : undefined), "the free operation")
-    expect(await row("op_claims_foreign_101")).toEqual({ status: "queued", claimed_by: "another-process" })
-
-    await other.end() // the other process dies: its claim is open at once, an hour before it would lapse
-    const taken = await waitFor(async () => {
-      const current = await row("op_claims_foreign_101")
-      return current.status === "completed" ? current : undefined
-    }, "the lapsed operation to be taken over")
-    expect(taken.claimed_by).not.toBe("another-process")
-    expect(taken.claimed_by).toBe((await row("op_claims_free_102")).claimed_by)
+/** Another process's presence, as that process holds it, until `gone` is closed. */
+const presenceOf = (holder: string) =>
+  Effect.gen(function*() {
+    const gone = yield* Scope.make()
+    yield* presence(holder).pipe(Scope.provide(gone), Effect.orDie)
+    return { end: Scope.close(gone, Exit.void) }
   })
 
-  it("a claim is exclusive while it lives; its holder may renew it", async () => {
-    const account = await app.createAccount()
-    const holderA = await presenceOf("holder-a")
-    await insert(account.id, "op_claims_exclusive_103")
-    await db.query("update operations set claimed_by = 'holder-a', claimed_until = now() + interval '1 hour' where id = $1", [
-      "op_claims_exclusive_103"
-    ])
-    const claim = (holder: string) => app.run(Effect.flatMap(OperationsRepo, (repo) => repo.claim("op_claims_exclusive_103", holder, 60_000)))
-    expect(await claim("holder-b")).toBe(false)
-    expect(await claim("holder-a")).toBe(true) // its holder renews it
-    expect(await claim("holder-b")).toBe(false)
-    await holderA.end()
-  })
+const row = (id: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ status: string; claimedBy: string | null }>`
+    select status, claimed_by from operations where id = ${id}`).pipe(Effect.map((rows) => rows[0]!))
+
+layer(Services, { excludeTestServices: true })("claims", (it) => {
+  it.effect("work claimed by another live process is left alone, and taken over as soon as that process is gone", () =>
+    Effect.gen(function*() {
+      const accountId = yield* newAccountId
+      const other = yield* presenceOf("another-process")
+      yield* insertClaimed(accountId, "op_claims_foreign_101", "another-process")
+      yield* insert(accountId, "op_claims_free_102")
+
+      // the sweep that finished the free operation saw the claimed one too, and left it
+      yield* eventually(Effect.map(row("op_claims_free_102"), (r) => (r.status === "completed" ? true : undefined)), "the free operation")
+      expect(yield* row("op_claims_foreign_101")).toEqual({ status: "queued", claimedBy: "another-process" })
+
+      yield* other.end // the other process dies: its claim is open at once, an hour before it would lapse
+      const taken = yield* eventually(
+        Effect.map(row("op_claims_foreign_101"), (current) => (current.status === "completed" ? current : undefined)),
+        "the lapsed operation to be taken over"
+      )
+      expect(taken.claimedBy).not.toBe("another-process")
+      expect(taken.claimedBy).toBe((yield* row("op_claims_free_102")).claimedBy)
+    }))
+
+  it.effect("a claim is exclusive while it lives; its holder may renew it", () =>
+    Effect.gen(function*() {
+      const accountId = yield* newAccountId
+      const holderA = yield* presenceOf("holder-a")
+      yield* insertClaimed(accountId, "op_claims_exclusive_103", "holder-a")
+      const claim = (holder: string) => Effect.flatMap(OperationsRepo, (repo) => repo.claim("op_claims_exclusive_103", holder, 60_000))
+      expect(yield* claim("holder-b")).toBe(false)
+      expect(yield* claim("holder-a")).toBe(true) // its holder renews it
+      expect(yield* claim("holder-b")).toBe(false)
+      yield* holderA.end
+    }))
 })

@@ -10,13 +10,12 @@
  */
 import * as Fs from "node:fs"
 import * as Path from "node:path"
-import { Effect, Redacted } from "effect"
-import pg from "pg"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { expect, layer } from "@effect/vitest"
+import { Data, Effect } from "effect"
+import { SqlClient } from "effect/sql"
 import { databaseFunctions } from "../../src/DatabaseLive.js"
-import { pgClientLayer } from "../../src/platform/Database.js"
 import { type DatabaseFunction, databaseFunction, installFunctions } from "../../src/platform/DatabaseFunctions.js"
-import { freshDatabase } from "../support/Postgres.js"
+import { freshDatabaseLayer } from "../support/Postgres.js"
 import { REPOSITORY_ROOT } from "../support/SourceFiles.js"
 
 interface Definition {
@@ -30,36 +29,28 @@ const DEFINITIONS = `
   where n.nspname = 'public'
   order by 1, 2`
 
-const connect = async () => {
-  const url = await freshDatabase()
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  return { url, client }
-}
+const run = (text: string) => Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(text))
 
-const definitionsIn = async (client: pg.Client) => (await client.query<Definition>(DEFINITIONS)).rows
+const definitionsIn = Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe<Definition>(DEFINITIONS))
+
+/** Carries what a transaction saw out of it, failing it so that it is rolled back. */
+class RolledBack extends Data.TaggedError("RolledBack")<{ readonly definitions: ReadonlyArray<Definition> }> {}
 
 /** The definitions after `source` runs, in a transaction rolled back after. */
-const definitionsAfter = async (client: pg.Client, source: string) => {
-  await client.query("begin")
-  try {
-    await client.query(source)
-    return await definitionsIn(client)
-  } finally {
-    await client.query("rollback")
-  }
-}
+const definitionsAfter = (source: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql.withTransaction(Effect.andThen(
+      sql.unsafe(source),
+      Effect.flatMap(definitionsIn, (definitions) => Effect.fail(new RolledBack({ definitions })))
+    ))).pipe(Effect.catchTag("RolledBack", (rolledBack) => Effect.succeed(rolledBack.definitions)))
 
 /** The same function with a comment more in its body: another source of it. */
 const changed = (fn: DatabaseFunction) => databaseFunction(fn.source.replace(/ as \$fn\$\n/, " as $fn$\n-- changed\n"))
 
-const install = (url: string, functions: ReadonlyArray<DatabaseFunction>) =>
-  Effect.runPromise(installFunctions(functions).pipe(Effect.provide(pgClientLayer(Redacted.make(url), 1))))
-
-const recorded = async (client: pg.Client) =>
-  (await client.query<{ name: string; sha256: string; installedAt: Date }>(
+const recorded = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  sql.unsafe<{ name: string; sha256: string; installedAt: Date }>(
     `select name, sha256, installed_at as "installedAt" from database_functions order by name`
-  )).rows
+  ))
 
 const sourceNames = databaseFunctions.map((fn) => fn.name).sort()
 
@@ -71,70 +62,66 @@ const sourceFileNames = () =>
     .flatMap((file) => /^(vda_\w+)\.(sql|ts)$/.exec(file)?.[1] ?? [])
     .sort()
 
-describe("the database's functions", () => {
-  let client: pg.Client
-  let installed: ReadonlyArray<Definition>
-  beforeAll(async () => {
-    client = (await connect()).client
-    installed = await definitionsIn(client)
-  })
-  afterAll(() => client.end())
-
-  it("are one per source, and none other", () => {
-    expect(installed.map((row) => row.name)).toEqual(sourceNames)
-  })
+// nothing here changes this database: each source runs in a transaction rolled back
+layer(freshDatabaseLayer(1), { excludeTestServices: true })("the database's functions", (it) => {
+  it.effect("are one per source, and none other", () =>
+    Effect.gen(function*() {
+      expect((yield* definitionsIn).map((row) => row.name)).toEqual(sourceNames)
+    }))
 
   it("have every source file of the features' sql folders installed", () => {
     expect(sourceFileNames()).toEqual(sourceNames)
   })
 
-  it.each(databaseFunctions.map((fn) => [fn.name, fn] as const))("%s is as its source defines it", async (_, fn) => {
-    expect(await definitionsAfter(client, fn.source)).toEqual(installed)
-  })
+  it.effect.each(databaseFunctions.map((fn) => [fn.name, fn] as const))("%s is as its source defines it", ([, fn]) =>
+    Effect.gen(function*() {
+      const installed = yield* definitionsIn
+      expect(yield* definitionsAfter(fn.source)).toEqual(installed)
+    }))
 
-  it("would differ from a source that is not theirs", async () => {
-    for (const fn of databaseFunctions) {
-      const after = await definitionsAfter(client, changed(fn).source)
-      expect(after.find((row) => row.name === fn.name)?.definition).toContain("-- changed")
-      expect(after).not.toEqual(installed)
-    }
-  })
+  it.effect("would differ from a source that is not theirs", () =>
+    Effect.gen(function*() {
+      const installed = yield* definitionsIn
+      for (const fn of databaseFunctions) {
+        const after = yield* definitionsAfter(changed(fn).source)
+        expect(after.find((row) => row.name === fn.name)?.definition).toContain("-- changed")
+        expect(after).not.toEqual(installed)
+      }
+      // and each was rolled back
+      expect(yield* definitionsIn).toEqual(installed)
+    }))
 
-  it("are recorded with the SHA-256 of their sources", async () => {
-    expect((await recorded(client)).map(({ name, sha256 }) => ({ name, sha256 }))).toEqual(
-      databaseFunctions.map(({ name, sha256 }) => ({ name, sha256 })).sort((a, b) => a.name.localeCompare(b.name))
-    )
-  })
+  it.effect("are recorded with the SHA-256 of their sources", () =>
+    Effect.gen(function*() {
+      expect((yield* recorded).map(({ name, sha256 }) => ({ name, sha256 }))).toEqual(
+        databaseFunctions.map(({ name, sha256 }) => ({ name, sha256 })).sort((a, b) => a.name.localeCompare(b.name))
+      )
+    }))
 })
 
-describe("installing the functions", () => {
-  let url: string
-  let client: pg.Client
-  let fresh: ReadonlyArray<Definition>
-  beforeAll(async () => {
-    ;({ url, client } = await connect())
-    fresh = await definitionsIn(client)
-  })
-  afterAll(() => client.end())
+layer(freshDatabaseLayer(1), { excludeTestServices: true })("installing the functions", (it) => {
+  it.effect("installs again the sources that changed, and only those", () =>
+    Effect.gen(function*() {
+      const fresh = yield* definitionsIn
+      const before = yield* recorded
+      const [first, ...others] = databaseFunctions
+      yield* installFunctions([changed(first!), ...others])
+      const after = yield* recorded
+      expect(after.filter((row, i) => row.installedAt.getTime() !== before[i]!.installedAt.getTime()).map((row) => row.name))
+        .toEqual([first!.name])
+      expect((yield* definitionsIn).find((row) => row.name === first!.name)?.definition).toContain("-- changed")
 
-  it("installs again the sources that changed, and only those", async () => {
-    const before = await recorded(client)
-    const [first, ...others] = databaseFunctions
-    await install(url, [changed(first!), ...others])
-    const after = await recorded(client)
-    expect(after.filter((row, i) => row.installedAt.getTime() !== before[i]!.installedAt.getTime()).map((row) => row.name))
-      .toEqual([first!.name])
-    expect((await definitionsIn(client)).find((row) => row.name === first!.name)?.definition).toContain("-- changed")
+      yield* installFunctions(databaseFunctions)
+      expect(yield* definitionsIn).toEqual(fresh)
+    }))
 
-    await install(url, databaseFunctions)
-    expect(await definitionsIn(client)).toEqual(fresh)
-  })
-
-  it("brings a database migrated by the old chain (its functions there, none recorded) to the sources' functions", async () => {
-    await client.query("delete from database_functions")
-    for (const fn of databaseFunctions) await client.query(changed(fn).source)
-    await install(url, databaseFunctions)
-    expect(await definitionsIn(client)).toEqual(fresh)
-    expect((await recorded(client)).map((row) => row.name)).toEqual(sourceNames)
-  })
+  it.effect("brings a database migrated by the old chain (its functions there, none recorded) to the sources' functions", () =>
+    Effect.gen(function*() {
+      const fresh = yield* definitionsIn
+      yield* run("delete from database_functions")
+      for (const fn of databaseFunctions) yield* run(changed(fn).source)
+      yield* installFunctions(databaseFunctions)
+      expect(yield* definitionsIn).toEqual(fresh)
+      expect((yield* recorded).map((row) => row.name)).toEqual(sourceNames)
+    }))
 })

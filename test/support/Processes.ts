@@ -5,6 +5,7 @@
 import { type ChildProcess, spawn } from "node:child_process"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
+import { Effect } from "effect"
 import { afterAll } from "vitest"
 
 export const ROOT = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "../..")
@@ -24,19 +25,27 @@ const childEnv = (env: Record<string, string>) => {
   return { ...base, ...env }
 }
 
-export const waitFor = async <A>(
+/**
+ * Runs `attempt` every 50 ms, on the live clock, until it gives a value; dies when `deadlineMs`
+ * pass without one.
+ */
+export const eventually = <A, E, R>(attempt: Effect.Effect<A | undefined, E, R>, what: string, deadlineMs = 30_000) =>
+  Effect.gen(function*() {
+    const deadline = Date.now() + deadlineMs
+    for (;;) {
+      const result = yield* attempt
+      if (result !== undefined) return result
+      if (Date.now() > deadline) return yield* Effect.die(new Error(`timed out waiting for ${what}`))
+      yield* Effect.sleep(50)
+    }
+  })
+
+/** `eventually` for a test outside Effect; it rejects with what `attempt` threw, or the timeout. */
+export const waitFor = <A>(
   attempt: () => A | undefined | Promise<A | undefined>,
   what: string,
   deadlineMs = 30_000
-): Promise<A> => {
-  const deadline = Date.now() + deadlineMs
-  for (;;) {
-    const result = await attempt()
-    if (result !== undefined) return result
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-}
+): Promise<A> => Effect.runPromise(eventually(Effect.promise(async () => attempt()), what, deadlineMs))
 
 /** A long-running child process of ours, its output captured. */
 export interface ChildProcessHandle {
