@@ -10,7 +10,6 @@ import { SqlClient } from "effect/sql"
 import { BillingRow, CounterRow } from "../metering/UsageReader.js"
 import { usageOf, type UsagePeriods, usagePeriodsOf } from "../metering/UsageReader.js"
 import * as Batcher from "../platform/Batcher.js"
-import { arrayArguments, partsOf, type ReadAlong } from "../platform/ReadAlong.js"
 import * as SqlRows from "../platform/SqlRows.js"
 import { accountKey, type Principal } from "../principal/Domain.js"
 import { KeyRow } from "./Repo.js"
@@ -23,17 +22,21 @@ const StatusRow = Schema.Union([
 ])
 type StatusRow = typeof StatusRow.Type
 
-/** Status reads by value (`statusValueOf`), any number in one statement. */
-export const accountStatusReadAlong: ReadAlong = {
-  name: "account status",
-  // the values themselves, then their parts: account, environment, and the month's, day's and minute's starts
-  from: arrayArguments("vda_account_status", ["text", "text", "text", "timestamptz", "timestamptz", "timestamptz"]),
-  // a value's parts hold no "/": ids, environments and ISO instants are plain
-  parameters: (values) => [values, ...partsOf(values, 5)],
-  valueOf: (row) => (row.value == null ? undefined : String(row.value))
+/**
+ * Status reads by value (`statusValueOf`), any number in one statement: the values themselves,
+ * then their parts (account, environment, and the month's, day's and minute's starts).
+ */
+export const STATUS_READ =
+  "select * from vda_account_status($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::timestamptz[], $6::timestamptz[])"
+
+/** `STATUS_READ`'s parameters for `values`; a value's parts hold no "/": ids, environments and ISO instants are plain. */
+export const statusReadParameters = (values: ReadonlyArray<string>) => {
+  const parts = values.map((value) => value.split("/"))
+  return [values, ...Array.from({ length: 5 }, (_, part) => parts.map((of) => of[part]))]
 }
 
-const READ_ON_ITS_OWN = `select * from ${accountStatusReadAlong.from(1)}`
+/** The value a row of `STATUS_READ` was read for; undefined for the row of nulls a read that found nothing gives. */
+export const statusValueOfRow = (row: Readonly<Record<string, unknown>>) => (row.value == null ? undefined : String(row.value))
 
 /** What a status read at `periods` reads: the account, its environment and the starts of the periods it counts. */
 export const statusValueOf = (principal: Principal, { day, minute, month }: UsagePeriods) =>
@@ -68,7 +71,7 @@ const make = Effect.gen(function*() {
   const readNow = (principal: Principal) =>
     Effect.gen(function*() {
       const periods = usagePeriodsOf(principal, yield* Clock.currentTimeMillis)
-      const rows = yield* statusRows(sql.unsafe(READ_ON_ITS_OWN, accountStatusReadAlong.parameters([statusValueOf(principal, periods)])))
+      const rows = yield* statusRows(sql.unsafe(STATUS_READ, statusReadParameters([statusValueOf(principal, periods)])))
       return statusOf(principal, periods, rows)
     }).pipe(Effect.orDie)
   return {

@@ -9,11 +9,10 @@ import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
 import { Accounts, type CreatedKey } from "../../src/accounts/Accounts.js"
 import type { Principal } from "../../src/principal/Domain.js"
-import { accountStatusReadAlong, AccountStatus, statusValueOf } from "../../src/accounts/Status.js"
+import { AccountStatus, STATUS_READ, statusReadParameters, statusValueOf, statusValueOfRow } from "../../src/accounts/Status.js"
 import { usagePeriodsOf } from "../../src/metering/UsageReader.js"
 import { AccountsForMeteringLive } from "../../src/accounts/ForMetering.js"
 import { Admission } from "../../src/metering/Admission.js"
-import type { ReadRow } from "../../src/platform/ReadAlong.js"
 import { freshDatabaseLayer } from "../support/Postgres.js"
 import { testConfig } from "../support/TestApp.js"
 
@@ -41,9 +40,11 @@ const principalOf = (account: { readonly production: CreatedKey }) =>
 
 const readRows = (values: ReadonlyArray<string>) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql.unsafe<ReadRow>(`select * from ${accountStatusReadAlong.from(1)}`, accountStatusReadAlong.parameters(values)))
+    sql.unsafe<ReadRow>(STATUS_READ, statusReadParameters(values)))
 
-const rowsOf = (rows: ReadonlyArray<ReadRow>, value: string) => rows.filter((row) => accountStatusReadAlong.valueOf(row) === value)
+type ReadRow = Readonly<Record<string, unknown>>
+
+const rowsOf = (rows: ReadonlyArray<ReadRow>, value: string) => rows.filter((row) => statusValueOfRow(row) === value)
 
 layer(Services, { excludeTestServices: true })("the status read", (it) => {
   it.effect("reads many values in one statement, each its own periods, billing and keys; built as HttpApi's read builds it", () =>
