@@ -4,9 +4,8 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { Usage } from "../metering/Api.js"
-import { Module } from "../modules/Names.js"
-import { DateTimeUtc, Limit, NonNegativeInt } from "../platform/Schemas.js"
-import { StandardPlanId } from "../principal/Domain.js"
+import { DateTimeUtc, NonNegativeInt } from "../platform/Schemas.js"
+import { allowanceFields, StandardPlanId } from "../principal/Domain.js"
 import { ApiKeyAuth } from "../principal/Security.js"
 
 export const KeyEntry = Schema.Struct({
@@ -34,11 +33,7 @@ export const Plan = Schema.Struct({
   currency: Schema.Literal("ARS"),
   interval: Schema.Literal("month"),
   priceArs: NonNegativeInt,
-  plateQueriesMonthly: Limit,
-  moduleQueriesMonthly: Limit,
-  uniquePlatesDaily: Limit,
-  requestsPerMinute: Limit,
-  enabledModules: Schema.Array(Module),
+  ...allowanceFields,
   timezone: Schema.String
 }).annotate({ identifier: "Plan" })
 

@@ -6,8 +6,8 @@ import { SqlClient } from "effect/sql"
 import { Environment } from "../platform/RequestContext.js"
 import { NonNegativeInt } from "../platform/Schemas.js"
 import * as SqlRows from "../platform/SqlRows.js"
-import { type AccountRow, allowanceFields, EntitledAccountRow } from "../principal/AccountRows.js"
-import { CUSTOM_PLAN_BASE, type PlanId, StandardPlanId } from "../principal/Domain.js"
+import { type AccountRow, EntitledAccountRow } from "../principal/AccountRows.js"
+import { allowanceFields, CUSTOM_PLAN_BASE, type PlanId, StandardPlanId } from "../principal/Domain.js"
 
 export const PlanRow = Schema.Struct({ id: StandardPlanId, priceArs: NonNegativeInt, ...allowanceFields })
 export type PlanRow = typeof PlanRow.Type

@@ -3,10 +3,9 @@
  * resolved (standard or custom), as the accounts read it and as the admission of a key returns it.
  */
 import { Schema } from "effect"
-import { Module } from "../modules/Names.js"
 import { Environment } from "../platform/RequestContext.js"
-import { Limit, NonNegativeInt } from "../platform/Schemas.js"
-import { PlanId } from "./Domain.js"
+import { NonNegativeInt } from "../platform/Schemas.js"
+import { allowanceFields, PlanId } from "./Domain.js"
 
 export const AccountRow = Schema.Struct({
   id: Schema.String,
@@ -16,15 +15,6 @@ export const AccountRow = Schema.Struct({
   createdAt: Schema.Date
 })
 export type AccountRow = typeof AccountRow.Type
-
-/** A plan's allowances (null is unlimited) and modules, as plans and custom plans both hold them. */
-export const allowanceFields = {
-  plateQueriesMonthly: Limit,
-  moduleQueriesMonthly: Limit,
-  uniquePlatesDaily: Limit,
-  requestsPerMinute: Limit,
-  enabledModules: Schema.Array(Module)
-}
 
 /** An account with the allowances of its plan resolved (standard or custom); the custom terms are null on other plans. */
 export const EntitledAccountRow = AccountRow.mapFields((fields) => ({

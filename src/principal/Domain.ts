@@ -17,13 +17,18 @@ export type PlanId = typeof PlanId.Type
 /** The standard plan whose allowances and modules a custom plan starts from, as the plans table holds it. */
 export const CUSTOM_PLAN_BASE: StandardPlanId = "scale"
 
-export const Entitlements = Schema.Struct({
-  plan: PlanId,
+/** A plan's allowances (null is unlimited) and modules, as plans, custom plans and entitlements hold them. */
+export const allowanceFields = {
   plateQueriesMonthly: Limit,
   moduleQueriesMonthly: Limit,
   uniquePlatesDaily: Limit,
   requestsPerMinute: Limit,
-  enabledModules: Schema.Array(Module),
+  enabledModules: Schema.Array(Module)
+}
+
+export const Entitlements = Schema.Struct({
+  plan: PlanId,
+  ...allowanceFields,
   timezone: Schema.String
 }).annotate({ identifier: "Entitlements" })
 export type Entitlements = typeof Entitlements.Type
