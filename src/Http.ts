@@ -133,9 +133,8 @@ const endpointsOf = <Id extends string, Groups extends HttpApiGroup.Constraint>(
 }
 
 /** Every route `api` serves, with the documentation's. */
-const routesOf = <Id extends string, Groups extends HttpApiGroup.Constraint>(
-  api: HttpApi.HttpApi<Id, Groups>
-): Array<RequestInput.RouteTemplate> => [{ method: "GET", path: "/openapi.json" }, { method: "GET", path: "/docs" }, ...endpointsOf(api)]
+const routesOf = (endpoints: ReadonlyArray<RequestInput.RouteTemplate>): Array<RequestInput.RouteTemplate> =>
+  [{ method: "GET", path: "/openapi.json" }, { method: "GET", path: "/docs" }, ...endpoints]
 
 /**
  * The endpoints whose handlers admit their requests (`RequestAdmission`), by group and name: the
@@ -143,12 +142,12 @@ const routesOf = <Id extends string, Groups extends HttpApiGroup.Constraint>(
  */
 const ADMITTED_BY_HANDLER = new Set(["vehicles.getVehicle"])
 
-/** Whether a request (method, URL) is for an endpoint of `api` that `select` picks. */
-const makeEndpointMatcher = <Id extends string, Groups extends HttpApiGroup.Constraint>(
-  api: HttpApi.HttpApi<Id, Groups>,
+/** Whether a request (method, URL) is for one of `endpoints` that `select` picks. */
+const makeEndpointMatcher = (
+  endpoints: ReturnType<typeof endpointsOf>,
   select: (endpoint: ReturnType<typeof endpointsOf>[number]) => boolean
 ) => {
-  const routes = endpointsOf(api).filter(select)
+  const routes = endpoints.filter(select)
   const byMethod = new Map(
     [...new Set(routes.map((route) => route.method))].map((method) =>
       [method, RequestInput.makeRouteResolver(routes.filter((route) => route.method === method))] as const
@@ -161,7 +160,7 @@ const makeEndpointMatcher = <Id extends string, Groups extends HttpApiGroup.Cons
 }
 
 /** The route template of a request URL, for metrics, traces and the access log. */
-export const routeOfUrl = RequestInput.makeRouteResolver(routesOf(Api))
+export const routeOfUrl = RequestInput.makeRouteResolver(routesOf(endpointsOf(Api)))
 
 /** Services a request adds to its context, in one step. */
 type ContextAddition = <X>(current: Context.Context<X>) => Context.Context<X>
@@ -218,10 +217,11 @@ export const makeRequestPipeline = <Id extends string, Groups extends HttpApiGro
 ) => Effect.gen(function*() {
   const admission = yield* Admission
   const { requestBody } = yield* AppConfig
-  const methodsOf = RequestInput.makeRouteTable(routesOf(api))
+  const endpoints = endpointsOf(api)
+  const methodsOf = RequestInput.makeRouteTable(routesOf(endpoints))
 
-  const admittedByHandler = makeEndpointMatcher(api, (endpoint) => ADMITTED_BY_HANDLER.has(endpoint.name))
-  const takesBody = makeEndpointMatcher(api, (endpoint) => endpoint.takesBody)
+  const admittedByHandler = makeEndpointMatcher(endpoints, (endpoint) => ADMITTED_BY_HANDLER.has(endpoint.name))
+  const takesBody = makeEndpointMatcher(endpoints, (endpoint) => endpoint.takesBody)
 
   /** An admission as the contract answers it; its headers gathered, its account noted. */
   const answered = <A extends { readonly admitted: Admitted }>(
