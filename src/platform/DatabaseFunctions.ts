@@ -10,8 +10,9 @@
  * it for new arguments, and refuses a new result type.
  */
 import { createHash } from "node:crypto"
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import { SqlClient } from "effect/sql"
+import * as SqlRows from "./SqlRows.js"
 
 export interface DatabaseFunction {
   readonly name: string
@@ -33,14 +34,15 @@ export const databaseFunction = (source: string): DatabaseFunction => {
  * Installs, in list order and in one transaction, the functions whose sources changed since they
  * were last installed. One process at a time: the others wait, then find nothing to do.
  */
+const installedRows = SqlRows.findAll("database functions", Schema.Struct({ name: Schema.String, sha256: Schema.String }))
+
 export const installFunctions = (functions: ReadonlyArray<DatabaseFunction>) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     yield* sql.withTransaction(Effect.gen(function*() {
       yield* sql`lock table database_functions in exclusive mode`
       const installed = new Map(
-        (yield* sql<{ readonly name: string; readonly sha256: string }>`select name, sha256 from database_functions`)
-          .map((row) => [row.name, row.sha256])
+        (yield* installedRows(sql`select name, sha256 from database_functions`)).map((row) => [row.name, row.sha256])
       )
       for (const fn of functions) {
         if (installed.get(fn.name) === fn.sha256) continue
