@@ -1,7 +1,7 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { Api, apiGroup } from "../Api.js"
-import { preEncoded } from "../platform/PreEncoded.js"
+import { preEncodedPerObject } from "../platform/PreEncoded.js"
 import { StatusResponse } from "./Api.js"
 import { CurrentPrincipal } from "../principal/Domain.js"
 import { AccountsRepo } from "./Repo.js"
@@ -11,10 +11,11 @@ export const AccountsHttpLive = apiGroup(
   Effect.gen(function*() {
     const repo = yield* AccountsRepo
     const status = yield* AccountStatus
+    const statusAnswer = preEncodedPerObject(StatusResponse, (data: typeof StatusResponse.Type["data"]) => ({ success: true as const, data }))
     return HttpApiBuilder.group(Api, "accounts", (handlers) =>
       handlers
         .handle("getStatus", () =>
-          Effect.map(CurrentPrincipal.use(status.read), (data) => preEncoded(StatusResponse, { success: true, data })))
+          Effect.map(CurrentPrincipal.use(status.read), statusAnswer))
         .handle("listPlans", () =>
           Effect.gen(function*() {
             const principal = yield* CurrentPrincipal

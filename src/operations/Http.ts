@@ -5,7 +5,7 @@ import { isFinal, MODULES_IN_WORDS } from "../../workflows/shared.js"
 import { CurrentPrincipal } from "../principal/Domain.js"
 import { Api, apiGroup } from "../Api.js"
 import * as Errors from "../platform/Errors.js"
-import { preEncoded } from "../platform/PreEncoded.js"
+import { preEncodedPerObject } from "../platform/PreEncoded.js"
 import { Operation } from "./Api.js"
 import { INVALID_PLATE_MESSAGE } from "../vehicles/Plates.js"
 import type { LimitReached } from "../metering/Metering.js"
@@ -63,6 +63,7 @@ export const refuseModulesRequest = <A, R>(
 export const OperationsHttpLive = apiGroup(
   Effect.gen(function*() {
     const operations = yield* Operations
+    const operationAnswer = preEncodedPerObject(Operation, (operation: Operation) => operation)
     return HttpApiBuilder.group(Api, "operations", (handlers) =>
       handlers
         .handle("createModulesOperation", ({ params, payload }) =>
@@ -75,7 +76,7 @@ export const OperationsHttpLive = apiGroup(
         .handle("getOperation", ({ params }) =>
           Effect.flatMap(CurrentPrincipal, (principal) => operations.get(principal, params.id)).pipe(
             Effect.tap((operation) => pollHint(operation.status)),
-            Effect.map((operation) => preEncoded(Operation, operation)),
+            Effect.map(operationAnswer),
             Effect.catchTag("OperationNotFound", (e) => Errors.notFound("operation_not_found", `No operation ${e.id}`))
           )))
   }))

@@ -9,7 +9,16 @@
  */
 import type { Schema } from "effect"
 import { HttpServerResponse } from "effect/http"
+import { perObject } from "./PerObject.js"
 
 /** `value`, a value of `schema`'s type, answered as JSON (200). */
 export const preEncoded = <S extends Schema.Top>(_schema: S, value: S["Type"]): HttpServerResponse.HttpServerResponse =>
   HttpServerResponse.jsonUnsafe(value)
+
+/**
+ * `preEncoded`, once per object `answer` is given: the requests that share one batched read (a
+ * status, a usage, an operation) share its encoded answer. Answers are immutable (headers are
+ * added to copies), so one can be sent any number of times.
+ */
+export const preEncodedPerObject = <S extends Schema.Top, K extends object>(schema: S, answer: (key: K) => S["Type"]) =>
+  perObject((key: K) => preEncoded(schema, answer(key)))
