@@ -30,7 +30,7 @@ const make = Effect.gen(function*() {
       const rows = yield* counters(sql`
         select meter, used from meter_counters
         where account_id = ${input.accountId} and environment = ${input.environment} and period_start = ${month.start}
-          and meter in ('plate_queries', ${LEGACY_OPENING_PLATE_QUERIES})
+          and meter in (${METER.plate_queries}, ${LEGACY_OPENING_PLATE_QUERIES})
         for update`)
       const used = (meter: string) => rows.find((r) => r.meter === meter)?.used ?? 0
       const previous = used(LEGACY_OPENING_PLATE_QUERIES)

@@ -5,12 +5,13 @@
  */
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
+import { METER } from "../platform/MeterNames.js"
 import { cutoff, retentionJob } from "../platform/Retention.js"
 
 export const pruneMetering = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const windows = yield* sql`
-    delete from meter_counters where meter = 'requests' and period_start < ${yield* cutoff("1 day")} returning 1`
+    delete from meter_counters where meter = ${METER.requests} and period_start < ${yield* cutoff("1 day")} returning 1`
   const values = yield* sql`
     delete from meter_distinct_values where period_start < ${yield* cutoff("2 days")} returning 1`
   return windows.length + values.length
