@@ -7,6 +7,8 @@ import vdaAccountStatus from "./accounts/sql/vda_account_status.sql"
 import vdaKeyAccount from "./accounts/sql/vda_key_account.sql"
 import vdaAdmitCharge from "./metering/sql/vda_admit_charge.js"
 import vdaAdmitChargeInOrder from "./metering/sql/vda_admit_charge_in_order.js"
+import vdaAdmitChargeOrBusy from "./metering/sql/vda_admit_charge_or_busy.js"
+import vdaAdmitKeys from "./metering/sql/vda_admit_keys.js"
 import vdaConsume from "./metering/sql/vda_consume.sql"
 import vdaActiveModulesOperations from "./operations/sql/vda_active_modules_operations.js"
 import vdaOperationsById from "./operations/sql/vda_operations_by_id.js"
@@ -18,6 +20,8 @@ export const databaseFunctions = [
   vdaConsume,
   vdaAdmitChargeInOrder,
   vdaAdmitCharge,
+  vdaAdmitChargeOrBusy,
+  vdaAdmitKeys,
   vdaAccountStatus,
   vdaOperationsById,
   vdaActiveModulesOperations

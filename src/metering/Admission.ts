@@ -2,11 +2,12 @@
  * Admission of every /v1 and /v2 request: the API key is checked and the request counted against
  * the account's per-minute limit (shared by all keys, per environment), before anything else.
  *
- * Concurrent requests of one key are admitted in batches, in one round trip of a prepared
- * statement (the SQL client prepares it once per connection): the `vda_admit_charge` database
- * function looks their key up and counts them (exact across processes through the counters' row
- * locks, see `vda_consume`). A request whose consumption is already known can be charged in the
- * same round trip and commit, provided the account is still as the caller last saw it.
+ * Concurrent requests of a listener are admitted in batches, in one round trip of a prepared
+ * statement (the SQL client prepares it once per connection) and one commit, whatever their keys:
+ * the `vda_admit_charge` database function looks each key up and counts its requests (exact
+ * across processes through the counters' row locks, see `vda_consume`). A request whose
+ * consumption is already known can be charged in the same round trip and commit, provided the
+ * account is still as the caller last saw it.
  */
 import { PgTypes } from "@effect/sql-pg"
 import { Clock, Context, Effect, FiberSet, Layer, Result, Schema } from "effect"
@@ -129,6 +130,12 @@ export const BatchAnswer = Schema.Struct({
 })
 export type BatchAnswer = typeof BatchAnswer.Type
 
+/** A key's answer in a shared batch: as `vda_admit_charge`'s, or that its counters were held. */
+const KeyAnswer = Schema.NullOr(Schema.Union([BatchAnswer, Schema.Struct({ busy: Schema.Literal(true) })]))
+
+/** A request of a key whose counters were held: it goes to the key's own lane. */
+const BUSY = Symbol("busy")
+
 /** What a batch's answer decided for its request `i`. */
 export interface RequestOutcome {
   readonly admitted: boolean
@@ -249,7 +256,7 @@ export const batchOf = (requests: ReadonlyArray<AdmissionRequest>, expected: Kno
     requestWindow: integers(requestWindow),
     counterMeter: counters.values.map((charge) => charge.meter),
     counterPeriod: counters.values.map((charge) => charge.period.start),
-    counterLimit: nullableArray(counters.values.map((charge) => charge.limit ?? null), PgTypes.OID.int4),
+    counterLimits: counters.values.map((charge) => charge.limit ?? null),
     values: values.values,
     chargeRequest: integers(chargeRequest),
     chargeCounter: integers(chargeCounter),
@@ -270,12 +277,22 @@ export const ADMIT_CHARGE = `
     $16::integer[], $17::integer[], $18::integer[]) as answer`
 
 
-/** `ADMIT_CHARGE`'s parameters for a batch of one key's requests on one listener. */
+/** A batch of the shared lane that has one key: decided as alone, or `{"busy": true}`. */
+export const ADMIT_CHARGE_OR_BUSY = ADMIT_CHARGE.replace("vda_admit_charge(", "vda_admit_charge_or_busy(")
+
+/** The batches of several keys, each as `admitChargeArguments` gives it, in one statement. */
+export const ADMIT_KEYS = "select vda_admit_keys($1::jsonb) as answers"
+
+/**
+ * `ADMIT_CHARGE`'s parameters for a batch of one key's requests on one listener; with
+ * `counterLimits` as they are (not as a PostgreSQL array), the JSON `ADMIT_KEYS` takes per key.
+ */
 export const admitChargeParameters = (
   keyHash: string,
   environment: Environment,
   expected: KnownAccount | undefined,
-  batch: ReturnType<typeof batchOf>
+  batch: ReturnType<typeof batchOf>,
+  counterLimits: (limits: ReadonlyArray<number | null>) => unknown = (limits) => nullableArray(limits, PgTypes.OID.int4)
 ) => [
   keyHash,
   environment,
@@ -284,7 +301,7 @@ export const admitChargeParameters = (
   batch.requestWindow,
   batch.counterMeter,
   batch.counterPeriod,
-  batch.counterLimit,
+  counterLimits(batch.counterLimits),
   batch.values,
   batch.chargeRequest,
   batch.chargeCounter,
@@ -305,6 +322,8 @@ const make = Effect.gen(function*() {
   const known = new Map<string, KnownAccount>()
   // decoded once per batch: one row, the account in it only when it changed
   const admitCharge = SqlRows.single("vda_admit_charge", Schema.Struct({ answer: Schema.NullOr(BatchAnswer) }))
+  const admitChargeOrBusy = SqlRows.single("vda_admit_charge_or_busy", Schema.Struct({ answer: KeyAnswer }))
+  const admitKeys = SqlRows.single("vda_admit_keys", Schema.Struct({ answers: Schema.Array(KeyAnswer) }))
 
   /** The account a row shows: the one the batch expected, or the one it sent back (then remembered). */
   const principalIn = (keyHash: string, expected: KnownAccount | undefined, answer: BatchAnswer): Principal => {
@@ -349,38 +368,104 @@ const make = Effect.gen(function*() {
     })
   }
 
-  /** A batch of one key's requests on one listener. */
-  const admitBatch = (keyHash: string, environment: Environment, requests: ReadonlyArray<AdmissionRequest>) => {
+  /** A batch of one key's requests on one listener: what to send, and what its answer decides. */
+  const keyBatchOf = (keyHash: string, environment: Environment, requests: ReadonlyArray<AdmissionRequest>) => {
     const expected = known.get(keyHash)
     const batch = batchOf(requests, expected)
-    const parameters = admitChargeParameters(keyHash, environment, expected, batch)
-    // no span of its own, as when it was a named statement on the pool: each batch would be a trace
-    const statement = admitCharge(sql.unsafe(ADMIT_CHARGE, parameters)).pipe(Effect.withTracerEnabled(false))
-    return Effect.map(statement, ({ answer }) => {
-      if (answer === null) {
-        known.delete(keyHash)
-        return requests.map(() => Result.fail(new InvalidKey({ reason: "unknown" })))
+    return {
+      arguments: (counterLimits?: (limits: ReadonlyArray<number | null>) => unknown) =>
+        admitChargeParameters(keyHash, environment, expected, batch, counterLimits),
+      decide: (answer: BatchAnswer | null) => {
+        if (answer === null) {
+          known.delete(keyHash)
+          return requests.map(() => Result.fail(new InvalidKey({ reason: "unknown" })))
+        }
+        const principal = principalIn(keyHash, expected, answer)
+        const results = requests.map((request, i) => decide(request, i, batch, principal, answer, preparedFor(request, expected)))
+        touchUsed(requests, results)
+        return results
       }
-      const principal = principalIn(keyHash, expected, answer)
-      return requests.map((request, i) => decide(request, i, batch, principal, answer, preparedFor(request, expected)))
-    }).pipe(Effect.tap((results) => touchUsed(requests, results)), Effect.orDie)
+    }
   }
 
-  const batcher = yield* Batcher.make({
-    // a batch per key and listener: a busy account batches its own requests, and never queues another's
+  // no span of their own, as when they were named statements on the pool: each batch would be a trace
+  const untraced = <A, E, R>(statement: Effect.Effect<A, E, R>) => statement.pipe(Effect.withTracerEnabled(false), Effect.orDie)
+
+  /** A key's own lane: its batch waits for its counters' locks. */
+  const admitBatch = (keyHash: string, environment: Environment, requests: ReadonlyArray<AdmissionRequest>) => {
+    const keyBatch = keyBatchOf(keyHash, environment, requests)
+    return Effect.map(untraced(admitCharge(sql.unsafe(ADMIT_CHARGE, keyBatch.arguments()))), ({ answer }) => keyBatch.decide(answer))
+  }
+
+  /**
+   * A listener's shared lane: every key's requests in one statement and one commit. A key whose
+   * counters are locked is answered `BUSY` rather than waited for (see `vda_admit_charge_or_busy`).
+   */
+  const admitShared = (environment: Environment, requests: ReadonlyArray<AdmissionRequest>) => {
+    const indexesByKey = new Map<string, Array<number>>()
+    requests.forEach((request, i) => {
+      const indexes = indexesByKey.get(request.keyHash)
+      if (indexes === undefined) indexesByKey.set(request.keyHash, [i])
+      else indexes.push(i)
+    })
+    const keys = [...indexesByKey]
+    const batches = keys.map(([keyHash, indexes]) => keyBatchOf(keyHash, environment, indexes.map((i) => requests[i]!)))
+    const answers = batches.length === 1
+      ? Effect.map(admitChargeOrBusy(sql.unsafe(ADMIT_CHARGE_OR_BUSY, batches[0]!.arguments())), ({ answer }) => [answer])
+      : Effect.map(
+        admitKeys(sql.unsafe(ADMIT_KEYS, [JSON.stringify(batches.map((batch) => batch.arguments((limits) => limits)))])),
+        (row) => row.answers
+      )
+    return Effect.map(untraced(answers), (answers) => {
+      const results: Array<Result.Result<AdmittedAndCharged | typeof BUSY, InvalidKey | LimitReached>> = new Array(requests.length)
+      keys.forEach(([, indexes], k) => {
+        const answer = answers[k]!
+        const decided = answer !== null && "busy" in answer ? indexes.map(() => Result.succeed(BUSY)) : batches[k]!.decide(answer)
+        indexes.forEach((i, j) => results[i] = decided[j]!)
+      })
+      return results
+    })
+  }
+
+  const ownLanes = yield* Batcher.make({
     key: (request: AdmissionRequest) => `${request.keyHash}/${request.environment}`,
     process: (_lane, requests) => admitBatch(requests[0]!.keyHash, requests[0]!.environment, requests)
   })
+  const sharedLanes = yield* Batcher.make({
+    key: (request: AdmissionRequest) => request.environment,
+    process: (_lane, requests) => admitShared(requests[0]!.environment, requests)
+  })
 
-  const touch = (keyId: string, now: number) =>
+  /** Requests in each key's own lane now, by key and listener: the key's next requests join them. */
+  const inOwnLane = new Map<string, number>()
+  const viaOwnLane = (request: AdmissionRequest) =>
     Effect.suspend(() => {
-      const last = lastTouched.get(keyId)
-      if (last !== undefined && now - last < TOUCH_INTERVAL_MS) return Effect.void
-      lastTouched.set(keyId, now)
-      return FiberSet.run(touches, keyUse.touch([keyId], new Date(now)).pipe(Effect.ignoreCause({ log: "Debug", message: IGNORED }))).pipe(
-        Effect.asVoid
-      )
+      const lane = `${request.keyHash}/${request.environment}`
+      inOwnLane.set(lane, (inOwnLane.get(lane) ?? 0) + 1)
+      return ownLanes.submit(request).pipe(Effect.ensuring(Effect.sync(() => {
+        const left = inOwnLane.get(lane)! - 1
+        if (left === 0) inOwnLane.delete(lane)
+        else inOwnLane.set(lane, left)
+      })))
     })
+
+  /**
+   * Requests are admitted in their listener's shared lane, many keys per round trip; a key whose
+   * counters are held goes to its own lane until it has no request left there, so that no account
+   * holds back another's.
+   */
+  const submit = (request: AdmissionRequest) =>
+    inOwnLane.size > 0 && inOwnLane.has(`${request.keyHash}/${request.environment}`)
+      ? viaOwnLane(request)
+      : Effect.flatMap(sharedLanes.submit(request), (result) => result === BUSY ? viaOwnLane(request) : Effect.succeed(result))
+
+  const runTouch = yield* FiberSet.runtime(touches)<never>()
+  const touch = (keyId: string, now: number) => {
+    const last = lastTouched.get(keyId)
+    if (last !== undefined && now - last < TOUCH_INTERVAL_MS) return
+    lastTouched.set(keyId, now)
+    runTouch(keyUse.touch([keyId], new Date(now)).pipe(Effect.ignoreCause({ log: "Debug", message: IGNORED })))
+  }
 
   /** The batch's key was used: at its last admitted request. */
   const touchUsed = (requests: ReadonlyArray<AdmissionRequest>, results: ReadonlyArray<Result.Result<AdmittedAndCharged, unknown>>) => {
@@ -388,7 +473,6 @@ const make = Effect.gen(function*() {
       const result = results[i]!
       if (Result.isSuccess(result)) return touch(result.success.admitted.principal.keyId, requests[i]!.at)
     }
-    return Effect.void
   }
 
   /**
@@ -398,7 +482,7 @@ const make = Effect.gen(function*() {
    */
   const admitCharging = (keyHash: string, environment: Environment, prepared?: PreparedConsumption) =>
     Effect.flatMap(Clock.currentTimeMillis, (at) =>
-      batcher.submit(prepared === undefined ? { keyHash, environment, at } : { keyHash, environment, at, prepared }))
+      submit(prepared === undefined ? { keyHash, environment, at } : { keyHash, environment, at, prepared }))
 
   /** Fails with `InvalidKey` (401) or `LimitReached` on the `requests` meter (429). */
   const admit = (rawKey: string | undefined, environment: Environment): Effect.Effect<Admitted, InvalidKey | LimitReached> =>

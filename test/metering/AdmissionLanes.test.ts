@@ -1,7 +1,7 @@
 /**
- * Admission queues are per key: while one account's admission is stuck (its request counter held
- * by a lock), another account's requests are admitted and answered. With one shared queue the
- * second account would wait behind the first.
+ * A listener's requests are admitted together, whatever their keys, and each is counted once for
+ * its own account. While one account's admission is stuck (its request counter held by a lock),
+ * its requests wait in a lane of their own: another account's requests are admitted and answered.
  */
 import Pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -40,5 +40,20 @@ describe("admission", () => {
     await blocker.query("rollback")
     expect(await stuck).toBe(200)
     expect(settled).toEqual(["other", "busy"])
+  })
+
+  it("concurrent requests of many accounts are each admitted and counted once, for their own account", async () => {
+    const accounts = await Promise.all(Array.from({ length: 6 }, () => app.createAccount()))
+    const perAccount = 5
+    const statuses = await Promise.all(accounts.flatMap((account) =>
+      Array.from({ length: perAccount }, () => app.sandbox("/v2/usage", withKey(account.sandbox.key)).then((res) => res.status))
+    ))
+    expect(statuses).toEqual(statuses.map(() => 200))
+    const { rows } = await blocker.query<{ account_id: string; used: number }>(
+      "select account_id, sum(used)::int as used from meter_counters where account_id = any($1) and meter = 'requests' group by account_id",
+      [accounts.map((account) => account.id)]
+    )
+    expect(Object.fromEntries(rows.map((row) => [row.account_id, row.used])))
+      .toEqual(Object.fromEntries(accounts.map((account) => [account.id, perAccount])))
   })
 })

@@ -7,12 +7,21 @@
  * as the server reads it (`outcomeOf`) and the counters are compared.
  */
 import { expect, layer } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Deferred, Effect, Fiber, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import fc from "fast-check"
 import { Accounts } from "../../src/accounts/Accounts.js"
 import type { Principal } from "../../src/principal/Domain.js"
-import { ADMIT_CHARGE, admitChargeParameters, type AdmissionRequest, type BatchAnswer, batchOf, outcomeOf } from "../../src/metering/Admission.js"
+import {
+  ADMIT_CHARGE,
+  ADMIT_CHARGE_OR_BUSY,
+  ADMIT_KEYS,
+  admitChargeParameters,
+  type AdmissionRequest,
+  type BatchAnswer,
+  batchOf,
+  outcomeOf
+} from "../../src/metering/Admission.js"
 import { dayOf, monthOf } from "../../src/metering/Periods.js"
 import { sha256Hex } from "../../src/platform/Ids.js"
 import { freshDatabaseLayer } from "../support/Postgres.js"
@@ -84,7 +93,7 @@ const twin = (s: Scenario) =>
   })
 
 /** The scenario's batch as the server sends it, prepared for the account as its fingerprint shows (or a stale one). */
-const batchFor = (s: Scenario, hash: string, fingerprint: string) => {
+const batchFor = (s: Scenario, hash: string, fingerprint: string, asJson = false) => {
   const expected = { principal: undefined as unknown as Principal, fingerprint: s.stale ? "stale" : fingerprint }
   const requests: Array<AdmissionRequest> = s.requests.map((request) => ({
     keyHash: hash,
@@ -106,7 +115,10 @@ const batchFor = (s: Scenario, hash: string, fingerprint: string) => {
     }
   }))
   const batch = batchOf(requests, expected)
-  return { requests, batch, parameters: admitChargeParameters(hash, "production", expected, batch) }
+  const parameters = asJson
+    ? admitChargeParameters(hash, "production", expected, batch, (limits) => limits)
+    : admitChargeParameters(hash, "production", expected, batch)
+  return { requests, batch, parameters }
 }
 
 /** The decision in arrival order alone: the per-request arguments of `vda_admit_charge`. */
@@ -128,6 +140,36 @@ const decide = (fn: "vda_admit_charge" | "vda_admit_charge_in_order", s: Scenari
       charged: answer.charged,
       outcomes: requests.map((_, i) => outcomeOf(answer, batch, i))
     }
+  })
+
+/** Each request's outcome as the server reads it, from a key's answer. */
+const outcomesOf = (answer: BatchAnswer, { batch, requests }: ReturnType<typeof batchFor>) => ({
+  keyEnvironment: answer.key_environment,
+  accountSent: answer.account !== null,
+  charged: answer.charged,
+  outcomes: requests.map((_, i) => outcomeOf(answer, batch, i))
+})
+
+const fingerprintOf = (hash: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const [found] = yield* sql<{ fingerprint: string }>`select fingerprint from vda_key_account(${hash}, null)`
+    return found!.fingerprint
+  })
+
+/** Several keys' batches in one statement, as a listener's shared lane sends them. */
+const decideTogether = (keys: ReadonlyArray<{ readonly s: Scenario; readonly hash: string }>) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const batches: Array<ReturnType<typeof batchFor>> = []
+    for (const { hash, s } of keys) batches.push(batchFor(s, hash, yield* fingerprintOf(hash), true))
+    const [row] = yield* sql.unsafe<{ answers: Array<BatchAnswer | { busy: true } | null> }>(
+      ADMIT_KEYS,
+      [JSON.stringify(batches.map((batch) => batch.parameters))]
+    )
+    return row!.answers.map((answer, k) =>
+      answer === null || "busy" in answer ? answer : outcomesOf(answer, batches[k]!)
+    )
   })
 
 const state = (accountId: string) =>
@@ -166,6 +208,68 @@ layer(ServicesLive, { excludeTestServices: true, timeout: "120 seconds" })("batc
       expect(seen.refused).toBeGreaterThan(0)
       expect(seen.fitting).toBeGreaterThan(0)
     }), 30_000 + RUNS * 50)
+
+  it.effect("several keys in one statement are each decided and counted as alone", () =>
+    Effect.gen(function*() {
+      const services = yield* Effect.context<Accounts | SqlClient.SqlClient>()
+      yield* Effect.promise(() =>
+        fc.assert(
+          fc.asyncProperty(fc.array(scenario, { minLength: 1, maxLength: 4 }), (scenarios) =>
+            Effect.runPromiseWith(services)(Effect.gen(function*() {
+              const together = []
+              const alone = []
+              for (const s of scenarios) {
+                together.push({ s, ...(yield* twin(s)) })
+                alone.push({ s, ...(yield* twin(s)) })
+              }
+              const answers = yield* decideTogether(together)
+              for (const [k, { hash, s }] of alone.entries()) {
+                expect(answers[k]).toEqual(yield* decide("vda_admit_charge", s, hash))
+                expect(yield* state(together[k]!.id)).toEqual(yield* state(alone[k]!.id))
+              }
+            }))
+          ),
+          { numRuns: Math.ceil(RUNS / 2) }
+        )
+      )
+    }), 30_000 + RUNS * 100)
+
+  it.effect("a key whose counters are held is answered busy, its work undone, and the others are decided", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const s: Scenario = {
+        rpm: 5, plateLimit: null, uniqueLimit: null, usedRequests: 1, usedPlates: 0, seenPlates: [], stale: false,
+        requests: [{ window: 0, charges: [{ meter: "plate_queries", amount: 1, plate: "" }] }]
+      }
+      const held = yield* twin(s)
+      const free = yield* twin(s)
+      const before = yield* state(held.id)
+      // another transaction holds the key's per-minute counter, as an administrator's might
+      const locked = yield* Deferred.make<void>()
+      const release = yield* Deferred.make<void>()
+      const holder = yield* sql`select 1 from meter_counters where account_id = ${held.id} and meter = 'requests' for update`.pipe(
+        Effect.andThen(Deferred.succeed(locked, undefined)),
+        Effect.andThen(Deferred.await(release)),
+        sql.withTransaction,
+        Effect.forkChild
+      )
+      yield* Deferred.await(locked)
+
+      const [heldAnswer, freeAnswer] = yield* decideTogether([{ s, hash: held.hash }, { s, hash: free.hash }])
+      expect(heldAnswer).toEqual({ busy: true })
+      expect(freeAnswer).toMatchObject({ charged: true, outcomes: [{ admitted: true, used: 2, refused: 0 }] })
+      const alone = batchFor(s, held.hash, yield* fingerprintOf(held.hash))
+      const [single] = yield* sql.unsafe<{ answer: unknown }>(ADMIT_CHARGE_OR_BUSY, alone.parameters)
+      expect(single!.answer).toEqual({ busy: true })
+      expect(yield* state(held.id)).toEqual(before)
+      expect((yield* state(free.id)).counters).toContainEqual(["plate_queries", MONTH.getTime(), 1])
+
+      // once the lock is released, the key is decided as any other
+      yield* Deferred.succeed(release, undefined)
+      yield* Fiber.join(holder)
+      const [after] = yield* decideTogether([{ s, hash: held.hash }])
+      expect(after).toMatchObject({ charged: true, outcomes: [{ admitted: true, used: 2, refused: 0 }] })
+    }))
 
   it.effect("an unknown key is null; a key of the other environment is admitted nowhere and charges nothing", () =>
     Effect.gen(function*() {

@@ -22,13 +22,20 @@
 import { batchArguments, inOrderCall } from "./vda_admit_charge_in_order.js"
 import { meter } from "./meters.js"
 
+/** The batch's totals, after its arguments (`batchArguments`). */
+export const totalsArguments = [
+  "p_window_count integer[]",
+  "p_counter_total integer[]",
+  "p_distinct_counter integer[]",
+  "p_distinct_value integer[]",
+  "p_distinct_amount integer[]"
+]
+
+/** This function's arguments, in order. */
+export const admitChargeArguments = [...batchArguments, ...totalsArguments]
+
 export default `create or replace function vda_admit_charge(
-  ${batchArguments.join(",\n  ")},
-  p_window_count integer[],
-  p_counter_total integer[],
-  p_distinct_counter integer[],
-  p_distinct_value integer[],
-  p_distinct_amount integer[]
+  ${admitChargeArguments.join(",\n  ")}
 ) returns jsonb
 language plpgsql
 set plan_cache_mode = force_generic_plan as $fn$
