@@ -375,14 +375,15 @@ const make = Effect.gen(function*() {
     return {
       arguments: (counterLimits?: (limits: ReadonlyArray<number | null>) => unknown) =>
         admitChargeParameters(keyHash, environment, expected, batch, counterLimits),
-      decide: (answer: BatchAnswer | null) => {
+      /** Each request's result; the key joins `used` when its use is to be recorded. */
+      decide: (answer: BatchAnswer | null, used: Array<string>) => {
         if (answer === null) {
           known.delete(keyHash)
           return requests.map(() => Result.fail(new InvalidKey({ reason: "unknown" })))
         }
         const principal = principalIn(keyHash, expected, answer)
         const results = requests.map((request, i) => decide(request, i, batch, principal, answer, preparedFor(request, expected)))
-        touchUsed(requests, results)
+        if (results.some(Result.isSuccess) && dueForTouch(principal.keyId, requests.at(-1)!.at)) used.push(principal.keyId)
         return results
       }
     }
@@ -394,7 +395,12 @@ const make = Effect.gen(function*() {
   /** A key's own lane: its batch waits for its counters' locks. */
   const admitBatch = (keyHash: string, environment: Environment, requests: ReadonlyArray<AdmissionRequest>) => {
     const keyBatch = keyBatchOf(keyHash, environment, requests)
-    return Effect.map(untraced(admitCharge(sql.unsafe(ADMIT_CHARGE, keyBatch.arguments()))), ({ answer }) => keyBatch.decide(answer))
+    return Effect.map(untraced(admitCharge(sql.unsafe(ADMIT_CHARGE, keyBatch.arguments()))), ({ answer }) => {
+      const used: Array<string> = []
+      const results = keyBatch.decide(answer, used)
+      touch(used, requests)
+      return results
+    })
   }
 
   /**
@@ -418,11 +424,13 @@ const make = Effect.gen(function*() {
       )
     return Effect.map(untraced(answers), (answers) => {
       const results: Array<Result.Result<AdmittedAndCharged | typeof BUSY, InvalidKey | LimitReached>> = new Array(requests.length)
+      const used: Array<string> = []
       keys.forEach(([, indexes], k) => {
         const answer = answers[k]!
-        const decided = answer !== null && "busy" in answer ? indexes.map(() => Result.succeed(BUSY)) : batches[k]!.decide(answer)
+        const decided = answer !== null && "busy" in answer ? indexes.map(() => Result.succeed(BUSY)) : batches[k]!.decide(answer, used)
         indexes.forEach((i, j) => results[i] = decided[j]!)
       })
+      touch(used, requests)
       return results
     })
   }
@@ -459,20 +467,19 @@ const make = Effect.gen(function*() {
       ? viaOwnLane(request)
       : Effect.flatMap(sharedLanes.submit(request), (result) => result === BUSY ? viaOwnLane(request) : Effect.succeed(result))
 
-  const runTouch = yield* FiberSet.runtime(touches)<never>()
-  const touch = (keyId: string, now: number) => {
+  /** Whether the use of `keyId` at `at` is to be recorded (then it counts as recorded). */
+  const dueForTouch = (keyId: string, at: number) => {
     const last = lastTouched.get(keyId)
-    if (last !== undefined && now - last < TOUCH_INTERVAL_MS) return
-    lastTouched.set(keyId, now)
-    runTouch(keyUse.touch([keyId], new Date(now)).pipe(Effect.ignoreCause({ log: "Debug", message: IGNORED })))
+    if (last !== undefined && at - last < TOUCH_INTERVAL_MS) return false
+    lastTouched.set(keyId, at)
+    return true
   }
 
-  /** The batch's key was used: at its last admitted request. */
-  const touchUsed = (requests: ReadonlyArray<AdmissionRequest>, results: ReadonlyArray<Result.Result<AdmittedAndCharged, unknown>>) => {
-    for (let i = results.length - 1; i >= 0; i--) {
-      const result = results[i]!
-      if (Result.isSuccess(result)) return touch(result.success.admitted.principal.keyId, requests[i]!.at)
-    }
+  const runTouch = yield* FiberSet.runtime(touches)<never>()
+  /** Records the `used` keys of a batch, at its last request: one statement, off the requests' path. */
+  const touch = (used: ReadonlyArray<string>, requests: ReadonlyArray<AdmissionRequest>) => {
+    if (used.length === 0) return
+    runTouch(keyUse.touch(used, new Date(requests.at(-1)!.at)).pipe(Effect.ignoreCause({ log: "Debug", message: IGNORED })))
   }
 
   /**
