@@ -111,12 +111,12 @@ layer(inProcessAppLayer(), { excludeTestServices: true })("a malformed row", (it
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const account = yield* scaleAccount
-      // plates ending alike share a lane of the store's lookups, ids are polled in one batch: the
-      // good ones are asked first, the malformed one last, so that it shares a batch with them
+      // plates ending alike share a lane of the store's lookups, and ids ending alike one of the
+      // polls: the good ones are asked first, the malformed one last, so that it shares a batch with them
       const plates = ["QA100AA", "QA200AA", "QA300AA", "QA400AA"]
       const malformedPlate = "QX999AA"
-      const ids = ["op_good_1", "op_good_2", "op_good_3"]
-      const malformedId = "op_bad_input"
+      const ids = ["op_good_11", "op_good_21", "op_good_31"]
+      const malformedId = "op_bad_input_1"
       for (const plate of plates) {
         yield* sql`insert into vehicles (plate, source, found, facts, fetched_at) values (${plate}, 'registry', false, null, now())`
       }
