@@ -280,12 +280,24 @@ export const ADMIT_CHARGE = `
 /** A batch of the shared lane that has one key: decided as alone, or `{"busy": true}`. */
 export const ADMIT_CHARGE_OR_BUSY = ADMIT_CHARGE.replace("vda_admit_charge(", "vda_admit_charge_or_busy(")
 
-/** The batches of several keys, each as `admitChargeArguments` gives it, in one statement. */
-export const ADMIT_KEYS = "select vda_admit_keys($1::jsonb) as answers"
+/** The batches of several keys in one statement: each argument of `ADMIT_CHARGE` as an array of one text per key. */
+export const ADMIT_KEYS = `select vda_admit_keys(${Array.from({ length: 18 }, (_, i) => `$${i + 1}::text[]`).join(", ")}) as answers`
+
+/** An array as PostgreSQL writes it, its elements quoted (null as NULL). */
+const arrayText = (values: ReadonlyArray<string | number | Date | null>) =>
+  `{${
+    values.map((value) =>
+      value === null
+        ? "NULL"
+        : typeof value === "number"
+        ? String(value)
+        : `"${(value instanceof Date ? value.toISOString() : value).replace(/["\\]/g, "\\$&")}"`
+    ).join(",")
+  }}`
 
 /**
  * `ADMIT_CHARGE`'s parameters for a batch of one key's requests on one listener; with
- * `counterLimits` as they are (not as a PostgreSQL array), the JSON `ADMIT_KEYS` takes per key.
+ * `counterLimits` written as array text, the form in which `ADMIT_KEYS` takes every argument.
  */
 export const admitChargeParameters = (
   keyHash: string,
@@ -313,6 +325,16 @@ export const admitChargeParameters = (
   batch.distinctValue,
   batch.distinctAmount
 ]
+
+/** `admitChargeParameters` as texts: each array written as PostgreSQL array text. */
+export const admitChargeTexts = (...args: Parameters<typeof admitChargeParameters>) =>
+  admitChargeParameters(args[0], args[1], args[2], args[3], arrayText).map((argument) =>
+    Array.isArray(argument) ? arrayText(argument) : argument as string | null
+  )
+
+/** `ADMIT_KEYS`'s parameters for the keys' `admitChargeTexts`: per argument, its text for every key. */
+export const admitKeysParameters = (keys: ReadonlyArray<ReadonlyArray<string | null>>) =>
+  keys[0]!.map((_, i) => keys.map((key) => key[i] ?? null))
 
 const make = Effect.gen(function*() {
   const keyUse = yield* KeyUse
@@ -373,8 +395,8 @@ const make = Effect.gen(function*() {
     const expected = known.get(keyHash)
     const batch = batchOf(requests, expected)
     return {
-      arguments: (counterLimits?: (limits: ReadonlyArray<number | null>) => unknown) =>
-        admitChargeParameters(keyHash, environment, expected, batch, counterLimits),
+      arguments: () => admitChargeParameters(keyHash, environment, expected, batch),
+      texts: () => admitChargeTexts(keyHash, environment, expected, batch),
       /** Each request's result; the key joins `used` when its use is to be recorded. */
       decide: (answer: BatchAnswer | null, used: Array<string>) => {
         if (answer === null) {
@@ -419,7 +441,7 @@ const make = Effect.gen(function*() {
     const answers = batches.length === 1
       ? Effect.map(admitChargeOrBusy(sql.unsafe(ADMIT_CHARGE_OR_BUSY, batches[0]!.arguments())), ({ answer }) => [answer])
       : Effect.map(
-        admitKeys(sql.unsafe(ADMIT_KEYS, [JSON.stringify(batches.map((batch) => batch.arguments((limits) => limits)))])),
+        admitKeys(sql.unsafe(ADMIT_KEYS, admitKeysParameters(batches.map((batch) => batch.texts())))),
         (row) => row.answers
       )
     return Effect.map(untraced(answers), (answers) => {

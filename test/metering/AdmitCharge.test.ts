@@ -17,6 +17,8 @@ import {
   ADMIT_CHARGE_OR_BUSY,
   ADMIT_KEYS,
   admitChargeParameters,
+  admitChargeTexts,
+  admitKeysParameters,
   type AdmissionRequest,
   type BatchAnswer,
   batchOf,
@@ -93,7 +95,7 @@ const twin = (s: Scenario) =>
   })
 
 /** The scenario's batch as the server sends it, prepared for the account as its fingerprint shows (or a stale one). */
-const batchFor = (s: Scenario, hash: string, fingerprint: string, asJson = false) => {
+const batchFor = (s: Scenario, hash: string, fingerprint: string, asTexts = false) => {
   const expected = { principal: undefined as unknown as Principal, fingerprint: s.stale ? "stale" : fingerprint }
   const requests: Array<AdmissionRequest> = s.requests.map((request) => ({
     keyHash: hash,
@@ -115,9 +117,7 @@ const batchFor = (s: Scenario, hash: string, fingerprint: string, asJson = false
     }
   }))
   const batch = batchOf(requests, expected)
-  const parameters = asJson
-    ? admitChargeParameters(hash, "production", expected, batch, (limits) => limits)
-    : admitChargeParameters(hash, "production", expected, batch)
+  const parameters = asTexts ? admitChargeTexts(hash, "production", expected, batch) : admitChargeParameters(hash, "production", expected, batch)
   return { requests, batch, parameters }
 }
 
@@ -165,7 +165,7 @@ const decideTogether = (keys: ReadonlyArray<{ readonly s: Scenario; readonly has
     for (const { hash, s } of keys) batches.push(batchFor(s, hash, yield* fingerprintOf(hash), true))
     const [row] = yield* sql.unsafe<{ answers: Array<BatchAnswer | { busy: true } | null> }>(
       ADMIT_KEYS,
-      [JSON.stringify(batches.map((batch) => batch.parameters))]
+      admitKeysParameters(batches.map((batch) => batch.parameters as Array<string | null>))
     )
     return row!.answers.map((answer, k) =>
       answer === null || "busy" in answer ? answer : outcomesOf(answer, batches[k]!)
@@ -269,6 +269,26 @@ layer(ServicesLive, { excludeTestServices: true, timeout: "120 seconds" })("batc
       yield* Fiber.join(holder)
       const [after] = yield* decideTogether([{ s, hash: held.hash }])
       expect(after).toMatchObject({ charged: true, outcomes: [{ admitted: true, used: 2, refused: 0 }] })
+    }))
+
+  it.effect("a key's arguments as texts read back in PostgreSQL as the values they were", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const odd = ["a\"b", "c\\d", "e,f", "{g}", "h i", "NULL", ""]
+      const s: Scenario = {
+        rpm: 3, plateLimit: null, uniqueLimit: 2, usedRequests: 0, usedPlates: 0, seenPlates: [], stale: false,
+        requests: [{ window: 1, charges: [{ meter: "plate_queries", amount: 1, plate: "" }] }]
+      }
+      const { batch } = batchFor(s, "hash", "fingerprint")
+      const texts = admitChargeTexts("hash", "production", undefined, { ...batch, values: odd })
+      const [row] = yield* sql.unsafe<{ values: Array<string>; windows: Array<Date>; limits: Array<number | null> }>(
+        "select $1::text[] as values, $2::timestamptz[] as windows, $3::integer[] as limits",
+        [texts[8], texts[3], texts[7]]
+      )
+      expect(row!.values).toEqual(odd)
+      expect(row!.windows.map((at) => new Date(at).getTime())).toEqual(batch.windows.map((at) => at.getTime()))
+      expect(row!.limits).toEqual(batch.counterLimits)
+      expect(texts[2]).toBeNull()
     }))
 
   it.effect("an unknown key is null; a key of the other environment is admitted nowhere and charges nothing", () =>

@@ -4,33 +4,26 @@
  * `vda_admit_charge_or_busy` as they would be alone. The answer holds one element per key, in
  * order: its answer, null for an unknown key, or `{"busy": true}`.
  *
- * Each key comes as a JSON array of `vda_admit_charge`'s arguments in their order: dates as ISO
- * text, integer arrays as PostgreSQL array text, the counters' limits as JSON numbers or null.
+ * Each of `vda_admit_charge`'s arguments comes as a text array with one element per key: the
+ * argument itself for a text, else its PostgreSQL array literal, cast back here.
  */
 import { admitChargeArguments } from "./vda_admit_charge.js"
 
-const COUNTER_LIMIT = admitChargeArguments.indexOf("p_counter_limit integer[]")
+const [, ...others] = admitChargeArguments
+const nameOf = (argument: string) => argument.split(" ")[0]!
+const typeOf = (argument: string) => argument.split(" ")[1]!
 
-/** Argument `i` of a key's array `b`, as `vda_admit_charge` takes it. */
-const argumentOf = (argument: string, i: number) => {
-  const type = argument.split(" ")[1]!
-  if (type === "text") return `b->>${i}`
-  if (i === COUNTER_LIMIT) {
-    return `array(select (e.value #>> '{}')::integer from jsonb_array_elements(b->${i}) with ordinality as e(value, n) order by e.n)`
-  }
-  if (type === "integer[]") return `(b->>${i})::integer[]`
-  return `array(select e.value from jsonb_array_elements_text(b->${i}) with ordinality as e(value, n) order by e.n)::${type}`
-}
-
-export default `create or replace function vda_admit_keys(p_batches jsonb) returns jsonb
+export default `create or replace function vda_admit_keys(
+  ${admitChargeArguments.map((argument) => `${nameOf(argument)} text[]`).join(",\n  ")}
+) returns jsonb
 language plpgsql as $fn$
 declare
-  b jsonb;
   answers jsonb := '[]'::jsonb;
 begin
-  for b in select e.value from jsonb_array_elements(p_batches) with ordinality as e(value, n) order by e.n loop
+  for k in 1 .. coalesce(cardinality(${nameOf(admitChargeArguments[0]!)}), 0) loop
     answers := answers || jsonb_build_array(vda_admit_charge_or_busy(
-      ${admitChargeArguments.map(argumentOf).join(",\n      ")}));
+      ${nameOf(admitChargeArguments[0]!)}[k],
+      ${others.map((argument) => typeOf(argument) === "text" ? `${nameOf(argument)}[k]` : `${nameOf(argument)}[k]::${typeOf(argument)}`).join(",\n      ")}));
   end loop;
   return answers;
 end
