@@ -26,7 +26,7 @@ import { type DeliveryRow, WebhooksRepo } from "./Repo.js"
 import { WebhookSender } from "./Sender.js"
 import { type EventOf, V1EventBodies, type V1EventType } from "./V1EventBodies.js"
 import { checkUrlSyntax } from "./UrlPolicy.js"
-import { signWebhook } from "./verify.js"
+import { signWebhook, WEBHOOK_HEADERS } from "./verify.js"
 
 const encodeOperation = Schema.encodeSync(Operation)
 const encodeEvent = Schema.encodeSync(WebhookEvent)
@@ -229,10 +229,10 @@ const make = Effect.gen(function*() {
         url: webhook.url,
         body: delivery.body,
         headers: {
-          "x-service-signature": signWebhook(webhook.secret, timestamp, delivery.body),
-          "x-service-timestamp": timestamp,
-          "x-service-event": `${delivery.apiVersion}.${delivery.eventType}`,
-          "x-service-delivery": delivery.id,
+          [WEBHOOK_HEADERS.signature]: signWebhook(webhook.secret, timestamp, delivery.body),
+          [WEBHOOK_HEADERS.timestamp]: timestamp,
+          [WEBHOOK_HEADERS.event]: `${delivery.apiVersion}.${delivery.eventType}`,
+          [WEBHOOK_HEADERS.delivery]: delivery.id,
           "user-agent": "vehicle-data-api-webhooks"
         }
       })
