@@ -39,6 +39,24 @@ export const V1ModulesOperation = Schema.Struct({
 }).annotate({ identifier: "V1ModulesOperation" })
 export type V1ModulesOperation = typeof V1ModulesOperation.Type
 
+/** v1's modules events (DESIGN §11): the V1ModulesOperation as polled, with the event's id and name. */
+export const V1ModulesEvent = Schema.Struct({
+  eventId: Schema.String,
+  event: Schema.Literals(["modules.completed", "modules.failed"]),
+  ...V1ModulesOperation.fields
+}).annotate({ identifier: "V1ModulesEvent" })
+
+/** v1's report events: the V1Report as polled, with the event's id and name. */
+export const V1ReportEvent = Schema.Struct({
+  eventId: Schema.String,
+  event: Schema.Literals(["report.completed", "report.failed"]),
+  ...V1Report.fields
+}).annotate({ identifier: "V1ReportEvent" })
+
+export const V1Event = Schema.Union([V1ModulesEvent, V1ReportEvent]).annotate({ identifier: "V1Event" })
+export type V1Event = typeof V1Event.Type
+export type V1EventType = V1Event["event"]
+
 /** Other properties are refused: the endpoint taking it says so (`HttpApi.PayloadParseOptions`). */
 export const V1ModulesRequest = Schema.Struct({
   plate: Schema.String,

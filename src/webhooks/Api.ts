@@ -3,8 +3,10 @@
  */
 import { Schema } from "effect"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import { ModulesOperation } from "../operations/Api.js"
 import { ApiKeyAuth } from "../principal/Security.js"
 import { DateTimeUtc, NonNegativeInt } from "../platform/Schemas.js"
+import { VehicleOperation } from "../vehicles/SearchOperation.js"
 
 export const WebhookConfig = Schema.Struct({
   url: Schema.NullOr(Schema.String),
@@ -23,17 +25,24 @@ export const WebhookConfigUpdate = Schema.Struct({
 })
 export type WebhookConfigUpdate = typeof WebhookConfigUpdate.Type
 
-export const EventType = Schema.Literals(["modules.completed", "modules.failed", "vehicle.completed", "vehicle.failed", "webhook.test"])
-export type EventType = typeof EventType.Type
+const v2Event = <Type extends Schema.Top, Data extends Schema.Top>(type: Type, data: Data) =>
+  Schema.Struct({ id: Schema.String, type, apiVersion: Schema.Literal("v2"), createdAt: DateTimeUtc, data })
 
-export const WebhookEvent = Schema.Struct({
-  id: Schema.String,
-  type: EventType,
-  apiVersion: Schema.Literal("v2"),
-  createdAt: DateTimeUtc,
-  data: Schema.Union([Schema.Struct({ message: Schema.String }), Schema.Record(Schema.String, Schema.Unknown)])
-}).annotate({ identifier: "WebhookEvent", description: "`data` is the Operation as polled, or `{message}` for webhook.test" })
+/** The events of a modules operation that became final, with the Operation as polled. */
+export const ModulesEvent = v2Event(Schema.Literals(["modules.completed", "modules.failed"]), ModulesOperation)
+  .annotate({ identifier: "ModulesEvent" })
+
+/** The events of a vehicle search that became final, with the Operation as polled. */
+export const VehicleEvent = v2Event(Schema.Literals(["vehicle.completed", "vehicle.failed"]), VehicleOperation)
+  .annotate({ identifier: "VehicleEvent" })
+
+export const TestEvent = v2Event(Schema.Literal("webhook.test"), Schema.Struct({ message: Schema.String }))
+  .annotate({ identifier: "TestEvent" })
+
+export const WebhookEvent = Schema.Union([ModulesEvent, VehicleEvent, TestEvent])
+  .annotate({ identifier: "WebhookEvent", description: "`data` is the Operation as polled, or `{message}` for webhook.test" })
 export type WebhookEvent = typeof WebhookEvent.Type
+export type EventType = WebhookEvent["type"]
 
 export const Delivery = Schema.Struct({
   id: Schema.String,

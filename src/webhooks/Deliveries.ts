@@ -14,7 +14,7 @@ import { Clock, Context, Effect, Layer, Option, Result, Schema, type Tracer } fr
 import { Headers, HttpTraceContext } from "effect/http"
 import { type DeliveryStatus, FIRST_SERIES, isFinal } from "../../workflows/shared.js"
 import { retryDelayMs } from "../platform/sandboxSafe/RetryPolicy.js"
-import { Operation } from "../operations/Api.js"
+import type { Operation } from "../operations/Api.js"
 import { type AttemptInput, DeliveryFailed } from "../operations/DeliveryRuns.js"
 import { toOperation } from "../operations/Operations.js"
 import { type ModuleRow, type OperationRow, OperationsRepo } from "../operations/Repo.js"
@@ -24,27 +24,28 @@ import { isRecordedSpan } from "../platform/Telemetry.js"
 import { countAttempt } from "./Metrics.js"
 import { type DeliveryRow, WebhooksRepo } from "./Repo.js"
 import { WebhookSender } from "./Sender.js"
-import { type EventOf, V1EventBodies, type V1EventType } from "./V1EventBodies.js"
+import { type EventOf, V1EventBodies } from "./V1EventBodies.js"
 import { checkUrlSyntax } from "./UrlPolicy.js"
-import { signWebhook } from "./verify.js"
+import { signWebhook, WEBHOOK_HEADERS } from "./verify.js"
 
-const encodeOperation = Schema.encodeSync(Operation)
 const encodeEvent = Schema.encodeSync(WebhookEvent)
 
-const eventTypeOf = (operation: Operation): EventType =>
+/** A v2 event's type and data, which go together. */
+type EventContent = WebhookEvent extends infer Event ? Event extends WebhookEvent ? Pick<Event, "type" | "data"> : never : never
+
+const contentOf = (operation: Operation): EventContent =>
   operation.kind === "modules"
-    ? operation.status === "failed" ? "modules.failed" : "modules.completed"
-    : operation.status === "failed" ? "vehicle.failed" : "vehicle.completed"
+    ? { type: operation.status === "failed" ? "modules.failed" : "modules.completed", data: operation }
+    : { type: operation.status === "failed" ? "vehicle.failed" : "vehicle.completed", data: operation }
 
 /** A v2 event: `{id, type, apiVersion, createdAt, data}`. */
-const v2Event = (type: EventType, data: WebhookEvent["data"]) => (eventId: string, at: Date) =>
-  encodeEvent({ id: eventId, type, apiVersion: "v2", createdAt: at, data })
+const v2Event = (content: EventContent) => (eventId: string, at: Date) =>
+  encodeEvent({ id: eventId, apiVersion: "v2", createdAt: at, ...content })
 
 /** The event of a final v2 operation. */
 const v2EventOf = (row: OperationRow, modules: ReadonlyArray<ModuleRow>): EventOf<EventType> => {
-  const operation = toOperation(row, modules)
-  const type = eventTypeOf(operation)
-  return { type, body: v2Event(type, encodeOperation(operation)) }
+  const content = contentOf(toOperation(row, modules))
+  return { type: content.type, body: v2Event(content) }
 }
 
 /**
@@ -99,7 +100,7 @@ const make = Effect.gen(function*() {
     readonly accountId: string
     readonly environment: Environment
     readonly apiVersion: "v1" | "v2"
-    readonly type: EventType | V1EventType
+    readonly type: string
     readonly operationId: string | null
     readonly sendsWhenDisabled?: boolean
     readonly body: (eventId: string, at: Date) => unknown
@@ -149,7 +150,7 @@ const make = Effect.gen(function*() {
       apiVersion: "v2",
       type: "webhook.test",
       operationId: null,
-      body: v2Event("webhook.test", { message: "This is a test event from the Vehicle Data API" })
+      body: v2Event({ type: "webhook.test", data: { message: "This is a test event from the Vehicle Data API" } })
     })
 
   /** v1's test: a sample `report.completed`, sent even while the webhook is disabled. */
@@ -229,10 +230,10 @@ const make = Effect.gen(function*() {
         url: webhook.url,
         body: delivery.body,
         headers: {
-          "x-service-signature": signWebhook(webhook.secret, timestamp, delivery.body),
-          "x-service-timestamp": timestamp,
-          "x-service-event": `${delivery.apiVersion}.${delivery.eventType}`,
-          "x-service-delivery": delivery.id,
+          [WEBHOOK_HEADERS.signature]: signWebhook(webhook.secret, timestamp, delivery.body),
+          [WEBHOOK_HEADERS.timestamp]: timestamp,
+          [WEBHOOK_HEADERS.event]: `${delivery.apiVersion}.${delivery.eventType}`,
+          [WEBHOOK_HEADERS.delivery]: delivery.id,
           "user-agent": "vehicle-data-api-webhooks"
         }
       })

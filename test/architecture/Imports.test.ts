@@ -138,7 +138,7 @@ describe("the imports", () => {
     }
     visit("worker/main.ts")
     expect(reached.has("src/ActivitiesLive.ts")).toBe(true)
-    expect([...reached].filter((file) => ["src/Http.ts", "src/Listeners.ts", "src/main.ts"].includes(file))).toEqual([])
+    expect([...reached].filter((file) => ["src/Http.ts", "src/Listeners.ts", "src/main.ts", "src/server.ts"].includes(file))).toEqual([])
   })
 
   it("tie no two folders both ways", () => {

@@ -1,7 +1,8 @@
 /**
  * Webhooks through the real server, delivered to a real HTTPS endpoint on localhost (trusted
  * through NODE_EXTRA_CA_CERTS, as an operator would trust a private CA). Signatures are checked
- * by the receiver with its own HMAC code. Retries are fast here: 400 ms, then doubling up to 1 s.
+ * by the receiver with its own HMAC code, and each delivery is taken in with parseWebhookEvent as
+ * an integrator's receiver would. Retries are fast here: 400 ms, then doubling up to 1 s.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { digestOf } from "../../src/reports/Digest.js"
@@ -13,7 +14,9 @@ import {
   FAST_RETRY,
   makeTlsFixture,
   type Received,
+  receivedEvent,
   type Receiver,
+  refusalOf,
   signatureIsValid,
   startReceiver,
   type TlsFixture,
@@ -171,6 +174,8 @@ describe("webhook events", () => {
     expect(request!.headers["content-type"]).toBe("application/json")
     expect(signatureIsValid(secret, request!)).toBe(true)
     expect(signatureIsValid(`${secret}x`, request!)).toBe(false)
+    expect(receivedEvent(secret, request!)).toMatchObject({ event: "v2.modules.completed", apiVersion: "v2", eventId: event.id })
+    expect(refusalOf(`${secret}x`, request!)).toBe("signature")
     expect(Math.abs(Number(request!.headers["x-service-timestamp"]) - Date.now() / 1000)).toBeLessThan(60)
 
     const recorded = await waitForDelivery("sandbox", event.id.slice(4), (d) => d.status === "processed")
@@ -202,7 +207,10 @@ describe("webhook events", () => {
     const received = await waitFor(() => (receiver.at("/kinds").length >= 3 ? receiver.at("/kinds") : undefined), "three events")
     const byOperation = new Map(received.map((r) => [eventOf(r).data.id as string, r]))
     expect([...byOperation.keys()].sort()).toEqual([partial, failed, search].sort())
-    for (const r of received) expect(signatureIsValid(secret, r)).toBe(true)
+    for (const r of received) {
+      expect(signatureIsValid(secret, r)).toBe(true)
+      expect(receivedEvent(secret, r).eventId).toBe(eventOf(r).id)
+    }
 
     const expected = { [partial]: ["modules.completed", "partial"], [failed]: ["modules.failed", "failed"], [search]: ["vehicle.completed", "completed"] }
     for (const [id, [type, status]] of Object.entries(expected)) {
@@ -212,6 +220,7 @@ describe("webhook events", () => {
       expect(event.data.status).toBe(status)
       expect(event.data).toEqual(await poll("sandbox", id))
       expect(byOperation.get(id)!.headers["x-service-event"]).toBe(`v2.${type}`)
+      expect(receivedEvent(secret, byOperation.get(id)!).event).toBe(`v2.${type}`)
     }
     // every operation is final and delivered: the immediate vehicle answer added nothing
     expect(receiver.at("/kinds")).toHaveLength(3)
@@ -232,6 +241,7 @@ describe("v1 events", () => {
     expect(request!.headers["x-service-event"]).toBe("v1.modules.completed")
     expect(request!.headers["x-service-delivery"]).toBe(event.eventId.slice("evt_".length))
     expect(signatureIsValid(secret, request!)).toBe(true)
+    expect(receivedEvent(secret, request!)).toMatchObject({ event: "v1.modules.completed", apiVersion: "v1", eventId: event.eventId })
 
     const recorded = await waitForDelivery("sandbox", event.eventId.slice(4), (d) => d.status === "processed")
     expect(recorded).toMatchObject({ event: "modules.completed", apiVersion: "v1", payload: event })
@@ -250,6 +260,7 @@ describe("v1 events", () => {
     expect(event).toEqual({ eventId: expect.stringMatching(/^evt_/), event: "report.completed", ...polled })
     expect(request!.headers["x-service-event"]).toBe("v1.report.completed")
     expect(signatureIsValid(secret, request!)).toBe(true)
+    expect(receivedEvent(secret, request!)).toMatchObject({ event: "v1.report.completed", apiVersion: "v1", eventId: event.eventId })
     expect(event.report.digest).toEqual(digestOf(event.report.results, event.updatedAt.slice(0, 10)))
   })
 
@@ -266,6 +277,7 @@ describe("v1 events", () => {
     expect(event).toEqual(data.payload)
     expect(request!.headers["x-service-event"]).toBe("v1.report.completed")
     expect(signatureIsValid(secret, request!)).toBe(true)
+    expect(receivedEvent(secret, request!)).toMatchObject({ event: "v1.report.completed", eventId: `evt_${data.id}` })
     expect(event).toMatchObject({ eventId: `evt_${data.id}`, event: "report.completed", status: "completed", id: expect.stringMatching(/^rep_/) })
     expect(Object.keys(event.report)).toEqual(["vehicle", "results", "digest"])
     expect(event.report.digest).toEqual(digestOf(event.report.results, event.createdAt.slice(0, 10)))
@@ -290,6 +302,7 @@ describe("deliveries", () => {
       expect(attempt.headers["x-service-delivery"]).toBe(id)
       expect(attempt.headers["x-service-event"]).toBe("v2.webhook.test")
       expect(signatureIsValid(secret, attempt)).toBe(true)
+      expect(receivedEvent(secret, attempt)).toMatchObject({ event: "v2.webhook.test", eventId: `evt_${id}` })
     }
     const event = eventOf(attempts[0]!)
     expectShape(event, WebhookEvent)
@@ -347,6 +360,12 @@ describe("deliveries", () => {
     expect(signatureIsValid(before, first!)).toBe(true)
     expect(signatureIsValid(after, second!)).toBe(true)
     expect(signatureIsValid(before, second!)).toBe(false)
+    expect(receivedEvent(before, first!).eventId).toBe(`evt_${id}`)
+    expect(receivedEvent(after, second!).eventId).toBe(`evt_${id}`)
+    expect(refusalOf(before, second!)).toBe("signature")
+    // a receiver given both secrets while it changes over takes either attempt
+    expect(receivedEvent([after, before], first!).eventId).toBe(`evt_${id}`)
+    expect(receivedEvent([after, before], second!).eventId).toBe(`evt_${id}`)
     expect(first!.rawBody.equals(second!.rawBody)).toBe(true)
   })
 

@@ -3,7 +3,8 @@
  * authority (its PEM file is what the server under test trusts through NODE_EXTRA_CA_CERTS), a
  * server certificate for localhost/127.0.0.1, and a receiver that records every request with its
  * raw body and answers as the test scripts it. Signatures are checked here with node:crypto
- * alone, independently of the service's signing code.
+ * alone, independently of the service's signing code; deliveries are also taken in as an
+ * integrator's receiver takes them, with the package's parseWebhookEvent.
  */
 import "reflect-metadata" // @peculiar/x509's dependency injection needs it loaded first
 import { createHmac, timingSafeEqual, webcrypto } from "node:crypto"
@@ -14,6 +15,11 @@ import type { AddressInfo } from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import * as x509 from "@peculiar/x509"
+import { Schema } from "effect"
+import { expect } from "vitest"
+import { parseWebhookEvent, type ReceivedWebhookEvent, WebhookEventError, type WebhookEventErrorReason } from "../../src/receiver/index.js"
+import { V1Event } from "../../src/v1/Api.js"
+import { WebhookEvent } from "../../src/webhooks/Api.js"
 
 x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0])
 
@@ -166,4 +172,29 @@ export const signatureIsValid = (secret: string, request: Received): boolean => 
     .update(Buffer.concat([Buffer.from(`${timestamp}.`, "utf8"), request.rawBody]))
     .digest("hex")
   return expected.length === signature.length && timingSafeEqual(Buffer.from(expected), Buffer.from(signature))
+}
+
+const encodeV2 = Schema.encodeSync(WebhookEvent)
+const encodeV1 = Schema.encodeSync(V1Event)
+
+/**
+ * The delivery as an integrator's receiver takes it in on arrival: `parseWebhookEvent`. Its
+ * payload, encoded again, is the body as sent: decoding lost nothing.
+ */
+export const receivedEvent = (secret: string | ReadonlyArray<string>, request: Received): ReceivedWebhookEvent => {
+  const received = parseWebhookEvent(request.rawBody, request.headers, secret, { now: request.receivedAt })
+  const encoded = received.apiVersion === "v2" ? encodeV2(received.payload) : encodeV1(received.payload)
+  expect(encoded).toEqual(JSON.parse(request.rawBody.toString("utf8")))
+  return received
+}
+
+/** Why `parseWebhookEvent` refuses the delivery with `secret` on arrival; undefined when it takes it. */
+export const refusalOf = (secret: string, request: Received): WebhookEventErrorReason | undefined => {
+  try {
+    parseWebhookEvent(request.rawBody, request.headers, secret, { now: request.receivedAt })
+    return undefined
+  } catch (error) {
+    if (error instanceof WebhookEventError) return error.reason
+    throw error
+  }
 }

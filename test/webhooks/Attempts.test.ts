@@ -13,6 +13,7 @@ import { V1EventBodiesLive } from "../../src/v1/Events.js"
 import { WebhookDeliveries } from "../../src/webhooks/Deliveries.js"
 import { WebhooksRepo } from "../../src/webhooks/Repo.js"
 import { SentWebhooks, WebhookSender } from "../../src/webhooks/Sender.js"
+import { parseWebhookEvent } from "../../src/receiver/index.js"
 import { verifyWebhookSignature } from "../../src/webhooks/verify.js"
 import { freshDatabaseLayer } from "../support/Postgres.js"
 import { testConfig } from "../support/TestApp.js"
@@ -62,6 +63,11 @@ layer(Services, { excludeTestServices: true })("a delivery attempt", (it) => {
         signature: outgoing.headers["x-service-signature"],
         timestamp: outgoing.headers["x-service-timestamp"]
       })).toBe(true)
+      expect(parseWebhookEvent(outgoing.body, outgoing.headers, SECRET)).toMatchObject({
+        event: "v2.webhook.test",
+        eventId: `evt_${deliveryId}`,
+        payload: { type: "webhook.test", data: JSON.parse(outgoing.body).data }
+      })
       expect(row).toMatchObject({ status: "processed", attempts: 1, responseStatus: 204 })
     }))
 

@@ -25,6 +25,7 @@ import {
   makeTlsFixture,
   type Received,
   type Receiver,
+  receivedEvent,
   signatureIsValid,
   startReceiver,
   type TlsFixture
@@ -133,6 +134,7 @@ describe("resending a delivery", () => {
       expect(request.headers["x-service-delivery"]).toBe(id)
       expect(request.rawBody.equals(requests[0]!.rawBody)).toBe(true)
       expect(signatureIsValid(secret, request)).toBe(true)
+      expect(receivedEvent(secret, request)).toMatchObject({ event: "v2.webhook.test", eventId: `evt_${id}` })
     }
     expect(eventOf(requests[6]!)).toMatchObject({ id: `evt_${id}`, type: "webhook.test" })
   })

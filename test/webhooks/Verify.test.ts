@@ -2,10 +2,11 @@
  * Webhook signatures against known vectors computed independently of the code under test (with
  * the openssl command line), and the verifier's refusals: wrong secret, changed or re-serialized
  * body, missing headers, malformed or out-of-tolerance timestamps, and signatures that are not
- * exactly `v1=` + lowercase hex.
+ * exactly `v1=` + lowercase hex. Which of the two went wrong, the signature or its time, and
+ * several secrets at once (a rotation).
  */
 import { describe, expect, it } from "vitest"
-import { signWebhook, verifyWebhookSignature } from "../../src/webhooks/verify.js"
+import { signWebhook, verifyWebhookSignature, webhookSignatureProblem } from "../../src/webhooks/verify.js"
 
 const SECRET = "whsec_test"
 const TIMESTAMP = "1700000000"
@@ -173,5 +174,43 @@ describe("a custom toleranceSeconds", () => {
     expect(verify({ toleranceSeconds: 3600, now: AT + seconds(3600) })).toBe(true)
     expect(verify({ toleranceSeconds: 3600, now: AT - seconds(3600) })).toBe(true)
     expect(verify({ toleranceSeconds: 3600, now: AT + seconds(3601) })).toBe(false)
+  })
+})
+
+describe("webhookSignatureProblem tells which check failed", () => {
+  const problem = (overrides: Partial<Parameters<typeof webhookSignatureProblem>[0]> = {}) =>
+    webhookSignatureProblem({ secret: SECRET, rawBody: BODY, signature: `v1=${BODY_VECTOR}`, timestamp: TIMESTAMP, now: AT, ...overrides })
+
+  it("none, for a right signature in time", () => {
+    expect(problem()).toBeUndefined()
+  })
+
+  it("the timestamp: missing, not Unix seconds, or out of the window with a right signature", () => {
+    expect(problem({ timestamp: undefined })).toBe("timestamp")
+    expect(problem({ timestamp: "", signature: signWebhook(SECRET, "", BODY) })).toBe("timestamp")
+    expect(problem({ timestamp: "1.7e9", signature: signWebhook(SECRET, "1.7e9", BODY) })).toBe("timestamp")
+    expect(problem({ now: AT + seconds(301) })).toBe("timestamp")
+    expect(problem({ now: AT - seconds(301) })).toBe("timestamp")
+  })
+
+  it("the signature: missing, or not this secret's for this body and timestamp, whatever the time", () => {
+    expect(problem({ signature: undefined })).toBe("signature")
+    expect(problem({ secret: "whsec_other" })).toBe("signature")
+    expect(problem({ rawBody: RESERIALIZED_BODY })).toBe("signature")
+    // a forgery is a forgery, also when its timestamp is stale
+    expect(problem({ secret: "whsec_other", now: AT + seconds(3600) })).toBe("signature")
+  })
+})
+
+describe("several secrets (a rotation)", () => {
+  it("a signature by any of them is accepted", () => {
+    expect(verify({ secret: ["whsec_other", SECRET] })).toBe(true)
+    expect(verify({ secret: [SECRET, "whsec_other"] })).toBe(true)
+    expect(verify({ secret: ["whsec_other", SECRET], signature: `v1=${OTHER_SECRET_VECTOR}` })).toBe(true)
+  })
+
+  it("a signature by none of them, or no secret at all, is refused", () => {
+    expect(verify({ secret: ["whsec_other", "whsec_third"] })).toBe(false)
+    expect(verify({ secret: [] })).toBe(false)
   })
 })
