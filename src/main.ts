@@ -2,7 +2,7 @@
  * Starts the API: database (embedded unless DATABASE_URL), migrations, then the production and
  * sandbox listeners serving the same application. SIGTERM lets in-flight requests finish, then
  * closes the listeners, the pool and the embedded PostgreSQL. With API_PROCESSES=N this process
- * keeps the database and runs N API processes on it (platform/ApiProcesses).
+ * keeps the database and runs N API processes on it (platform/process/ApiProcesses).
  */
 import { NodeServices } from "@effect/platform-node"
 import { Console, Effect, Layer, Redacted } from "effect"
@@ -10,22 +10,22 @@ import { Accounts } from "./accounts/Accounts.js"
 import { createDemoAccount, type DemoAccount, describeDemoAccount } from "./accounts/DemoAccount.js"
 import { Catalog } from "./catalog/Catalog.js"
 import { ModuleRegistry } from "./modules/Registry.js"
-import { apiProcessIndex, isApiWorker, reportListening, startApiProcesses } from "./platform/ApiProcesses.js"
-import { serveAdmin } from "./platform/AdminServer.js"
-import { startupBanner } from "./platform/ConfigBanner.js"
-import { LoggingLive } from "./platform/Logging.js"
-import { listenError, runMain } from "./platform/Startup.js"
-import { announceTemporalSecrets, resolveTemporalSecrets, TemporalSecrets } from "./platform/TemporalSecrets.js"
-import { TelemetryLive } from "./platform/Telemetry.js"
+import { apiProcessIndex, isApiWorker, reportListening, startApiProcesses } from "./platform/process/ApiProcesses.js"
+import { serveAdmin } from "./platform/observability/AdminServer.js"
+import { startupBanner } from "./platform/config/ConfigBanner.js"
+import { LoggingLive } from "./platform/observability/Logging.js"
+import { listenError, runMain } from "./platform/process/Startup.js"
+import { announceTemporalSecrets, resolveTemporalSecrets, TemporalSecrets } from "./platform/temporal/TemporalSecrets.js"
+import { TelemetryLive } from "./platform/observability/Telemetry.js"
 import { serveListener } from "./Listeners.js"
 import { VehicleStore } from "./vehicles/Store.js"
 import { HttpStackLive } from "./Http.js"
-import { AppConfig } from "./platform/Config.js"
-import { DatabaseLocation } from "./platform/Database.js"
+import { AppConfig } from "./platform/config/Config.js"
+import { DatabaseLocation } from "./platform/db/Database.js"
 import { DatabaseLive } from "./DatabaseLive.js"
 import * as Imports from "./cli/Imports.js"
-import { demoDataFile } from "./platform/Paths.js"
-import type { Environment } from "./platform/RequestContext.js"
+import { demoDataFile } from "./platform/process/Paths.js"
+import type { Environment } from "./platform/http/RequestContext.js"
 
 /**
  * First run on an empty embedded database: demo data, then the demo account (which marks the

@@ -5,7 +5,7 @@
  */
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import { cutoff, retentionJob } from "../platform/Retention.js"
+import { cutoff, retentionJob } from "../platform/db/Retention.js"
 
 export const pruneMetering = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient

@@ -4,7 +4,7 @@
 import { Schema } from "effect"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { ApiKeyAuth } from "../principal/Security.js"
-import { DateTimeUtc, NonNegativeInt } from "../platform/Schemas.js"
+import { DateTimeUtc, NonNegativeInt } from "../platform/contract/Schemas.js"
 
 export const WebhookConfig = Schema.Struct({
   url: Schema.NullOr(Schema.String),

@@ -12,7 +12,7 @@
  */
 import * as Path from "node:path"
 import { describe, expect, it } from "vitest"
-import { WORKFLOW_SOURCE_DIRS } from "../../src/platform/workflowSources.js"
+import { WORKFLOW_SOURCE_DIRS } from "../../src/platform/process/workflowSources.js"
 import { readSource, sourceFiles } from "../support/SourceFiles.js"
 
 const SOURCE_DIRS = ["src", "workflows", "worker"]

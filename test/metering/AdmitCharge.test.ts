@@ -14,7 +14,7 @@ import { Accounts } from "../../src/accounts/Accounts.js"
 import type { Principal } from "../../src/principal/Domain.js"
 import { ADMIT_CHARGE, admitChargeParameters, type AdmissionRequest, type BatchAnswer, batchOf, outcomeOf } from "../../src/metering/Admission.js"
 import { dayOf, monthOf } from "../../src/metering/Periods.js"
-import { sha256Hex } from "../../src/platform/Ids.js"
+import { sha256Hex } from "../../src/platform/ids/Ids.js"
 import { freshDatabaseLayer } from "../support/Postgres.js"
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 60)
