@@ -19,7 +19,7 @@ COPY tsconfig.json ./
 # Build the cached bundles now rather than on first start: the API, the CLI, the worker, and the
 # workflows for Temporal's sandbox (the same functions src/start.js, src/cli/vda.js and
 # worker/start.js call).
-RUN node --input-type=module -e "const b = await import('./src/platform/bundled.js'); \
+RUN node --input-type=module -e "const b = await import('./src/platform/process/bundled.js'); \
   await b.ensureBundle('src/main.ts'); await b.ensureBundle('src/cli/main.ts'); \
   await b.ensureBundle('worker/main.ts', ['src', 'worker', 'workflows']); await b.ensureWorkflowBundle()" \
   && chown -R node:node /app/node_modules/.cache

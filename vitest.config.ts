@@ -1,7 +1,7 @@
 import { defineConfig } from "vitest/config"
 
 export default defineConfig({
-  // a `.sql` file imports as its text, as the bundle has it (src/platform/bundled.js)
+  // a `.sql` file imports as its text, as the bundle has it (src/platform/process/bundled.js)
   plugins: [{
     name: "sql-as-text",
     transform: (code, id) => (id.endsWith(".sql") ? { code: `export default ${JSON.stringify(code)}`, map: null } : undefined)

@@ -12,8 +12,8 @@ import vdaAdmitKeys from "./metering/sql/vda_admit_keys.js"
 import vdaConsume from "./metering/sql/vda_consume.sql"
 import vdaActiveModulesOperations from "./operations/sql/vda_active_modules_operations.js"
 import vdaOperationsById from "./operations/sql/vda_operations_by_id.js"
-import { databaseFunction } from "./platform/DatabaseFunctions.js"
-import { type EmbeddedRole, makeDatabaseLive, makeMigratorLive } from "./platform/Database.js"
+import { databaseFunction } from "./platform/db/DatabaseFunctions.js"
+import { type EmbeddedRole, makeDatabaseLive, makeMigratorLive } from "./platform/db/Database.js"
 
 export const databaseFunctions = [
   vdaKeyAccount,

@@ -7,7 +7,7 @@ import { HttpApiBuilder } from "effect/http-api"
 import { SqlClient } from "effect/sql"
 import { Api, apiGroup } from "./Api.js"
 import { WorkflowEngine } from "./operations/WorkflowEngine.js"
-import { LIVE, Readiness } from "./platform/HealthApi.js"
+import { LIVE, Readiness } from "./platform/http/HealthApi.js"
 
 /** How long the database may take to answer a readiness check. */
 const DATABASE_DEADLINE = Duration.seconds(1)

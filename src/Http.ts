@@ -21,7 +21,7 @@ import { AccountsRepo } from "./accounts/Repo.js"
 import { AccountStatus } from "./accounts/Status.js"
 import { AdmittedPrincipal, ApiKeyAuthLive } from "./principal/Security.js"
 import { Api, ApiErrorsLive } from "./Api.js"
-import { readBodyText } from "./platform/RequestBody.js"
+import { readBodyText } from "./platform/http/RequestBody.js"
 import { MeteringHttpLive } from "./metering/Http.js"
 import { Admission, type Admitted, type AdmittedAndCharged, type PendingAdmission, rateLimitHeaders, RequestAdmission } from "./metering/Admission.js"
 import type { LimitReached } from "./metering/Metering.js"
@@ -37,22 +37,22 @@ import { InlineEngineLive } from "./operations/InlineEngine.js"
 import { Operations } from "./operations/Operations.js"
 import { TemporalEngineLive } from "./operations/TemporalEngine.js"
 import { VehicleSearchesLive } from "./operations/VehicleSearches.js"
-import { Leases } from "./platform/Leases.js"
-import { AppConfig } from "./platform/Config.js"
-import { isUnavailable } from "./platform/Database.js"
-import * as Errors from "./platform/Errors.js"
+import { Leases } from "./platform/db/Leases.js"
+import { AppConfig } from "./platform/config/Config.js"
+import { isUnavailable } from "./platform/db/Database.js"
+import * as Errors from "./platform/http/Errors.js"
 import { HealthHttpLive } from "./HealthHttp.js"
-import { noteAccount, noteRequestId, withRequestSpan } from "./platform/HttpObservation.js"
-import { ulidAt } from "./platform/Ids.js"
-import { describeIssues } from "./platform/SchemaIssues.js"
+import { noteAccount, noteRequestId, withRequestSpan } from "./platform/observability/HttpObservation.js"
+import { ulidAt } from "./platform/ids/Ids.js"
+import { describeIssues } from "./platform/decoding/SchemaIssues.js"
 import { WebhooksHttpLive } from "./webhooks/Http.js"
 import { DeliveryBacklogLive } from "./webhooks/Metrics.js"
 import { DeliveriesRetentionLive } from "./webhooks/Retention.js"
 import { MeteringRetentionLive } from "./metering/Retention.js"
 import { SystemResolverLive } from "./webhooks/UrlPolicy.js"
 import { Webhooks } from "./webhooks/Webhooks.js"
-import { CurrentEnvironment, type Environment, RequestId, saneRequestId } from "./platform/RequestContext.js"
-import * as RequestInput from "./platform/RequestInput.js"
+import { CurrentEnvironment, type Environment, RequestId, saneRequestId } from "./platform/http/RequestContext.js"
+import * as RequestInput from "./platform/http/RequestInput.js"
 
 const versionOf = (url: string): "v1" | "v2" | undefined => {
   const match = /^\/(v[12])(?:[/?]|$)/.exec(url)
@@ -465,7 +465,7 @@ const PROCESS_REFERENCES = [
 /**
  * What an API request runs with, from the process's context and its listener's: the references the
  * process set, and the listener's context, nothing else. The handlers hold their services (built
- * apart: platform/HttpGroup.ts), and Effect's router copies a request's context more than once
+ * apart: platform/http/HttpGroup.ts), and Effect's router copies a request's context more than once
  * per request: a dozen entries, not every service of the application.
  */
 export const apiRequestContext = <R>(process: Context.Context<R>, listener: Context.Context<never>): Context.Context<R> =>

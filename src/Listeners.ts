@@ -9,12 +9,12 @@ import { Effect, Scope } from "effect"
 import { ConsoleApp } from "./console/Http.js"
 import { consoleRouteOf, isConsolePath } from "./console/Routes.js"
 import { apiProgram, forApiListener, forListener, routeOfUrl } from "./Http.js"
-import { AppConfig } from "./platform/Config.js"
-import { createLimitedServer } from "./platform/HttpServerLimits.js"
-import { makeObserver } from "./platform/HttpObservation.js"
-import { makeAccessLog } from "./platform/Logging.js"
-import type { Environment } from "./platform/RequestContext.js"
-import { RequestTracer } from "./platform/Telemetry.js"
+import { AppConfig } from "./platform/config/Config.js"
+import { createLimitedServer } from "./platform/http/HttpServerLimits.js"
+import { makeObserver } from "./platform/observability/HttpObservation.js"
+import { makeAccessLog } from "./platform/observability/Logging.js"
+import type { Environment } from "./platform/http/RequestContext.js"
+import { RequestTracer } from "./platform/observability/Telemetry.js"
 
 /** A listening server's URL; one on every interface is reached as `localhost`. */
 export const addressOf = (server: Server) => {

@@ -8,7 +8,7 @@
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
 import type { PrometheusExporter } from "@opentelemetry/exporter-prometheus"
-import { refreshGauges } from "../src/platform/Telemetry.js"
+import { refreshGauges } from "../src/platform/observability/Telemetry.js"
 
 export interface WorkerStates {
   /** Each task queue's worker state, as `Worker.getState()` gives it. */

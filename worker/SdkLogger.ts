@@ -4,7 +4,7 @@
  */
 import type { Logger, LogLevel as SdkLevel, LogMetadata } from "@temporalio/common"
 import { LogLevel } from "effect"
-import { formatLine, levelLabel, type LogFields, type LogFormat } from "../src/platform/Logging.js"
+import { formatLine, levelLabel, type LogFields, type LogFormat } from "../src/platform/observability/Logging.js"
 
 const LEVELS: Record<SdkLevel, LogLevel.LogLevel> = {
   TRACE: "Trace",

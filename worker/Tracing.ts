@@ -19,7 +19,7 @@ import type { OpenTelemetrySinks, SerializableSpan } from "@temporalio/intercept
 import type { InjectedSinks, WorkerInterceptors } from "@temporalio/worker"
 import type { WorkflowInfo } from "@temporalio/workflow"
 import { Option } from "effect"
-import type { SpanPipeline } from "../src/platform/Telemetry.js"
+import type { SpanPipeline } from "../src/platform/observability/Telemetry.js"
 
 /** Where spans go when tracing is on: the value SpanPipeline holds. */
 type SpanDestination = Option.Option.Value<(typeof SpanPipeline)["Service"]>

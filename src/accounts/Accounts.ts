@@ -4,8 +4,8 @@
  */
 import { Clock, Context, Data, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import { randomBase62, sha256Hex, ulid } from "../platform/Ids.js"
-import type { Environment } from "../platform/RequestContext.js"
+import { randomBase62, sha256Hex, ulid } from "../platform/ids/Ids.js"
+import type { Environment } from "../platform/http/RequestContext.js"
 import type { PlanId } from "../principal/Domain.js"
 import type { AccountRow } from "../principal/AccountRows.js"
 import { AccountsRepo, type CustomPlanTerms, type KeyOwner } from "./Repo.js"

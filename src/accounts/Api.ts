@@ -4,7 +4,7 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { Usage } from "../metering/Api.js"
-import { DateTimeUtc, NonNegativeInt } from "../platform/Schemas.js"
+import { DateTimeUtc, NonNegativeInt } from "../platform/contract/Schemas.js"
 import { allowanceFields, StandardPlanId } from "../principal/Domain.js"
 import { ApiKeyAuth } from "../principal/Security.js"
 

@@ -1,7 +1,7 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { Api, apiGroup } from "../Api.js"
-import { preEncodedPerObject } from "../platform/PreEncoded.js"
+import { preEncodedPerObject } from "../platform/http/PreEncoded.js"
 import { StatusResponse } from "./Api.js"
 import { CurrentPrincipal } from "../principal/Domain.js"
 import { AccountsRepo } from "./Repo.js"

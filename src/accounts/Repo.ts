@@ -3,9 +3,9 @@
  */
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { Environment } from "../platform/RequestContext.js"
-import { NonNegativeInt } from "../platform/Schemas.js"
-import * as SqlRows from "../platform/SqlRows.js"
+import { Environment } from "../platform/http/RequestContext.js"
+import { NonNegativeInt } from "../platform/contract/Schemas.js"
+import * as SqlRows from "../platform/db/SqlRows.js"
 import { type AccountRow, EntitledAccountRow } from "../principal/AccountRows.js"
 import { allowanceFields, CUSTOM_PLAN_BASE, type PlanId, StandardPlanId } from "../principal/Domain.js"
 

@@ -4,7 +4,7 @@
  */
 import { Array as Arr, Clock, Context, DateTime, Effect, Layer, Option, Schema, SynchronizedRef } from "effect"
 import { SqlClient } from "effect/sql"
-import * as SqlRows from "../platform/SqlRows.js"
+import * as SqlRows from "../platform/db/SqlRows.js"
 import { buildIndex, type CatalogIndex, identify, type VehicleDescription } from "./Matching.js"
 import { CatalogRecord } from "./Records.js"
 

@@ -8,7 +8,7 @@ import { Catalog } from "../catalog/Catalog.js"
 import { CatalogRecord } from "../catalog/Records.js"
 import { RegistryFine, RegistryGnc, RegistryTaxDebt, RegistryVtv } from "../modules/Records.js"
 import { ModuleRegistry } from "../modules/Registry.js"
-import { readJsonLines } from "../platform/JsonLines.js"
+import { readJsonLines } from "../platform/decoding/JsonLines.js"
 import { RegistryVehicle } from "../vehicles/Records.js"
 import { VehicleStore } from "../vehicles/Store.js"
 

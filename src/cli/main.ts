@@ -5,8 +5,8 @@
 import { NodeServices } from "@effect/platform-node"
 import { Cause, Effect, Exit, Layer, Logger, Option, References } from "effect"
 import { CliError } from "effect/cli"
-import { AppConfig } from "../platform/Config.js"
-import { InvalidLines } from "../platform/JsonLines.js"
+import { AppConfig } from "../platform/config/Config.js"
+import { InvalidLines } from "../platform/decoding/JsonLines.js"
 import { runCli } from "./Cli.js"
 
 const LoggingLive = Layer.unwrap(Effect.gen(function*() {

@@ -5,7 +5,7 @@
 import * as Fs from "node:fs"
 import { createRequire } from "node:module"
 import * as Path from "node:path"
-import { projectRoot } from "../platform/Paths.js"
+import { projectRoot } from "../platform/process/Paths.js"
 
 export interface Asset {
   readonly body: Uint8Array

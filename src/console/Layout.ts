@@ -2,7 +2,7 @@
  * The frame of every console page: the environment's banner, navigation, notices, and the
  * signed-in footer; plus the page for visitors without a session.
  */
-import type { Environment } from "../platform/RequestContext.js"
+import type { Environment } from "../platform/http/RequestContext.js"
 import { type Html, html } from "./Html.js"
 import type { Notice } from "./Notices.js"
 import { type ConsoleRoute, hrefOf } from "./Routes.js"

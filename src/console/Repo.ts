@@ -3,8 +3,8 @@
  */
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { Environment } from "../platform/RequestContext.js"
-import * as SqlRows from "../platform/SqlRows.js"
+import { Environment } from "../platform/http/RequestContext.js"
+import * as SqlRows from "../platform/db/SqlRows.js"
 
 export const LinkRow = Schema.Struct({
   tokenHash: Schema.String,

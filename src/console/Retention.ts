@@ -4,7 +4,7 @@
  */
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import { cutoff, retentionJob } from "../platform/Retention.js"
+import { cutoff, retentionJob } from "../platform/db/Retention.js"
 
 export const pruneConsole = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient

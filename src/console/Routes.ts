@@ -2,7 +2,7 @@
  * Every console route, defined once: the router is built from these, and metrics, traces and the
  * access log name requests by them (so a sign-in token in a path is never recorded).
  */
-import { makeRouteResolver } from "../platform/RequestInput.js"
+import { makeRouteResolver } from "../platform/http/RequestInput.js"
 
 export const CONSOLE_ROUTES = {
   overview: { method: "GET", path: "/console" },

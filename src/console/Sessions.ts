@@ -6,9 +6,9 @@
 import { Clock, Context, Data, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { Accounts } from "../accounts/Accounts.js"
-import { AppConfig } from "../platform/Config.js"
-import { randomBase62, sha256Hex } from "../platform/Ids.js"
-import type { Environment } from "../platform/RequestContext.js"
+import { AppConfig } from "../platform/config/Config.js"
+import { randomBase62, sha256Hex } from "../platform/ids/Ids.js"
+import type { Environment } from "../platform/http/RequestContext.js"
 import { ConsoleRepo, type SessionRow } from "./Repo.js"
 import { hrefOf } from "./Routes.js"
 

@@ -4,8 +4,8 @@
  */
 import { Clock, Effect, Result } from "effect"
 import { HttpServerResponse } from "effect/http"
-import { AppConfig } from "../platform/Config.js"
-import { CurrentEnvironment, type Environment } from "../platform/RequestContext.js"
+import { AppConfig } from "../platform/config/Config.js"
+import { CurrentEnvironment, type Environment } from "../platform/http/RequestContext.js"
 import { ConsoleGuard } from "./Guard.js"
 import { badFormPage, confirmSignInPage, forbiddenFormPage, refusedLinkPage, signedOutPage, tooManyAttemptsPage } from "./pages/SignIn.js"
 import { htmlResponse, isCrossSite, seeOther } from "./Responses.js"

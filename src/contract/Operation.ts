@@ -6,7 +6,7 @@
 import { Schema } from "effect"
 import { HttpApiSchema } from "effect/http-api"
 import { OPERATION_STATUSES } from "../../workflows/shared.js"
-import { DateTimeUtc } from "../platform/Schemas.js"
+import { DateTimeUtc } from "../platform/contract/Schemas.js"
 
 export const OperationStatus = Schema.Literals(OPERATION_STATUSES)
 

@@ -5,8 +5,8 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { Entitlements } from "../principal/Domain.js"
 import { ApiKeyAuth } from "../principal/Security.js"
-import { Environment } from "../platform/RequestContext.js"
-import { DateTimeUtc, Limit, NonNegativeInt } from "../platform/Schemas.js"
+import { Environment } from "../platform/http/RequestContext.js"
+import { DateTimeUtc, Limit, NonNegativeInt } from "../platform/contract/Schemas.js"
 
 export const MeterUsage = Schema.Struct({
   limit: Limit,

@@ -5,7 +5,7 @@
 import type { Principal } from "../principal/Domain.js"
 import type { Consumption, PlainConsumption } from "./Metering.js"
 import type { Module } from "../modules/Names.js"
-import { METER } from "../platform/MeterNames.js"
+import { METER } from "../platform/contract/MeterNames.js"
 import { type ApiVersion, byDay, byModule, byVersion } from "./Meters.js"
 import { dayOf, monthOf } from "./Periods.js"
 

@@ -2,7 +2,7 @@ import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { CurrentPrincipal } from "../principal/Domain.js"
 import { Api, apiGroup } from "../Api.js"
-import { preEncodedPerObject } from "../platform/PreEncoded.js"
+import { preEncodedPerObject } from "../platform/http/PreEncoded.js"
 import { UsageResponse } from "./Api.js"
 import { UsageReader } from "./UsageReader.js"
 

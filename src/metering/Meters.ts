@@ -3,7 +3,7 @@
  * per-version and per-module counters are plain counters beside them.
  */
 import type { Module } from "../modules/Names.js"
-import { METER } from "../platform/MeterNames.js"
+import { METER } from "../platform/contract/MeterNames.js"
 
 export type ApiVersion = "v1" | "v2"
 

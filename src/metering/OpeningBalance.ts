@@ -6,9 +6,9 @@
  */
 import { Clock, Context, Effect, Layer, Struct } from "effect"
 import { SqlClient } from "effect/sql"
-import { METER } from "../platform/MeterNames.js"
-import type { Environment } from "../platform/RequestContext.js"
-import * as SqlRows from "../platform/SqlRows.js"
+import { METER } from "../platform/contract/MeterNames.js"
+import type { Environment } from "../platform/http/RequestContext.js"
+import * as SqlRows from "../platform/db/SqlRows.js"
 import { LEGACY_OPENING_PLATE_QUERIES } from "./Meters.js"
 import { monthOf, type Period } from "./Periods.js"
 import { CounterRow } from "./UsageReader.js"

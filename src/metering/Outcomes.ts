@@ -4,9 +4,9 @@
  * per-minute limit. Counted where the decision is made, once per metered request.
  */
 import { Effect, Metric } from "effect"
-import { METER } from "../platform/MeterNames.js"
-import { labelSets, updateUnsafe } from "../platform/Telemetry.js"
-import type { Environment } from "../platform/RequestContext.js"
+import { METER } from "../platform/contract/MeterNames.js"
+import { labelSets, updateUnsafe } from "../platform/observability/Telemetry.js"
+import type { Environment } from "../platform/http/RequestContext.js"
 
 /** What an allowance's refusal tells the count: the meter it was on. */
 interface Refusal {

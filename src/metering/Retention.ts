@@ -5,8 +5,8 @@
  */
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import { METER } from "../platform/MeterNames.js"
-import { cutoff, retentionJob } from "../platform/Retention.js"
+import { METER } from "../platform/contract/MeterNames.js"
+import { cutoff, retentionJob } from "../platform/db/Retention.js"
 
 export const pruneMetering = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient

@@ -5,7 +5,7 @@
 import { Array as Arr, Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import type { ModuleName } from "../../workflows/shared.js"
-import * as SqlRows from "../platform/SqlRows.js"
+import * as SqlRows from "../platform/db/SqlRows.js"
 import {
   FineItem,
   finesData,

@@ -6,7 +6,7 @@
  */
 import { Context, Data, Effect, Layer, Option } from "effect"
 import type { ModuleName, ModuleOutcome } from "../../workflows/shared.js"
-import { buildPerEnvironment, type PerEnvironment } from "../platform/PerEnvironment.js"
+import { buildPerEnvironment, type PerEnvironment } from "../platform/http/PerEnvironment.js"
 import { ModuleRegistry } from "./Registry.js"
 import { ModuleUpstream } from "./Upstream.js"
 

@@ -14,9 +14,9 @@
 import { Context, Data, Duration, Effect, Layer, Option, Schema } from "effect"
 import { HttpClient } from "effect/http"
 import type { ModuleName } from "../../workflows/shared.js"
-import * as CircuitBreaker from "../platform/CircuitBreaker.js"
-import { AppConfig } from "../platform/Config.js"
-import * as UpstreamCall from "../platform/UpstreamCall.js"
+import * as CircuitBreaker from "../platform/upstream/CircuitBreaker.js"
+import { AppConfig } from "../platform/config/Config.js"
+import * as UpstreamCall from "../platform/upstream/UpstreamCall.js"
 import { FineItem, finesData, GncItem, gncData, TaxDebtItem, taxDebtData, VtvItem, vtvData } from "./Records.js"
 
 export class UpstreamFailure extends Data.TaggedError("UpstreamFailure")<{ readonly message: string; readonly retryable: boolean }> {}

@@ -6,7 +6,7 @@
 import { Context, Data, type Effect, type Option } from "effect"
 import type { DeliveryStatus } from "../../workflows/shared.js"
 import type { RetryPolicy } from "../platform/sandboxSafe/RetryPolicy.js"
-import type { Environment } from "../platform/RequestContext.js"
+import type { Environment } from "../platform/http/RequestContext.js"
 
 /** A delivery, as much of it as an engine needs: which one, whose, and where its attempts stand. */
 export interface DeliveryState {

@@ -5,7 +5,7 @@
  * ran it; the reconciler's findings are counted where it acts on them.
  */
 import { Metric } from "effect"
-import { durationBuckets, labelSets, updateUnsafe } from "../platform/Telemetry.js"
+import { durationBuckets, labelSets, updateUnsafe } from "../platform/observability/Telemetry.js"
 
 const finished = Metric.counter("vda_operations_finished", {
   description: "Operations that reached a final status, by kind and status",

@@ -17,9 +17,9 @@ import * as Charges from "../metering/Charges.js"
 import { type LimitReached, Metering } from "../metering/Metering.js"
 import { countCommitted, countReused } from "../metering/Outcomes.js"
 import type { ApiVersion } from "../metering/Meters.js"
-import * as Batcher from "../platform/Batcher.js"
-import { ulid } from "../platform/Ids.js"
-import { RequestId } from "../platform/RequestContext.js"
+import * as Batcher from "../platform/batching/Batcher.js"
+import { ulid } from "../platform/ids/Ids.js"
+import { RequestId } from "../platform/http/RequestContext.js"
 import type { VehicleQueryParams } from "../vehicles/Api.js"
 import { normalizePlate } from "../vehicles/Plates.js"
 import type { VehicleOperation } from "../vehicles/SearchOperation.js"
@@ -33,7 +33,7 @@ import {
   type ReuseKey,
   reuseKeyText
 } from "./Repo.js"
-import { perObject } from "../platform/PerObject.js"
+import { perObject } from "../platform/caching/PerObject.js"
 import { WorkflowEngine } from "./WorkflowEngine.js"
 
 /** A modules request as checked for a principal: its plate, its modules in canonical order, its reuse key. */

@@ -12,9 +12,9 @@ import {
   type VehicleSearchResult
 } from "../../workflows/shared.js"
 import { Module } from "../modules/Names.js"
-import { PRESENCE_PREFIX } from "../platform/Presence.js"
-import { Environment } from "../platform/RequestContext.js"
-import * as SqlRows from "../platform/SqlRows.js"
+import { PRESENCE_PREFIX } from "../platform/db/Presence.js"
+import { Environment } from "../platform/http/RequestContext.js"
+import * as SqlRows from "../platform/db/SqlRows.js"
 import { OperationStatus } from "../contract/Operation.js"
 import { VehicleSearchError } from "../vehicles/SearchOperation.js"
 import { ModuleErrorJson, ModuleWarningJson } from "./Api.js"

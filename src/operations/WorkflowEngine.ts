@@ -4,7 +4,7 @@
  */
 import { Context, type Effect } from "effect"
 import type { ModuleName } from "../../workflows/shared.js"
-import type { Environment } from "../platform/RequestContext.js"
+import type { Environment } from "../platform/http/RequestContext.js"
 
 export type StartRequest =
   | {

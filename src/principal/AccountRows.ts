@@ -3,8 +3,8 @@
  * resolved (standard or custom), as the accounts read it and as the admission of a key returns it.
  */
 import { Schema } from "effect"
-import { Environment } from "../platform/RequestContext.js"
-import { NonNegativeInt } from "../platform/Schemas.js"
+import { Environment } from "../platform/http/RequestContext.js"
+import { NonNegativeInt } from "../platform/contract/Schemas.js"
 import { allowanceFields, PlanId } from "./Domain.js"
 
 export const AccountRow = Schema.Struct({

@@ -4,8 +4,8 @@
  * next request in every process); `metering/Admission.ts` looks them up in batches.
  */
 import { Data, Result } from "effect"
-import { sha256Hex } from "../platform/Ids.js"
-import type { Environment } from "../platform/RequestContext.js"
+import { sha256Hex } from "../platform/ids/Ids.js"
+import type { Environment } from "../platform/http/RequestContext.js"
 import type { EntitledAccountRow, KeyLookupRow } from "./AccountRows.js"
 import type { Entitlements, ModulePricing, Principal } from "./Domain.js"
 

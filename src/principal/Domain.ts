@@ -3,9 +3,9 @@
  * metering counts against them.
  */
 import { Context, Data, Schema } from "effect"
-import type { Environment } from "../platform/RequestContext.js"
+import type { Environment } from "../platform/http/RequestContext.js"
 import { Module } from "../modules/Names.js"
-import { Limit } from "../platform/Schemas.js"
+import { Limit } from "../platform/contract/Schemas.js"
 
 /** The plans anyone can pick, cheapest first; `custom` is negotiated per account. */
 export const STANDARD_PLANS = ["free", "basic", "growth", "scale"] as const

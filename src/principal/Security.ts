@@ -8,7 +8,7 @@
  */
 import { Context, Effect, Layer, Option } from "effect"
 import { HttpApiMiddleware, HttpApiSecurity, OpenApi } from "effect/http-api"
-import * as Errors from "../platform/Errors.js"
+import * as Errors from "../platform/http/Errors.js"
 import { CurrentPrincipal, type Principal } from "./Domain.js"
 
 /**

@@ -4,7 +4,7 @@
  * the very schemas the service encodes its events with.
  */
 import { Clock, Data, Effect, Result, Schema } from "effect"
-import { issuesOf } from "../platform/SchemaIssues.js"
+import { issuesOf } from "../platform/decoding/SchemaIssues.js"
 import { V1Event } from "../v1/Api.js"
 import { WebhookEvent } from "../webhooks/Api.js"
 import { type VerifyWebhookOptions, WEBHOOK_HEADERS, webhookSignatureProblem } from "../webhooks/verify.js"

@@ -4,7 +4,7 @@
 import { Schema } from "effect"
 import { OperationStatus } from "../contract/Operation.js"
 import { ModuleResults } from "../operations/Api.js"
-import { DateTimeUtc, NonNegativeInt } from "../platform/Schemas.js"
+import { DateTimeUtc, NonNegativeInt } from "../platform/contract/Schemas.js"
 import { VehicleData } from "../vehicles/Response.js"
 
 export const V1Digest = Schema.Struct({

@@ -4,7 +4,7 @@
  */
 import { Clock, Effect, Layer, Option } from "effect"
 import { answered, ModuleSource, ModuleUnavailable } from "../modules/Sources.js"
-import { AppConfig } from "../platform/Config.js"
+import { AppConfig } from "../platform/config/Config.js"
 import { elapsedSince, found, type Lookup, SEARCH, VehicleSource } from "../vehicles/Sources.js"
 import type { VehicleQueryParams } from "../vehicles/Api.js"
 import { SourceUnavailable } from "../vehicles/Upstream.js"

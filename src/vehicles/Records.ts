@@ -8,7 +8,7 @@
  *    "locations":["Córdoba, Córdoba","Rosario, Santa Fe"],"sourceDate":"2026-10-28","modelImage":null}
  */
 import { Effect, Schema } from "effect"
-import { NonNegativeInt } from "../platform/Schemas.js"
+import { NonNegativeInt } from "../platform/contract/Schemas.js"
 import { normalizePlate } from "./Plates.js"
 
 const NonEmpty = Schema.Trim.check(Schema.isNonEmpty())

@@ -6,7 +6,7 @@
  */
 import { Clock, Context, Effect, Layer, Option } from "effect"
 import type { RetryPolicy } from "../platform/sandboxSafe/RetryPolicy.js"
-import { buildPerEnvironment, type PerEnvironment } from "../platform/PerEnvironment.js"
+import { buildPerEnvironment, type PerEnvironment } from "../platform/http/PerEnvironment.js"
 import type { VehicleQueryParams } from "./Api.js"
 import type { VehicleFacts } from "./Records.js"
 import { type StoredVehicle, VehicleStore } from "./Store.js"

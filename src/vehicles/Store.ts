@@ -4,8 +4,8 @@
  */
 import { Array as Arr, Clock, Context, Effect, Layer, Result, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import * as Batcher from "../platform/Batcher.js"
-import * as SqlRows from "../platform/SqlRows.js"
+import * as Batcher from "../platform/batching/Batcher.js"
+import * as SqlRows from "../platform/db/SqlRows.js"
 import { type RegistryVehicle, VehicleFacts } from "./Records.js"
 
 export const StoredVehicle = Schema.Struct({

@@ -16,10 +16,10 @@
 import { Context, Data, Duration, Effect, Layer, Option, Schema } from "effect"
 import { HttpClient } from "effect/http"
 import type { RetryPolicy } from "../platform/sandboxSafe/RetryPolicy.js"
-import * as CircuitBreaker from "../platform/CircuitBreaker.js"
-import { AppConfig } from "../platform/Config.js"
-import { scheduleOf } from "../platform/RetrySchedule.js"
-import * as UpstreamCall from "../platform/UpstreamCall.js"
+import * as CircuitBreaker from "../platform/upstream/CircuitBreaker.js"
+import { AppConfig } from "../platform/config/Config.js"
+import { scheduleOf } from "../platform/upstream/RetrySchedule.js"
+import * as UpstreamCall from "../platform/upstream/UpstreamCall.js"
 import { VehicleFacts } from "./Records.js"
 
 export class SourceUnavailable extends Data.TaggedError("SourceUnavailable")<{ readonly reason: string }> {}

@@ -15,7 +15,7 @@ import { classification, codiaLookup, sheetLookup, tires } from "../catalog/Enri
 import * as Charges from "../metering/Charges.js"
 import { Metering } from "../metering/Metering.js"
 import type { ApiVersion } from "../metering/Meters.js"
-import { type Environment, RequestId } from "../platform/RequestContext.js"
+import { type Environment, RequestId } from "../platform/http/RequestContext.js"
 import type { VehicleQueryParams } from "./Api.js"
 import { normalizePlate } from "./Plates.js"
 import type { VehicleFacts } from "./Records.js"

@@ -5,7 +5,7 @@ import { Schema } from "effect"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { ModulesOperation } from "../operations/Api.js"
 import { ApiKeyAuth } from "../principal/Security.js"
-import { DateTimeUtc, NonNegativeInt } from "../platform/Schemas.js"
+import { DateTimeUtc, NonNegativeInt } from "../platform/contract/Schemas.js"
 import { VehicleOperation } from "../vehicles/SearchOperation.js"
 
 export const WebhookConfig = Schema.Struct({

@@ -2,7 +2,7 @@ import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { CurrentPrincipal } from "../principal/Domain.js"
 import { Api, apiGroup } from "../Api.js"
-import * as Errors from "../platform/Errors.js"
+import * as Errors from "../platform/http/Errors.js"
 import { Webhooks } from "./Webhooks.js"
 
 const DEFAULT_LIMIT = 25

@@ -4,7 +4,7 @@
  * database at each scrape.
  */
 import { Clock, Effect, Layer, Metric } from "effect"
-import { labelSets, onScrape, updateUnsafe } from "../platform/Telemetry.js"
+import { labelSets, onScrape, updateUnsafe } from "../platform/observability/Telemetry.js"
 import { WebhooksRepo } from "./Repo.js"
 
 const attempts = Metric.counter("vda_webhook_delivery_attempts", {

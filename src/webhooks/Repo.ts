@@ -3,10 +3,10 @@
  */
 import { Context, Effect, Layer, Option, Schema, Struct } from "effect"
 import { SqlClient, SqlError } from "effect/sql"
-import { PRESENCE_PREFIX } from "../platform/Presence.js"
-import { Environment } from "../platform/RequestContext.js"
-import { NonNegativeInt } from "../platform/Schemas.js"
-import * as SqlRows from "../platform/SqlRows.js"
+import { PRESENCE_PREFIX } from "../platform/db/Presence.js"
+import { Environment } from "../platform/http/RequestContext.js"
+import { NonNegativeInt } from "../platform/contract/Schemas.js"
+import * as SqlRows from "../platform/db/SqlRows.js"
 
 export const ConfigRow = Schema.Struct({
   url: Schema.NullOr(Schema.String),

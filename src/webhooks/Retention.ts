@@ -4,8 +4,8 @@
  */
 import { Duration, Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import { AppConfig } from "../platform/Config.js"
-import { cutoff, retentionJob } from "../platform/Retention.js"
+import { AppConfig } from "../platform/config/Config.js"
+import { cutoff, retentionJob } from "../platform/db/Retention.js"
 
 export const pruneDeliveries = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient

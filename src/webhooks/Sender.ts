@@ -9,7 +9,7 @@ import * as Dns from "node:dns"
 import * as Https from "node:https"
 import type { LookupFunction } from "node:net"
 import { Context, Effect, Layer } from "effect"
-import { AppConfig } from "../platform/Config.js"
+import { AppConfig } from "../platform/config/Config.js"
 import { hostOf, nonPublicReason } from "./UrlPolicy.js"
 
 export interface Outgoing {

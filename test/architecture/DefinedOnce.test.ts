@@ -7,11 +7,11 @@
  */
 import { describe, expect, it } from "vitest"
 import { STANDARD_PLANS } from "../../src/principal/Domain.js"
-import { METER_NAMES } from "../../src/platform/MeterNames.js"
+import { METER_NAMES } from "../../src/platform/contract/MeterNames.js"
 import { MODULES, OPERATION_STATUSES } from "../../workflows/shared.js"
 import { readSource, sourceFiles } from "../support/SourceFiles.js"
 
-const files = ["src", "workflows", "worker"].flatMap(sourceFiles).filter((file) => !file.startsWith("src/platform/migrations/"))
+const files = ["src", "workflows", "worker"].flatMap(sourceFiles).filter((file) => !file.startsWith("src/platform/db/migrations/"))
 
 /** Strings are read first, so that a comment's marker inside one (a glob, a URL) starts no comment. */
 const STRING_OR_COMMENT = /("(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`(?:[^`\\]|\\.)*`)|\/\*[\s\S]*?\*\/|\/\/[^\n]*/g
@@ -30,7 +30,7 @@ const writtenIn = (list: ReadonlyArray<string>) =>
   [...runs].filter(([, found]) => found.some((run) => list.every((member) => run.has(member)))).map(([file]) => file)
 
 const LISTS = {
-  "meter names": { list: METER_NAMES, home: "src/platform/MeterNames.ts" },
+  "meter names": { list: METER_NAMES, home: "src/platform/contract/MeterNames.ts" },
   "operation statuses": { list: OPERATION_STATUSES, home: "workflows/shared.ts" },
   "module names": { list: MODULES, home: "workflows/shared.ts" },
   "standard plans": { list: STANDARD_PLANS, home: "src/principal/Domain.ts" }

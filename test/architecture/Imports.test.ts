@@ -2,18 +2,20 @@
  * The arrows of the code point one way. Read from the source's own import statements:
  *
  * - no file imports itself back through others (no circle of files);
- * - `src/platform/` knows no feature and no workflow;
+ * - `src/platform/` knows no feature and no workflow, and keeps every file in the folder of its
+ *   concern;
  * - the workflows reach only the folders bundled into Temporal's sandbox, and the plain
  *   definitions they share from `src/platform/` import nothing;
  * - the worker gets its activities without the HTTP application;
- * - no two folders import each other.
+ * - no two folders import each other, and the concerns of `src/platform/` make no circle at all.
  *
  * There are no exceptions: a new arrow that breaks a rule fails here.
  */
+import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { describe, expect, it } from "vitest"
-import { WORKFLOW_SOURCE_DIRS } from "../../src/platform/workflowSources.js"
-import { readSource, sourceFiles } from "../support/SourceFiles.js"
+import { WORKFLOW_SOURCE_DIRS } from "../../src/platform/process/workflowSources.js"
+import { readSource, REPOSITORY_ROOT, sourceFiles } from "../support/SourceFiles.js"
 
 const SOURCE_DIRS = ["src", "workflows", "worker"]
 
@@ -43,15 +45,30 @@ const importGraph = () => {
 }
 
 /**
- * The folder a file belongs to, for the folder rules: `src/<folder>`, or the top folder. The files
- * at the root of `src/` are the composition root (the whole contract, `Api.ts`, and the
- * application built from every feature); a feature's handlers name the whole contract, as
- * `HttpApiBuilder.group` needs, so they belong to no folder here.
+ * The folder a file belongs to, for the folder rules: `src/platform/<concern>`, `src/<folder>`, or
+ * the top folder. The files at the root of `src/` are the composition root (the whole contract,
+ * `Api.ts`, and the application built from every feature); a feature's handlers name the whole
+ * contract, as `HttpApiBuilder.group` needs, so they belong to no folder here.
  */
 const folderOf = (file: string): string | undefined => {
   const parts = file.split("/")
   if (parts[0] !== "src") return parts[0]!
+  if (parts[1] === "platform" && parts.length > 3) return `src/platform/${parts[2]}`
   return parts.length > 2 ? `src/${parts[1]}` : undefined
+}
+
+/** The other folders each folder imports from. */
+const folderArrows = (graph: Map<string, Array<string>>) => {
+  const arrows = new Map<string, Array<string>>()
+  for (const [file, targets] of graph) {
+    for (const target of targets) {
+      const [from, to] = [folderOf(file), folderOf(target)]
+      if (from === undefined || to === undefined || from === to) continue
+      const known = arrows.get(from) ?? []
+      if (!known.includes(to)) arrows.set(from, [...known, to])
+    }
+  }
+  return arrows
 }
 
 /** Files that import each other through a loop (Tarjan's strongly connected components). */
@@ -111,6 +128,17 @@ describe("the imports", () => {
     expect(upward.sort()).toEqual([])
   })
 
+  it("from one concern of src/platform to another make no circle, however long", () => {
+    const arrows = folderArrows(graph)
+    const platform = new Map(
+      [...arrows]
+        .filter(([from]) => from.startsWith("src/platform/"))
+        .map(([from, to]) => [from, to.filter((folder) => folder.startsWith("src/platform/"))])
+    )
+    expect([...platform.values()].flat().length).toBeGreaterThan(5)
+    expect(circles(platform)).toEqual([])
+  })
+
   it("from the workflows reach only the folders bundled for the sandbox", () => {
     const reached = new Set<string>()
     const visit = (file: string) => {
@@ -142,13 +170,7 @@ describe("the imports", () => {
   })
 
   it("tie no two folders both ways", () => {
-    const arrows = new Set<string>()
-    for (const [file, targets] of graph) {
-      for (const target of targets) {
-        const [from, to] = [folderOf(file), folderOf(target)]
-        if (from !== undefined && to !== undefined && from !== to) arrows.add(`${from} → ${to}`)
-      }
-    }
+    const arrows = new Set([...folderArrows(graph)].flatMap(([from, targets]) => targets.map((to) => `${from} → ${to}`)))
     const pairs = [...arrows]
       .map((arrow) => arrow.split(" → ") as [string, string])
       .filter(([from, to]) => from < to && arrows.has(`${to} → ${from}`))
@@ -158,3 +180,13 @@ describe("the imports", () => {
   })
 })
 
+describe("src/platform", () => {
+  it("keeps every file in the folder of its concern, each concern a folder of its own", () => {
+    const atRoot = Fs.readdirSync(Path.join(REPOSITORY_ROOT, "src/platform"), { withFileTypes: true })
+      .filter((entry) => !entry.isDirectory())
+      .map((entry) => entry.name)
+    expect(atRoot).toEqual([])
+    expect(folderOf("src/platform/db/Database.ts")).toBe("src/platform/db")
+    expect(folderOf("src/platform/db/migrations/0001_foundation.ts")).toBe("src/platform/db")
+  })
+})

@@ -148,7 +148,7 @@ describe("vda console link", () => {
 
 describe("vda plates hash", () => {
   it("prints the plate's hash under PLATE_HASH_SALT, the same for any case, and another under another salt", async () => {
-    const { plateHash } = await import("../../src/platform/PlateHash.js")
+    const { plateHash } = await import("../../src/platform/ids/PlateHash.js")
     const { Redacted } = await import("effect")
     const salted = { ...env, PLATE_HASH_SALT: "cli-test-salt" }
     const upper = await runVda(["plates", "hash", "AB123CD", "--json"], salted)
@@ -182,7 +182,7 @@ describe("vda plates hash without a salt, on DATABASE_URL", () => {
 
 describe("vda temporal", () => {
   it("secrets prints three fresh environment lines: a usable key ring, a salt and a token, new each time", async () => {
-    const { parseKeyRing } = await import("../../src/platform/TemporalCodec.js")
+    const { parseKeyRing } = await import("../../src/platform/temporal/TemporalCodec.js")
     const read = async () => {
       const result = await vda("temporal", "secrets")
       expect(result.code).toBe(0)

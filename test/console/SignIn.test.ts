@@ -6,7 +6,7 @@
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { ConsoleSessions } from "../../src/console/Sessions.js"
-import type { Environment } from "../../src/platform/RequestContext.js"
+import type { Environment } from "../../src/platform/http/RequestContext.js"
 import { ManualClock } from "../support/ManualClock.js"
 import { adminQuery } from "../support/Postgres.js"
 import { makeTestApp, type TestAccount, type TestApp } from "../support/TestApp.js"

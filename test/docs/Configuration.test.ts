@@ -1,6 +1,6 @@
 /**
  * The configuration reference (the table under "## Configuration" in docs/operations.md) names
- * exactly the environment variables the service reads: every name `src/platform/Config.ts` reads,
+ * exactly the environment variables the service reads: every name `src/platform/config/Config.ts` reads,
  * and the few read elsewhere listed below. A setting added, renamed or removed on one side only
  * fails here, with the names that differ.
  */
@@ -15,7 +15,7 @@ const READ_ELSEWHERE: Record<string, string> = {
   NODE_EXTRA_CA_CERTS: "Node"
 }
 
-const configSource = Fs.readFileSync(Path.join(ROOT, "src/platform/Config.ts"), "utf8")
+const configSource = Fs.readFileSync(Path.join(ROOT, "src/platform/config/Config.ts"), "utf8")
 const guide = Fs.readFileSync(Path.join(ROOT, "docs/operations.md"), "utf8")
 
 /**

@@ -25,7 +25,7 @@ import {
   outcomeOf
 } from "../../src/metering/Admission.js"
 import { dayOf, monthOf } from "../../src/metering/Periods.js"
-import { sha256Hex } from "../../src/platform/Ids.js"
+import { sha256Hex } from "../../src/platform/ids/Ids.js"
 import { freshDatabaseLayer } from "../support/Postgres.js"
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 60)

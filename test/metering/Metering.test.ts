@@ -7,7 +7,7 @@ import { AccountsForMeteringLive } from "../../src/accounts/ForMetering.js"
 import { type Consumption, Metering } from "../../src/metering/Metering.js"
 import { dayOf, minuteOf, monthOf } from "../../src/metering/Periods.js"
 import { Admission } from "../../src/metering/Admission.js"
-import { pgClientLayer } from "../../src/platform/Database.js"
+import { pgClientLayer } from "../../src/platform/db/Database.js"
 import { freshDatabase } from "../support/Postgres.js"
 
 const BA = "America/Argentina/Buenos_Aires"

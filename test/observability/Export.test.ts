@@ -9,7 +9,7 @@ import type { AddressInfo } from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { afterAll, expect, it } from "vitest"
-import { stopCluster } from "../../src/platform/EmbeddedPostgres.js"
+import { stopCluster } from "../../src/platform/db/EmbeddedPostgres.js"
 import { startServer, waitFor } from "../support/Processes.js"
 
 interface ExportedSpan {

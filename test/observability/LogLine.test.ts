@@ -5,7 +5,7 @@
  */
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { formatLine, type LogFields } from "../../src/platform/Logging.js"
+import { formatLine, type LogFields } from "../../src/platform/observability/Logging.js"
 
 const text = fc.oneof(fc.string(), fc.string({ unit: "binary" }), fc.constantFrom("", "\"", "\\", "\u0000", "\u2028", "\ud800", "a\"b\\c\nd"))
 const value = fc.oneof(text, fc.double(), fc.integer(), fc.boolean(), fc.constant(undefined))

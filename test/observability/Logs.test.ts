@@ -9,7 +9,7 @@ import * as Fs from "node:fs/promises"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { stopCluster } from "../../src/platform/EmbeddedPostgres.js"
+import { stopCluster } from "../../src/platform/db/EmbeddedPostgres.js"
 import { ROOT, runVda, type ServerProcess, startServer, waitFor } from "../support/Processes.js"
 
 /** Recognisable, so that any leak of it shows. */

@@ -10,7 +10,7 @@ import * as Net from "node:net"
 import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
 import { Effect, Option } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { RequestTracer } from "../../src/platform/Telemetry.js"
+import { RequestTracer } from "../../src/platform/observability/Telemetry.js"
 import { waitFor } from "../support/Processes.js"
 import { makeTestApp, type TestAccount, type TestApp } from "../support/TestApp.js"
 

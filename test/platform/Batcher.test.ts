@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Exit, Fiber, Result } from "effect"
-import * as Batcher from "../../src/platform/Batcher.js"
+import * as Batcher from "../../src/platform/batching/Batcher.js"
 
 /** A batcher that doubles items, fails odd ones, records its batches and holds each batch at `gate`. */
 const makeBatcher = Effect.gen(function*() {

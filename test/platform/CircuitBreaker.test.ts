@@ -5,7 +5,7 @@
  */
 import { describe, expect, it, vi } from "@effect/vitest"
 import { Data, Deferred, Effect, Exit, Fiber } from "effect"
-import { CircuitOpen, make } from "../../src/platform/CircuitBreaker.js"
+import { CircuitOpen, make } from "../../src/platform/upstream/CircuitBreaker.js"
 
 class Boom extends Data.TaggedError("Boom")<{ readonly n: number }> {}
 

@@ -1,6 +1,6 @@
 /** The client's address and scheme behind N trusted proxies, and nothing believed without them. */
 import { describe, expect, it } from "vitest"
-import { clientAddressOf, isForwardedHttps } from "../../src/platform/ClientAddress.js"
+import { clientAddressOf, isForwardedHttps } from "../../src/platform/http/ClientAddress.js"
 
 describe("client address", () => {
   const request = { peer: "10.0.0.2", forwardedFor: "198.51.100.1, 203.0.113.7", forwardedProto: "http, https" }

@@ -5,8 +5,8 @@
  */
 import { defaultPayloadConverter, type Payload } from "@temporalio/common"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { startCodecServer } from "../../src/platform/CodecServer.js"
-import { makeAesGcmCodec, parseKeyRing } from "../../src/platform/TemporalCodec.js"
+import { startCodecServer } from "../../src/platform/temporal/CodecServer.js"
+import { makeAesGcmCodec, parseKeyRing } from "../../src/platform/temporal/TemporalCodec.js"
 
 const codec = makeAesGcmCodec(parseKeyRing(`k1:${Buffer.alloc(32, "k").toString("base64")}`))
 const UI = "http://localhost:8233"

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit } from "effect"
-import { AppConfig } from "../../src/platform/Config.js"
+import { AppConfig } from "../../src/platform/config/Config.js"
 import { json, makeTestApp, testConfig, withKey } from "../support/TestApp.js"
 
 /** The configuration as these settings give it, or how it was refused. */

@@ -14,7 +14,7 @@ import { expect, layer } from "@effect/vitest"
 import { Data, Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { databaseFunctions } from "../../src/DatabaseLive.js"
-import { type DatabaseFunction, databaseFunction, installFunctions } from "../../src/platform/DatabaseFunctions.js"
+import { type DatabaseFunction, databaseFunction, installFunctions } from "../../src/platform/db/DatabaseFunctions.js"
 import { freshDatabaseLayer } from "../support/Postgres.js"
 import { REPOSITORY_ROOT } from "../support/SourceFiles.js"
 

@@ -6,7 +6,7 @@ import * as Fs from "node:fs/promises"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { trustedStaging } from "../../src/platform/EmbeddedPostgres.js"
+import { trustedStaging } from "../../src/platform/db/EmbeddedPostgres.js"
 
 let dir: string
 

@@ -8,10 +8,10 @@
 import { createHash } from "node:crypto"
 import * as Path from "node:path"
 import { describe, expect, it } from "vitest"
-import { migrations } from "../../src/platform/Database.js"
+import { migrations } from "../../src/platform/db/Database.js"
 import { readSource, sourceFiles } from "../support/SourceFiles.js"
 
-const DIR = "src/platform/migrations"
+const DIR = "src/platform/db/migrations"
 
 /** Every released migration and the SHA-256 of its file. */
 const RELEASED: ReadonlyArray<readonly [file: string, sha256: string]> = [

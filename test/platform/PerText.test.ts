@@ -3,7 +3,7 @@
  * whatever a client sends.
  */
 import { describe, expect, it } from "vitest"
-import { perText } from "../../src/platform/PerObject.js"
+import { perText } from "../../src/platform/caching/PerObject.js"
 
 describe("perText", () => {
   it("computes once per text while it is kept, and keeps at most max texts", () => {

@@ -10,7 +10,7 @@ import { StatusResponse } from "../../src/accounts/Api.js"
 import { UsageResponse } from "../../src/metering/Api.js"
 import { Operation } from "../../src/operations/Api.js"
 import { VehicleResponse } from "../../src/vehicles/Response.js"
-import { preEncodedPerObject } from "../../src/platform/PreEncoded.js"
+import { preEncodedPerObject } from "../../src/platform/http/PreEncoded.js"
 import { fromSchema } from "../support/SchemaArbitrary.js"
 import { readSource, sourceFiles } from "../support/SourceFiles.js"
 

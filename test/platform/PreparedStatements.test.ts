@@ -10,7 +10,7 @@ import { Effect, Layer } from "effect"
 import { SqlClient, SqlError } from "effect/sql"
 import { Accounts } from "../../src/accounts/Accounts.js"
 import { ADMIT_CHARGE, admitChargeParameters, batchOf, type BatchAnswer } from "../../src/metering/Admission.js"
-import { sha256Hex } from "../../src/platform/Ids.js"
+import { sha256Hex } from "../../src/platform/ids/Ids.js"
 import { freshDatabaseLayer } from "../support/Postgres.js"
 
 const PREPARED = "select statement from pg_prepared_statements"

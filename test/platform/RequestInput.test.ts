@@ -13,7 +13,7 @@ import {
   DEFAULT_BODY_LIMITS,
   makeRouteTable,
   tooLarge
-} from "../../src/platform/RequestInput.js"
+} from "../../src/platform/http/RequestInput.js"
 
 const methodsOf = makeRouteTable([
   { method: "GET", path: "/v2/vehicles/:plate" },

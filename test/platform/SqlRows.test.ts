@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Exit, Option, Result, Schema } from "effect"
-import * as SqlRows from "../../src/platform/SqlRows.js"
+import * as SqlRows from "../../src/platform/db/SqlRows.js"
 
 const Row = Schema.Struct({ plate: Schema.String, used: Schema.Int, at: Schema.Date })
 const good = { plate: "AB123CD", used: 3, at: new Date("2026-11-21T15:00:00Z") }

@@ -5,7 +5,7 @@
  */
 import { defaultPayloadConverter, type Payload } from "@temporalio/common"
 import { describe, expect, it } from "vitest"
-import { ENCODING, makeAesGcmCodec, METADATA_KEY_ID, parseKeyRing } from "../../src/platform/TemporalCodec.js"
+import { ENCODING, makeAesGcmCodec, METADATA_KEY_ID, parseKeyRing } from "../../src/platform/temporal/TemporalCodec.js"
 
 const key = (seed: string) => Buffer.alloc(32, seed).toString("base64")
 const OLD = `old-1:${key("a")}`

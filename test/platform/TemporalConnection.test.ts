@@ -9,7 +9,7 @@ import * as Path from "node:path"
 import type { ConnectionOptions } from "@temporalio/client"
 import type { NativeConnectionOptions } from "@temporalio/worker"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { temporalConnectionOptions } from "../../src/platform/TemporalConnection.js"
+import { temporalConnectionOptions } from "../../src/platform/temporal/TemporalConnection.js"
 
 let dir: string
 const file = (name: string) => Path.join(dir, name)

@@ -7,7 +7,7 @@ import type { AddressInfo } from "node:net"
 import { afterAll, beforeAll, expect, layer } from "@effect/vitest"
 import { Cause, type Duration, Effect, Exit, Option } from "effect"
 import { FetchHttpClient, HttpClient } from "effect/http"
-import { getJson } from "../../src/platform/UpstreamCall.js"
+import { getJson } from "../../src/platform/upstream/UpstreamCall.js"
 
 let server: Http.Server
 let base: string

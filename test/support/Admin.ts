@@ -4,7 +4,7 @@
 import { Effect, Layer, Redacted } from "effect"
 import pg from "pg"
 import { MigratorLive } from "../../src/DatabaseLive.js"
-import { pgClientLayer } from "../../src/platform/Database.js"
+import { pgClientLayer } from "../../src/platform/db/Database.js"
 
 export const TEMPLATE_DATABASE = "vda_template"
 

@@ -3,7 +3,7 @@
  * shape, and nothing internal (stack frames, file paths, SQL, exception names).
  */
 import { expect } from "vitest"
-import { ErrorCode } from "../../src/platform/Errors.js"
+import { ErrorCode } from "../../src/platform/http/Errors.js"
 
 export const INTERNAL_DETAIL =
   /\n\s+at |node_modules|\/src\/|\/tmp\/|\/work\/|select |insert |update |SqlError|FiberFailure|Cause|TypeError|RangeError/

@@ -3,7 +3,7 @@
  */
 import { inject } from "vitest"
 import { Effect, Layer, Redacted } from "effect"
-import { pgClientLayer } from "../../src/platform/Database.js"
+import { pgClientLayer } from "../../src/platform/db/Database.js"
 import { adminQuery, TEMPLATE_DATABASE } from "./Admin.js"
 
 export { adminQuery }

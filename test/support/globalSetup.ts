@@ -6,8 +6,8 @@ import * as Fs from "node:fs/promises"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import type { TestProject } from "vitest/node"
-import { ensureBundle, ensureWorkflowBundle } from "../../src/platform/bundled.js"
-import { type Cluster, startCluster, stopCluster } from "../../src/platform/EmbeddedPostgres.js"
+import { ensureBundle, ensureWorkflowBundle } from "../../src/platform/process/bundled.js"
+import { type Cluster, startCluster, stopCluster } from "../../src/platform/db/EmbeddedPostgres.js"
 import { adminQuery, migrate, TEMPLATE_DATABASE } from "./Admin.js"
 
 declare module "vitest" {

@@ -5,8 +5,8 @@
  */
 import { describe, expect, it, layer } from "@effect/vitest"
 import { Context, Effect, Layer, Metric } from "effect"
-import { AppConfig } from "../../src/platform/Config.js"
-import { MetricsReader, onScrape, TelemetryLive, updateUnsafe } from "../../src/platform/Telemetry.js"
+import { AppConfig } from "../../src/platform/config/Config.js"
+import { MetricsReader, onScrape, TelemetryLive, updateUnsafe } from "../../src/platform/observability/Telemetry.js"
 import { startWorkerAdmin } from "../../worker/Admin.js"
 import { sdkRuntimeOptions } from "../../worker/Workers.js"
 import { testConfig } from "../support/TestApp.js"

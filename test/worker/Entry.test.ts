@@ -7,7 +7,7 @@
 import * as Fs from "node:fs/promises"
 import * as Net from "node:net"
 import { describe, expect, it } from "vitest"
-import { EXTERNAL_PACKAGES, ensureBundle, ensureWorkflowBundle } from "../../src/platform/bundled.js"
+import { EXTERNAL_PACKAGES, ensureBundle, ensureWorkflowBundle } from "../../src/platform/process/bundled.js"
 import { freshDatabase } from "../support/Postgres.js"
 import { startWorker } from "../support/Processes.js"
 import { LIVE_CODEC_KEYS } from "../support/LiveCodec.js"

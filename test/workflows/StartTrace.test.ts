@@ -14,10 +14,10 @@ import { Effect, Layer } from "effect"
 import { ActivitiesLive } from "../../src/ActivitiesLive.js"
 import { clientGateway, makeTemporalEngine, TemporalGateway } from "../../src/operations/TemporalEngine.js"
 import type { StartRequest } from "../../src/operations/WorkflowEngine.js"
-import { TelemetryLive } from "../../src/platform/Telemetry.js"
+import { TelemetryLive } from "../../src/platform/observability/Telemetry.js"
 import { freshDatabaseLayer } from "../support/Postgres.js"
 import { testConfig } from "../support/TestApp.js"
-import { temporalSecretsLayer } from "../../src/platform/TemporalSecrets.js"
+import { temporalSecretsLayer } from "../../src/platform/temporal/TemporalSecrets.js"
 import { LIVE_CODEC_KEYS } from "../support/LiveCodec.js"
 
 type StartRequestProto = temporal.api.workflowservice.v1.IStartWorkflowExecutionRequest

@@ -1,5 +1,5 @@
 /** Pages seen without a session: a link's confirmation, a refused link, signed out, no session. */
-import type { Environment } from "../../platform/RequestContext.js"
+import type { Environment } from "../../platform/http/RequestContext.js"
 import { html } from "../Html.js"
 import { bare } from "../Layout.js"
 import { hrefOf } from "../Routes.js"

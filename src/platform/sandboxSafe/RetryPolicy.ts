@@ -1,7 +1,7 @@
 /**
  * Retry policies, defined once for every engine: the Temporal workflows hand them to Temporal
  * (`temporalRetryOf`), the processes' own retries read them as an Effect Schedule built on
- * `retryDelayMs` (platform/RetrySchedule.ts). Imported by the workflows, so it imports nothing.
+ * `retryDelayMs` (platform/upstream/RetrySchedule.ts). Imported by the workflows, so it imports nothing.
  */
 
 /** An activity retry policy, in the terms of Temporal's RetryPolicy (milliseconds). */

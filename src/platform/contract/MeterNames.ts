@@ -1,6 +1,6 @@
 /**
  * The meters that carry an allowance, by the spec's names: the one list. The 429 body names them
- * (platform/Errors.ts), metering charges and reads them; everything else derives from here.
+ * (platform/http/Errors.ts), metering charges and reads them; everything else derives from here.
  */
 import { Schema } from "effect"
 

@@ -10,7 +10,7 @@
  */
 import { writeSync } from "node:fs"
 import { Cause, Context, Effect, Layer, Logger, LogLevel, References, Tracer } from "effect"
-import { AppConfig } from "./Config.js"
+import { AppConfig } from "../config/Config.js"
 import { isRecordedSpan } from "./Telemetry.js"
 
 export type LogFormat = "json" | "pretty"

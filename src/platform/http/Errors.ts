@@ -6,9 +6,9 @@
 import { Clock, Effect, Schema, SchemaTransformation } from "effect"
 import { HttpEffect, HttpServerResponse } from "effect/http"
 import { HttpApiSchema } from "effect/http-api"
-import { METER, MeterName } from "./MeterNames.js"
+import { METER, MeterName } from "../contract/MeterNames.js"
 import { RequestId } from "./RequestContext.js"
-import { DateTimeUtc, Limit, NonNegativeInt } from "./Schemas.js"
+import { DateTimeUtc, Limit, NonNegativeInt } from "../contract/Schemas.js"
 
 export const ErrorCode = Schema.Literals([
   "invalid_api_key",

@@ -8,7 +8,7 @@ import { createServer, type Server, type ServerOptions } from "node:http"
 import type { Socket } from "node:net"
 import type { Duplex } from "node:stream"
 import type { ErrorBody } from "./Errors.js"
-import { ulidAt } from "./Ids.js"
+import { ulidAt } from "../ids/Ids.js"
 
 export interface HttpServerLimits {
   readonly headersTimeoutMs: number

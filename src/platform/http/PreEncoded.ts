@@ -9,7 +9,7 @@
  */
 import type { Schema } from "effect"
 import { HttpServerResponse } from "effect/http"
-import { perObject } from "./PerObject.js"
+import { perObject } from "../caching/PerObject.js"
 
 /** `value`, a value of `schema`'s type, answered as JSON (200). */
 export const preEncoded = <S extends Schema.Top>(_schema: S, value: S["Type"]): HttpServerResponse.HttpServerResponse =>

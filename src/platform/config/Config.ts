@@ -3,10 +3,10 @@
  * docs/operations.md.
  */
 import { Config, ConfigProvider, Context, Effect, Layer, type LogLevel, Option, Redacted } from "effect"
-import { DEFAULT_BODY_LIMITS } from "./RequestInput.js"
-import { ACTIVITY_TIMEOUTS } from "./sandboxSafe/ActivityTimeouts.js"
-import { DELIVERY_RETRY, type RetryPolicy, SOURCE_RETRY } from "./sandboxSafe/RetryPolicy.js"
-import { DEFAULT_TASK_QUEUE, taskQueuesOf } from "./sandboxSafe/TaskQueues.js"
+import { DEFAULT_BODY_LIMITS } from "../http/RequestInput.js"
+import { ACTIVITY_TIMEOUTS } from "../sandboxSafe/ActivityTimeouts.js"
+import { DELIVERY_RETRY, type RetryPolicy, SOURCE_RETRY } from "../sandboxSafe/RetryPolicy.js"
+import { DEFAULT_TASK_QUEUE, taskQueuesOf } from "../sandboxSafe/TaskQueues.js"
 
 /** `config`, refused with `message` when `valid` does not hold for its value. */
 const validated = <A>(message: string, valid: (value: A) => boolean) => (config: Config.Config<A>) =>

@@ -12,7 +12,7 @@ import * as Path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { WORKFLOW_SOURCE_DIRS, workflowSources } from "./workflowSources.js"
 
-const root = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "../..")
+const root = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "../../..")
 const cacheDir = Path.join(root, "node_modules", ".cache", "vda")
 
 export const EXTERNAL_PACKAGES = ["pg-native", "@temporalio/*", "@swc/*"]

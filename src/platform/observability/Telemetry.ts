@@ -17,7 +17,7 @@ import type * as OtelResources from "@opentelemetry/resources"
 import { BatchSpanProcessor, type SpanProcessor } from "@opentelemetry/sdk-trace-base"
 import { Context, Effect, Layer, Metric, Option, References } from "effect"
 import { monitorEventLoopDelay } from "node:perf_hooks"
-import { AppConfig, type TelemetryConfig } from "./Config.js"
+import { AppConfig, type TelemetryConfig } from "../config/Config.js"
 
 /** The Prometheus reader of this process's metrics. */
 export class MetricsReader extends Context.Service<MetricsReader, PrometheusExporter>()("vda/MetricsReader") {}

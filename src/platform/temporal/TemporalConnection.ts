@@ -5,7 +5,7 @@
  * half of a client certificate pair, throws a StartupError naming the setting.
  */
 import * as Fs from "node:fs"
-import { describeCause, startupError } from "./Startup.js"
+import { describeCause, startupError } from "../process/Startup.js"
 
 export interface TemporalConnectionSettings {
   readonly address: string

@@ -4,7 +4,7 @@
  */
 import type { DataConverter } from "@temporalio/common"
 import { Option, Redacted } from "effect"
-import type { AppConfigShape } from "./Config.js"
+import type { AppConfigShape } from "../config/Config.js"
 import type { TemporalSecretsShape } from "./TemporalSecrets.js"
 import { temporalConnectionOptions } from "./TemporalConnection.js"
 

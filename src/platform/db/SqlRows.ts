@@ -9,7 +9,7 @@
  */
 import { Data, Effect, type Option, Result, Schema } from "effect"
 import { type SqlError, SqlSchema } from "effect/sql"
-import { describeIssues } from "./SchemaIssues.js"
+import { describeIssues } from "../decoding/SchemaIssues.js"
 
 /**
  * A row its statement's schema rejected. Schema reports no input by default, so this names the

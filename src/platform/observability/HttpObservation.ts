@@ -12,7 +12,7 @@ import * as Otel from "@opentelemetry/api"
 import { type Effect, Metric, Option } from "effect"
 import { Headers, HttpTraceContext } from "effect/http"
 import type { AccessLog } from "./Logging.js"
-import type { Environment } from "./RequestContext.js"
+import type { Environment } from "../http/RequestContext.js"
 import { durationBuckets, labelSets, updateUnsafe } from "./Telemetry.js"
 
 export type NodeHandler = (request: IncomingMessage, response: ServerResponse) => void

@@ -15,8 +15,8 @@ import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
 import type { PayloadCodec } from "@temporalio/common"
 import { Context, Effect, Layer, Option, Redacted } from "effect"
-import { AppConfig } from "./Config.js"
-import { describeCause, StartupError, startupError } from "./Startup.js"
+import { AppConfig } from "../config/Config.js"
+import { describeCause, StartupError, startupError } from "../process/Startup.js"
 import { makeAesGcmCodec, parseKeyRing } from "./TemporalCodec.js"
 
 /** The secrets by the names of the settings that give them. */

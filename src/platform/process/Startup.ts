@@ -6,9 +6,9 @@
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { Cause, Config, Data, Effect, Exit, Option, Schema } from "effect"
-import { logFormat } from "./Config.js"
-import { formatLine, gatheredStdout, type LogFormat } from "./Logging.js"
-import { issuesOf } from "./SchemaIssues.js"
+import { logFormat } from "../config/Config.js"
+import { formatLine, gatheredStdout, type LogFormat } from "../observability/Logging.js"
+import { issuesOf } from "../decoding/SchemaIssues.js"
 
 export class StartupError extends Data.TaggedError("StartupError")<{ readonly message: string }> {}
 

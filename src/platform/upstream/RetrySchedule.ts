@@ -4,7 +4,7 @@
  * a request waiting on its source). Workflows hand the same policy to Temporal (`temporalRetryOf`).
  */
 import { Cause, Duration, Effect, Schedule } from "effect"
-import { retryDelayMs, type RetryPolicy } from "./sandboxSafe/RetryPolicy.js"
+import { retryDelayMs, type RetryPolicy } from "../sandboxSafe/RetryPolicy.js"
 
 /**
  * After attempt n failed, waits `retryDelayMs(policy, n)` before the next, until the policy's
