@@ -64,7 +64,7 @@ try {
       outDir: Path.join(dist, "types"),
       typeRoots: [Path.join(root, "node_modules", "@types")]
     },
-    files: [...Object.values(ENTRIES), "src/platform/sqlSources.d.ts"].map((file) => Path.join(root, file)),
+    files: [...Object.values(ENTRIES), "src/platform/db/sqlSources.d.ts"].map((file) => Path.join(root, file)),
     include: []
   }))
   const tsc = spawnSync(Path.join(root, "node_modules", ".bin", "tsc"), ["-p", config], { stdio: "inherit" })
