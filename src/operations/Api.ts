@@ -30,6 +30,19 @@ const moduleResult = <S extends Schema.Constraint>(data: S, identifier: string) 
     warnings: Schema.optional(Schema.Array(ModuleWarningJson))
   }).annotate({ identifier })
 
+/** A module's stored state as the Operation shows it: `warnings` only when there are some. */
+export const moduleResultOf = (module: {
+  readonly status: typeof OperationStatus.Type
+  readonly data: unknown
+  readonly error: ModuleError | null
+  readonly warnings: ReadonlyArray<ModuleWarning>
+}) => ({
+  status: module.status,
+  data: module.data ?? null,
+  error: module.error ?? null,
+  ...(module.warnings.length > 0 ? { warnings: module.warnings } : {})
+})
+
 export const ModuleResults = Schema.Struct({
   fines: Schema.optional(moduleResult(FinesData, "FinesResult")),
   vtv: Schema.optional(moduleResult(VtvData, "VtvResult")),
