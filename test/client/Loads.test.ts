@@ -41,7 +41,7 @@ const SERVER_PACKAGES = [/^pg$/, /^pg-/, /^@effect\/sql-pg$/, /^@temporalio\//, 
 const SERVER_BUILTINS = ["node:http", "node:https", "node:http2", "node:net", "node:tls"]
 
 describe("importing the client", () => {
-  for (const entry of ["src/client/index.ts"]) {
+  for (const entry of ["src/client/index.ts", "src/client/testing.ts"]) {
     it(`${entry} loads effect and the contract, nothing of the server`, () => {
       const loaded = loadedBy(entry)
       // the recorder saw the entry, the contract and effect: it works
