@@ -49,11 +49,15 @@ export interface PromiseClientOptions extends ClientOptions {
   readonly fetch?: typeof globalThis.fetch
 }
 
-/** The Promise client for the API at `options.baseUrl` with `options.apiKey`, over `fetch`. */
+/**
+ * The Promise client for the API at `options.baseUrl` with `options.apiKey`, over `fetch`. Its
+ * calls run outside any tracer of the caller's, so they send no trace context.
+ */
 export const makePromiseClient = (options: PromiseClientOptions): PromiseClient => {
   const fetchClient = Effect.runSync(Effect.provide(Effect.service(HttpClient.HttpClient), FetchHttpClient.layer))
-  const http = options.fetch === undefined
-    ? fetchClient
-    : HttpClient.transform(fetchClient, (effect) => Effect.provideService(effect, FetchHttpClient.Fetch, options.fetch!))
+  const http = HttpClient.transform(fetchClient, (effect) => {
+    const untraced = Effect.provideService(effect, HttpClient.TracerPropagationEnabled, false)
+    return options.fetch === undefined ? untraced : Effect.provideService(untraced, FetchHttpClient.Fetch, options.fetch)
+  })
   return promised(Effect.runSync(makeWith(http, options)))
 }

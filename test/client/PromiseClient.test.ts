@@ -37,6 +37,8 @@ describe("the Promise client", () => {
     const polled = await client.operations.getOperation({ params: { id: "op_1" } })
     expect(polled).toEqual({ id: "op_1", kind: "vehicle", status: "queued", plate: "AB123CD", createdAt: new Date(AT), updatedAt: new Date(AT), result: null })
     expect(sent.map((s) => [s.method, s.url.href, s.headers["x-api-key"]])).toEqual([["GET", `${BASE}/v2/operations/op_1`, KEY]])
+    // outside Effect there is no trace to continue: none is sent
+    expect(Object.keys(sent[0]!.headers).filter((name) => ["traceparent", "b3"].includes(name))).toEqual([])
     const plans = clientOf(() => json(200, { plans: [] }))
     expect(await plans.client.accounts.listPlans()).toEqual({ plans: [] })
   })

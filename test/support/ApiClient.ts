@@ -5,7 +5,7 @@
  * not understand fails the test. Nothing is tried again unless a test asks: each call is one
  * request, as a test expects.
  */
-import { Cause, Context, Effect, Exit } from "effect"
+import { Cause, Context, type Duration, Effect, Exit } from "effect"
 import { FetchHttpClient, HttpClient, type HttpClientResponse } from "effect/http"
 import { type Client, makeWith, promised, type RetryOptions, VehicleDataApiError } from "../../src/client/index.js"
 
@@ -14,12 +14,13 @@ class LastAnswer extends Context.Reference<{ response?: HttpClientResponse.HttpC
   defaultValue: () => undefined
 }) {}
 
-const recording = HttpClient.tap(
-  Effect.runSync(Effect.provide(Effect.service(HttpClient.HttpClient), FetchHttpClient.layer)),
-  (response) =>
+// no trace context is sent: the server sees the requests a plain client sends
+const recording = Effect.runSync(Effect.provide(Effect.service(HttpClient.HttpClient), FetchHttpClient.layer)).pipe(
+  HttpClient.tap((response) =>
     Effect.map(Effect.service(LastAnswer), (kept) => {
       if (kept !== undefined) kept.response = response
-    })
+    })),
+  HttpClient.transform((effect) => Effect.provideService(effect, HttpClient.TracerPropagationEnabled, false))
 )
 
 /** A call's outcome, and the last answer it got, as sent. */
@@ -28,20 +29,41 @@ export interface Answer<A> {
   readonly error: VehicleDataApiError | undefined
   readonly status: number
   readonly headers: Readonly<Record<string, string>>
-  /** The body, parsed from the bytes received. */
+  /** The body as received, and parsed. */
+  readonly text: string
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   readonly body: any
 }
 
-export const apiOf = (baseUrl: string, apiKey: string, options: { readonly retry?: RetryOptions } = {}) => {
+export interface ApiOptions {
+  readonly retry?: RetryOptions
+  /** A call not answered by then fails the test. */
+  readonly timeout?: Duration.Input
+}
+
+const made = new Map<string, ReturnType<typeof make>>()
+
+/** The API at `baseUrl` with `apiKey` (made once for each, as an integrator keeps a client). */
+export const apiOf = (baseUrl: string, apiKey: string, options: ApiOptions = {}) => {
+  const key = JSON.stringify([baseUrl, apiKey, options])
+  let api = made.get(key)
+  if (api === undefined) made.set(key, api = make(baseUrl, apiKey, options))
+  return api
+}
+
+const make = (baseUrl: string, apiKey: string, options: ApiOptions) => {
   const client = Effect.runSync(makeWith(recording, { baseUrl, apiKey, retry: options.retry ?? false }))
+  const bounded = <A, E>(effect: Effect.Effect<A, E>) =>
+    options.timeout === undefined
+      ? effect
+      : Effect.timeoutOrElse(effect, { duration: options.timeout, orElse: () => Effect.die(new Error(`no answer within ${options.timeout}`)) })
   return {
     /** The Promise client. */
     client: promised(client),
     /** A call through the Effect client, with the answer it got. */
     answer: async <A>(use: (client: Client) => Effect.Effect<A, VehicleDataApiError>): Promise<Answer<A>> => {
       const kept: { response?: HttpClientResponse.HttpClientResponse } = {}
-      const exit = await Effect.runPromiseExit(Effect.provideService(use(client), LastAnswer, kept))
+      const exit = await Effect.runPromiseExit(Effect.provideService(bounded(use(client)), LastAnswer, kept))
       const error = Exit.isFailure(exit) ? Cause.squash(exit.cause) : undefined
       if (kept.response === undefined) throw error ?? new Error("the call got no answer")
       if (error !== undefined && !(error instanceof VehicleDataApiError)) throw error
@@ -56,10 +78,11 @@ export const apiOf = (baseUrl: string, apiKey: string, options: { readonly retry
         error,
         status: kept.response.status,
         headers: kept.response.headers,
+        text,
         body: text === "" ? undefined : JSON.parse(text)
       }
     }
   }
 }
 
-export type Api = ReturnType<typeof apiOf>
+export type Api = ReturnType<typeof make>
