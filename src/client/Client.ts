@@ -8,9 +8,10 @@
  */
 import { Context, Effect, Layer, Redacted } from "effect"
 import type { Simplify } from "effect/Types"
-import { FetchHttpClient, HttpClient, HttpClientRequest, type HttpClientResponse } from "effect/http"
+import { FetchHttpClient, HttpClient, HttpClientError, HttpClientRequest, type HttpClientResponse } from "effect/http"
 import { HttpApi, HttpApiClient, type HttpApiEndpoint, type HttpApiGroup } from "effect/http-api"
 import { Api } from "../Api.js"
+import type { Operation } from "../operations/Api.js"
 import { fromAnswer, invalidRequest, unreachable, type VehicleDataApiError } from "./Errors.js"
 import { type RetryOptions, withRetries } from "./Retry.js"
 import { waitForOperation, type WaitOptions, type FinalOperation } from "./Operations.js"
@@ -54,12 +55,11 @@ export type Client = Endpoints & {
 /** A call as it was answered: the decoded value and the answer it came from. */
 type Answered = (request: unknown) => Effect.Effect<readonly [unknown, HttpClientResponse.HttpClientResponse], VehicleDataApiError>
 
-/** A request that could not go out: one that does not match the contract, or no connection. */
+/** A request that could not go out: no connection, or one that does not match the contract. */
 const notSent = (failure: unknown) =>
-  typeof failure === "object" && failure !== null && "_tag" in failure && failure._tag === "HttpClientError" &&
-    "reason" in failure && (failure.reason as { _tag: string })._tag === "TransportError"
-    ? unreachable(failure as Parameters<typeof unreachable>[0])
-    : invalidRequest(failure as Parameters<typeof invalidRequest>[0])
+  failure instanceof HttpClientError.HttpClientError && failure.reason._tag === "TransportError"
+    ? unreachable(failure)
+    : invalidRequest(failure)
 
 /** The client over `httpClient`, for the API at `options.baseUrl` with `options.apiKey`. */
 export const makeWith = (httpClient: HttpClient.HttpClient, options: ClientOptions): Effect.Effect<Client> =>
@@ -102,7 +102,8 @@ export const makeWith = (httpClient: HttpClient.HttpClient, options: ClientOptio
       )
     }
     const poll = answered.operations!.getOperation!
-    client.waitForOperation = waitForOperation((id) => retried(poll({ params: { id } })) as never)
+    client.waitForOperation = waitForOperation((id) =>
+      retried(poll({ params: { id } })) as Effect.Effect<readonly [Operation, HttpClientResponse.HttpClientResponse], VehicleDataApiError>)
     return client as Client
   })
 

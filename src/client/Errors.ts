@@ -75,24 +75,19 @@ const unexpected = (response: HttpClientResponse.HttpClientResponse, cause: unkn
 const decodeErrorBody = Schema.decodeUnknownEffect(Schema.fromJsonString(Schema.Struct({ error: ErrorBody })))
 
 /**
- * A failure of a call whose answer is `response`: the contract's error classes become the client's
- * error, with the answer's status and `Retry-After`. An answer with a status the endpoint does not
- * declare (the request pipeline's 405, 413 and 415) still carries the contract's body, read here.
- * Errors of an endpoint's own that are not the contract's error body pass through.
+ * The failure of a call whose answer is `response`, as the client's error: the contract's error
+ * classes with the answer's status and `Retry-After`. An answer with a status the endpoint does
+ * not declare (the request pipeline's 405, 413 and 415) still carries the contract's body, read
+ * here; anything else is an answer the contract does not describe.
  */
-export const fromAnswer = <E>(failure: E, response: HttpClientResponse.HttpClientResponse) => {
+export const fromAnswer = (failure: unknown, response: HttpClientResponse.HttpClientResponse): Effect.Effect<VehicleDataApiError> => {
   if (isApiError(failure)) return Effect.succeed(fromBody(failure.error, response))
-  if (!isClientFailure(failure)) return Effect.succeed(failure as Exclude<E, ApiError | HttpClientError.HttpClientError | Schema.SchemaError>)
   if (response.status < 400) return Effect.succeed(unexpected(response, failure))
   return Effect.match(Effect.flatMap(response.text, decodeErrorBody), {
     onFailure: () => unexpected(response, failure),
     onSuccess: ({ error }) => fromBody(error, response, failure)
   })
 }
-
-const isClientFailure = (failure: unknown): failure is HttpClientError.HttpClientError | Schema.SchemaError =>
-  typeof failure === "object" && failure !== null && "_tag" in failure &&
-  (failure._tag === "HttpClientError" || failure._tag === "SchemaError")
 
 /** A call that got no answer: the API could not be reached, or the connection broke. */
 export const unreachable = (cause: HttpClientError.HttpClientError) =>
@@ -103,11 +98,11 @@ export const unreachable = (cause: HttpClientError.HttpClientError) =>
     cause
   })
 
-/** A request the client refused to send: it does not match the contract (as the API would have answered). */
-export const invalidRequest = (cause: Schema.SchemaError) =>
+/** A request the client could not make: it does not match the contract (the API would refuse it alike). */
+export const invalidRequest = (cause: unknown) =>
   new VehicleDataApiError({
     code: "invalid_request",
-    message: `The request does not match the contract: ${cause.message}`,
+    message: `The request does not match the contract: ${cause instanceof Error ? cause.message : String(cause)}`,
     retryable: false,
     cause
   })
