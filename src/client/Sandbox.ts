@@ -11,17 +11,21 @@ import { failedModule } from "../../workflows/orchestration.js"
 import { finalStatus, type ModuleName } from "../../workflows/shared.js"
 import { answered } from "../modules/Outcomes.js"
 import { refusalMessage, requestedModules } from "../modules/Names.js"
-import { moduleResultOf, type ModuleResults, type ModulesOperation, ModulesRequest, type Operation } from "../operations/Api.js"
-import type { ErrorBody, ErrorCode } from "../platform/Errors.js"
+import {
+  moduleResultOf,
+  type ModuleResults,
+  type ModulesOperation,
+  ModulesRequest,
+  type Operation,
+  operationNotFoundMessage
+} from "../operations/Api.js"
+import { type ErrorBody, type ErrorCode, UNAVAILABLE_RETRY_AFTER_SECONDS } from "../platform/Errors.js"
 import { generateVehicle } from "../sandbox/Generator.js"
 import { syntheticModule } from "../sandbox/Modules.js"
 import { sandboxBehaviour } from "../sandbox/Scenarios.js"
-import { VehicleQueryParams, type VehicleResponse } from "../vehicles/Api.js"
+import { SOURCE_UNAVAILABLE_MESSAGE, VehicleQueryParams, type VehicleResponse } from "../vehicles/Api.js"
 import { INVALID_PLATE_MESSAGE, normalizePlate } from "../vehicles/Plates.js"
 import type { VehicleOperation } from "../vehicles/SearchOperation.js"
-
-/** How long the in-process sandbox asks a caller to wait when its source is "unavailable", in seconds. */
-const UNAVAILABLE_RETRY_AFTER = 5
 
 const VEHICLE = /^\/v2\/vehicles\/([^/]+)$/
 const MODULES = /^\/v2\/vehicles\/([^/]+)\/modules$/
@@ -92,8 +96,8 @@ export const makeSandbox = () => {
         const params = query.success
         const behaviour = sandboxBehaviour(plate!, params.sandbox_scenario)
         if (behaviour.scenario === "unavailable") {
-          return refuse(503, "temporarily_unavailable", "The vehicle source is temporarily unavailable; nothing was charged", requestId, {
-            "retry-after": String(UNAVAILABLE_RETRY_AFTER)
+          return refuse(503, "temporarily_unavailable", SOURCE_UNAVAILABLE_MESSAGE, requestId, {
+            "retry-after": String(UNAVAILABLE_RETRY_AFTER_SECONDS)
           })
         }
         const response = vehicleResponse(plate!, params.sandbox_scenario, params.sandbox_seed)
@@ -119,7 +123,7 @@ export const makeSandbox = () => {
       if (request.method === "GET" && id !== undefined) {
         const operation = operations.get(decodeURIComponent(id))
         return operation === undefined
-          ? refuse(404, "operation_not_found", `No operation ${decodeURIComponent(id)}`, requestId)
+          ? refuse(404, "operation_not_found", operationNotFoundMessage(decodeURIComponent(id)), requestId)
           : json(200, operation, requestId)
       }
       return refuse(404, "invalid_request", `No route for ${request.method} ${url.pathname} in the in-process sandbox`, requestId)

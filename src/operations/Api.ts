@@ -61,6 +61,9 @@ export type ModulesOperation = typeof ModulesOperation.Type
 export const Operation = Schema.Union([ModulesOperation, VehicleOperation]).annotate({ identifier: "Operation" })
 export type Operation = typeof Operation.Type
 
+/** What a poll of an operation the caller does not have answers (404 `operation_not_found`). */
+export const operationNotFoundMessage = (id: string) => `No operation ${id}`
+
 /** A new operation, answered 202 (documents the second success status; see operations/Http.ts). */
 export class AcceptedModulesOperation extends Schema.Class<AcceptedModulesOperation>("AcceptedModulesOperation")(
   ModulesOperation.fields

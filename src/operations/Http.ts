@@ -7,7 +7,7 @@ import { CurrentPrincipal } from "../principal/Domain.js"
 import { Api, apiGroup } from "../Api.js"
 import * as Errors from "../platform/Errors.js"
 import { preEncoded } from "../platform/PreEncoded.js"
-import { Operation } from "./Api.js"
+import { Operation, operationNotFoundMessage } from "./Api.js"
 import { INVALID_PLATE_MESSAGE } from "../vehicles/Plates.js"
 import type { LimitReached } from "../metering/Metering.js"
 import { type InvalidModulesPlate, type ModuleNotEnabled, Operations } from "./Operations.js"
@@ -68,6 +68,6 @@ export const OperationsHttpLive = apiGroup(
           Effect.flatMap(CurrentPrincipal, (principal) => operations.get(principal, params.id)).pipe(
             Effect.tap((operation) => pollHint(operation.status)),
             Effect.map((operation) => preEncoded(Operation, operation)),
-            Effect.catchTag("OperationNotFound", (e) => Errors.notFound("operation_not_found", `No operation ${e.id}`))
+            Effect.catchTag("OperationNotFound", (e) => Errors.notFound("operation_not_found", operationNotFoundMessage(e.id)))
           )))
   }))
