@@ -4,35 +4,42 @@
  * resolves; the only package among them is `effect`, and no Node HTTP or socket server module.
  */
 import { spawnSync } from "node:child_process"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
 import * as Path from "node:path"
 import { pathToFileURL } from "node:url"
 import { describe, expect, it } from "vitest"
 import { ROOT } from "../support/Processes.js"
 
-const MARK = "resolved-module:"
-
 /**
- * Registers, in the loader thread, a resolve hook that writes each resolved URL to stderr, at once
- * (a stream's writes from that thread could be lost when the process ends).
+ * Registers, in the loader thread, a resolve hook that appends each resolved URL to the file
+ * RECORD_LOADS_TO names, at once (a stream's writes from that thread could be lost when the
+ * process ends, and a pipe may refuse a synchronous write).
  */
 const RECORDER = `import { register } from "node:module"
 register("data:text/javascript," + encodeURIComponent(\`
-import { writeSync } from "node:fs"
+import { appendFileSync } from "node:fs"
 export async function resolve(specifier, context, next) {
   const resolved = await next(specifier, context)
-  writeSync(2, ${JSON.stringify(MARK)} + resolved.url + "\\\\n")
+  appendFileSync(process.env.RECORD_LOADS_TO, resolved.url + "\\\\n")
   return resolved
 }\`))`
 
 const loadedBy = (entry: string) => {
-  const child = spawnSync(process.execPath, [
-    "--import", "tsx",
-    "--import", `data:text/javascript,${encodeURIComponent(RECORDER)}`,
-    "--input-type=module",
-    "-e", `await import(${JSON.stringify(pathToFileURL(Path.join(ROOT, entry)).href)})`
-  ], { cwd: ROOT, encoding: "utf8", timeout: 60_000 })
-  expect(child.status, child.stderr).toBe(0)
-  return [...new Set(child.stderr.split("\n").filter((line) => line.startsWith(MARK)).map((line) => line.slice(MARK.length)))]
+  const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "vda-client-loads-"))
+  const record = Path.join(dir, "loaded.txt")
+  try {
+    const child = spawnSync(process.execPath, [
+      "--import", "tsx",
+      "--import", `data:text/javascript,${encodeURIComponent(RECORDER)}`,
+      "--input-type=module",
+      "-e", `await import(${JSON.stringify(pathToFileURL(Path.join(ROOT, entry)).href)})`
+    ], { cwd: ROOT, encoding: "utf8", timeout: 60_000, env: { ...process.env, RECORD_LOADS_TO: record } })
+    expect(child.status, child.stderr).toBe(0)
+    return [...new Set(Fs.readFileSync(record, "utf8").split("\n").filter((line) => line !== ""))]
+  } finally {
+    Fs.rmSync(dir, { recursive: true, force: true })
+  }
 }
 
 const packageOf = (url: string) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url)?.[1]
