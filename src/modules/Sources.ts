@@ -7,6 +7,7 @@
 import { Context, Data, Effect, Layer, Option } from "effect"
 import type { ModuleName, ModuleOutcome } from "../../workflows/shared.js"
 import { buildPerEnvironment, type PerEnvironment } from "../platform/http/PerEnvironment.js"
+import { answered } from "./Outcomes.js"
 import { ModuleRegistry } from "./Registry.js"
 import { ModuleUpstream } from "./Upstream.js"
 
@@ -22,16 +23,6 @@ export interface ModuleLookup {
   /** Every module of the operation (the sandbox's `partial` scenario fails the first). */
   readonly requested: ReadonlyArray<ModuleName>
 }
-
-const REDUCED_COVERAGE = "The source covered only part of the jurisdictions for this plate"
-
-/** A source's data as the module's outcome. */
-export const answered = (data: unknown, reducedCoverage: boolean): ModuleOutcome => ({
-  status: reducedCoverage ? "partial" : "completed",
-  data,
-  error: null,
-  warnings: reducedCoverage ? [{ code: "reduced_coverage", message: REDUCED_COVERAGE }] : []
-})
 
 export class ModuleSource extends Context.Service<ModuleSource, {
   readonly fetch: (lookup: ModuleLookup) => Effect.Effect<ModuleOutcome, ModuleUnavailable>

@@ -30,6 +30,19 @@ const moduleResult = <S extends Schema.Constraint>(data: S, identifier: string) 
     warnings: Schema.optional(Schema.Array(ModuleWarningJson))
   }).annotate({ identifier })
 
+/** A module's stored state as the Operation shows it: `warnings` only when there are some. */
+export const moduleResultOf = (module: {
+  readonly status: typeof OperationStatus.Type
+  readonly data: unknown
+  readonly error: ModuleError | null
+  readonly warnings: ReadonlyArray<ModuleWarning>
+}) => ({
+  status: module.status,
+  data: module.data ?? null,
+  error: module.error ?? null,
+  ...(module.warnings.length > 0 ? { warnings: module.warnings } : {})
+})
+
 export const ModuleResults = Schema.Struct({
   fines: Schema.optional(moduleResult(FinesData, "FinesResult")),
   vtv: Schema.optional(moduleResult(VtvData, "VtvResult")),
@@ -47,6 +60,9 @@ export type ModulesOperation = typeof ModulesOperation.Type
 
 export const Operation = Schema.Union([ModulesOperation, VehicleOperation]).annotate({ identifier: "Operation" })
 export type Operation = typeof Operation.Type
+
+/** What a poll of an operation the caller does not have answers (404 `operation_not_found`). */
+export const operationNotFoundMessage = (id: string) => `No operation ${id}`
 
 /** A new operation, answered 202 (documents the second success status; see operations/Http.ts). */
 export class AcceptedModulesOperation extends Schema.Class<AcceptedModulesOperation>("AcceptedModulesOperation")(

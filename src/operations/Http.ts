@@ -1,21 +1,16 @@
 import { Effect } from "effect"
 import { HttpEffect, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
-import { isFinal, MODULES_IN_WORDS } from "../../workflows/shared.js"
+import { isFinal } from "../../workflows/shared.js"
+import { type DuplicateModule, listed, refusalMessage, type UnsupportedModule } from "../modules/Names.js"
 import { CurrentPrincipal } from "../principal/Domain.js"
 import { Api, apiGroup } from "../Api.js"
 import * as Errors from "../platform/http/Errors.js"
 import { preEncodedPerObject } from "../platform/http/PreEncoded.js"
-import { Operation } from "./Api.js"
+import { Operation, operationNotFoundMessage } from "./Api.js"
 import { INVALID_PLATE_MESSAGE } from "../vehicles/Plates.js"
 import type { LimitReached } from "../metering/Metering.js"
-import {
-  type DuplicateModule,
-  type InvalidModulesPlate,
-  type ModuleNotEnabled,
-  Operations,
-  type UnsupportedModule
-} from "./Operations.js"
+import { type InvalidModulesPlate, type ModuleNotEnabled, Operations } from "./Operations.js"
 
 /**
  * An accepted operation: 202 with the `Location` of its polling URL. (Both the 200 and the 202
@@ -41,8 +36,6 @@ export const pollHint = (status: string) =>
     : HttpEffect.appendPreResponseHandler((_request, response) =>
       Effect.succeed(HttpServerResponse.setHeaders(response, pollHeadersOf(status))))
 
-const listed = (modules: ReadonlyArray<string>) => modules.join(", ")
-
 /** A module request refused before anything is consumed, as the contract's error (v1 and v2 alike). */
 export const refuseModulesRequest = <A, R>(
   effect: Effect.Effect<A, InvalidModulesPlate | UnsupportedModule | DuplicateModule | ModuleNotEnabled | LimitReached, R>
@@ -51,9 +44,8 @@ export const refuseModulesRequest = <A, R>(
     Effect.catchTags({
       InvalidModulesPlate: () =>
         Errors.badRequest("invalid_plate", INVALID_PLATE_MESSAGE),
-      UnsupportedModule: (e) =>
-        Errors.badRequest("unsupported_module", `Unsupported module ${listed(e.modules)}: use ${MODULES_IN_WORDS}`),
-      DuplicateModule: (e) => Errors.badRequest("duplicate_module", `Module requested more than once: ${listed(e.modules)}`),
+      UnsupportedModule: (e) => Errors.badRequest("unsupported_module", refusalMessage(e)),
+      DuplicateModule: (e) => Errors.badRequest("duplicate_module", refusalMessage(e)),
       ModuleNotEnabled: (e) =>
         Errors.forbidden("module_not_enabled", `Module not enabled for this account: ${listed(e.modules)}`),
       LimitReached: Errors.limitReached
@@ -77,6 +69,6 @@ export const OperationsHttpLive = apiGroup(
           Effect.flatMap(CurrentPrincipal, (principal) => operations.get(principal, params.id)).pipe(
             Effect.tap((operation) => pollHint(operation.status)),
             Effect.map(operationAnswer),
-            Effect.catchTag("OperationNotFound", (e) => Errors.notFound("operation_not_found", `No operation ${e.id}`))
+            Effect.catchTag("OperationNotFound", (e) => Errors.notFound("operation_not_found", operationNotFoundMessage(e.id)))
           )))
   }))

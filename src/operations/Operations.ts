@@ -12,6 +12,7 @@
 import { Clock, Context, Data, Effect, Layer, Option, Result } from "effect"
 import { SqlClient } from "effect/sql"
 import { MODULES, type ModuleName, modulesKey } from "../../workflows/shared.js"
+import { type DuplicateModule, requestedModules, type UnsupportedModule } from "../modules/Names.js"
 import type { Principal } from "../principal/Domain.js"
 import * as Charges from "../metering/Charges.js"
 import { type LimitReached, Metering } from "../metering/Metering.js"
@@ -23,7 +24,7 @@ import { RequestId } from "../platform/http/RequestContext.js"
 import type { VehicleQueryParams } from "../vehicles/Api.js"
 import { normalizePlate } from "../vehicles/Plates.js"
 import type { VehicleOperation } from "../vehicles/SearchOperation.js"
-import type { ModuleResults, ModulesOperation, Operation } from "./Api.js"
+import { moduleResultOf, type ModuleResults, type ModulesOperation, type Operation } from "./Api.js"
 import {
   type ModuleRow,
   type NewOperation,
@@ -44,8 +45,6 @@ interface ModulesRequestChecked {
 }
 
 export class InvalidModulesPlate extends Data.TaggedError("InvalidModulesPlate")<{ readonly raw: string }> {}
-export class UnsupportedModule extends Data.TaggedError("UnsupportedModule")<{ readonly modules: ReadonlyArray<string> }> {}
-export class DuplicateModule extends Data.TaggedError("DuplicateModule")<{ readonly modules: ReadonlyArray<string> }> {}
 export class ModuleNotEnabled extends Data.TaggedError("ModuleNotEnabled")<{ readonly modules: ReadonlyArray<string> }> {}
 export class OperationNotFound extends Data.TaggedError("OperationNotFound")<{ readonly id: string }> {}
 
@@ -57,8 +56,6 @@ export interface Created<A> {
   /** False when an active identical operation was reused (nothing charged). */
   readonly created: boolean
 }
-
-const isModule = (name: string): name is ModuleName => (MODULES as ReadonlyArray<string>).includes(name)
 
 /** The Operation resource as the spec shapes it. */
 export const toOperation = (row: OperationRow, modules: ReadonlyArray<ModuleRow>): Operation => {
@@ -81,12 +78,7 @@ export const toOperation = (row: OperationRow, modules: ReadonlyArray<ModuleRow>
   for (const module of MODULES) {
     const m = modules.find((r) => r.module === module)
     if (m === undefined) continue
-    results[module] = {
-      status: m.status,
-      data: m.data ?? null,
-      error: m.error ?? null,
-      ...(m.warnings.length > 0 ? { warnings: m.warnings } : {})
-    }
+    results[module] = moduleResultOf(m)
   }
   return { ...common, kind: "modules", modules: results as ModuleResults } satisfies ModulesOperation
 }
@@ -148,16 +140,11 @@ const make = Effect.gen(function*() {
   const validateModules = (
     principal: Principal,
     requested: ReadonlyArray<string>
-  ): Result.Result<ReadonlyArray<ModuleName>, Exclude<ModulesRefusal, InvalidModulesPlate>> => {
-    const unknown = requested.filter((m) => !isModule(m))
-    if (unknown.length > 0) return Result.fail(new UnsupportedModule({ modules: unknown }))
-    const repeated = requested.filter((m, i) => requested.indexOf(m) !== i)
-    if (repeated.length > 0) return Result.fail(new DuplicateModule({ modules: [...new Set(repeated)] }))
-    const modules = MODULES.filter((m) => requested.includes(m))
-    const disabled = modules.filter((m) => !principal.entitlements.enabledModules.includes(m))
-    if (disabled.length > 0) return Result.fail(new ModuleNotEnabled({ modules: disabled }))
-    return Result.succeed(modules)
-  }
+  ): Result.Result<ReadonlyArray<ModuleName>, Exclude<ModulesRefusal, InvalidModulesPlate>> =>
+    Result.flatMap(requestedModules(requested), (modules) => {
+      const disabled = modules.filter((m) => !principal.entitlements.enabledModules.includes(m))
+      return disabled.length > 0 ? Result.fail(new ModuleNotEnabled({ modules: disabled })) : Result.succeed(modules)
+    })
 
   /** Charges and inserts in the current transaction; fails with LostRace on a concurrent twin. */
   const chargeAndInsert = (operation: NewOperation, consumption: Parameters<typeof metering.applyBatch>[0][number]) =>

@@ -3,7 +3,8 @@
  * seed and scenario, with a simulated latency where the scenario makes the source wait.
  */
 import { Clock, Effect, Layer, Option } from "effect"
-import { answered, ModuleSource, ModuleUnavailable } from "../modules/Sources.js"
+import { answered } from "../modules/Outcomes.js"
+import { ModuleSource, ModuleUnavailable } from "../modules/Sources.js"
 import { AppConfig } from "../platform/config/Config.js"
 import { elapsedSince, found, type Lookup, SEARCH, VehicleSource } from "../vehicles/Sources.js"
 import type { VehicleQueryParams } from "../vehicles/Api.js"

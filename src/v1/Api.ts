@@ -8,7 +8,7 @@ import { MODULES } from "../../workflows/shared.js"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { KeyEntry } from "../accounts/Api.js"
 import { ApiKeyAuth } from "../principal/Security.js"
-import { OperationStatus } from "../contract/Operation.js"
+import { acceptedSuccess, OperationStatus } from "../contract/Operation.js"
 import { ModuleResults } from "../operations/Api.js"
 import { DateTimeUtc, Limit, NonNegativeInt } from "../platform/contract/Schemas.js"
 import { VehicleData } from "../vehicles/Response.js"
@@ -139,6 +139,14 @@ export type V1Status = typeof V1Status.Type
 // the success envelopes that two endpoints share, defined once
 const V1ModulesOperationResponse = ok(V1ModulesOperation, "V1ModulesOperationResponse")
 const V1ReportResponse = ok(V1Report, "V1ReportResponse")
+
+/** A new v1 operation, answered 202 (documents the second success status; see v1/Http.ts). */
+export class AcceptedV1ModulesOperation extends Schema.Class<AcceptedV1ModulesOperation>("AcceptedV1ModulesOperation")(
+  V1ModulesOperationResponse.fields
+) {}
+
+/** A new report, answered 202 (as above). */
+export class AcceptedV1Report extends Schema.Class<AcceptedV1Report>("AcceptedV1Report")(V1ReportResponse.fields) {}
 const V1WebhookConfigResponse = ok(V1WebhookConfig, "V1WebhookConfigResponse")
 
 export class V1Api extends HttpApiGroup.make("v1")
@@ -153,7 +161,7 @@ export class V1Api extends HttpApiGroup.make("v1")
   .add(
     HttpApiEndpoint.post("v1CreateModulesOperation", "/v1/vehicles/modules", {
       payload: V1ModulesRequest,
-      success: V1ModulesOperationResponse
+      success: [V1ModulesOperationResponse, acceptedSuccess(AcceptedV1ModulesOperation)]
     })
       .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error" })
       .annotate(OpenApi.Summary, "Module query (v1)")
@@ -170,7 +178,10 @@ export class V1Api extends HttpApiGroup.make("v1")
       .annotate(OpenApi.Summary, "Poll a module operation (v1)")
   )
   .add(
-    HttpApiEndpoint.post("v1CreateReport", "/v1/reports", { payload: V1ReportRequest, success: V1ReportResponse })
+    HttpApiEndpoint.post("v1CreateReport", "/v1/reports", {
+      payload: V1ReportRequest,
+      success: [V1ReportResponse, acceptedSuccess(AcceptedV1Report)]
+    })
       .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error" })
       .annotate(OpenApi.Summary, "Vehicle report (v1)")
       .annotate(

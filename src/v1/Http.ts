@@ -8,7 +8,7 @@ import { HttpApiBuilder } from "effect/http-api"
 import { CurrentPrincipal } from "../principal/Domain.js"
 import { AccountStatus } from "../accounts/Status.js"
 import { Api, apiGroup } from "../Api.js"
-import type { ModulesOperation } from "../operations/Api.js"
+import { type ModulesOperation, operationNotFoundMessage } from "../operations/Api.js"
 import { pollHint, refuseModulesRequest } from "../operations/Http.js"
 import { Operations } from "../operations/Operations.js"
 import * as Errors from "../platform/http/Errors.js"
@@ -77,7 +77,7 @@ export const V1HttpLive = apiGroup(
           Effect.flatMap(CurrentPrincipal, (principal) => operations.getModules(principal, params.id, "v1")).pipe(
             Effect.tap((operation) => pollHint(operation.status)),
             Effect.map((operation) => ({ success: true as const, data: toV1ModulesOperation(operation) })),
-            Effect.catchTag("OperationNotFound", (e) => Errors.notFound("operation_not_found", `No operation ${e.id}`))
+            Effect.catchTag("OperationNotFound", (e) => Errors.notFound("operation_not_found", operationNotFoundMessage(e.id)))
           ))
         .handle("v1CreateReport", ({ payload }) =>
           Effect.gen(function*() {

@@ -9,6 +9,9 @@ import { AcceptedVehicleSuccess } from "./SearchOperation.js"
 
 export { VehicleData, VehicleResponse } from "./Response.js"
 
+/** What a vehicle query answers (503) when its source cannot. */
+export const SOURCE_UNAVAILABLE_MESSAGE = "The vehicle source is temporarily unavailable; nothing was charged"
+
 /** The sandbox's scenarios (`sandbox_scenario`); without one, the plate's digits pick it (the magic plates). */
 export const Scenario = Schema.Literals(["default", "clean", "debt", "partial", "unavailable", "failed"])
 export type Scenario = typeof Scenario.Type

@@ -2,7 +2,7 @@ import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { CurrentPrincipal, type PaidPlanRequired, type Principal } from "../principal/Domain.js"
 import { Api, apiGroup } from "../Api.js"
-import type { VehicleQueryParams } from "./Api.js"
+import { SOURCE_UNAVAILABLE_MESSAGE, type VehicleQueryParams } from "./Api.js"
 import * as Errors from "../platform/http/Errors.js"
 import { preEncoded } from "../platform/http/PreEncoded.js"
 import { INVALID_PLATE_MESSAGE } from "./Plates.js"
@@ -24,7 +24,7 @@ export const refuseVehicleQuery = <A, R>(
       InvalidParameter: (e) => Errors.invalidRequest(e.message),
       PaidPlanRequired: (e) =>
         Errors.forbidden("access_denied", `${e.options.join(", ")} ${e.options.length > 1 ? "need" : "needs"} a paid or custom plan`),
-      SourceUnavailable: () => Errors.temporarilyUnavailable("The vehicle source is temporarily unavailable; nothing was charged"),
+      SourceUnavailable: () => Errors.temporarilyUnavailable(SOURCE_UNAVAILABLE_MESSAGE),
       LimitReached: Errors.limitReached
     })
   )

@@ -10,7 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { stopCluster } from "../../src/platform/db/EmbeddedPostgres.js"
 import { ROOT, runVda, type ServerProcess, startServer, waitFor } from "../support/Processes.js"
 import { expectShape, StatusResponse, VehicleResponse } from "../support/SpecShapes.js"
-import { json } from "../support/TestApp.js"
+import { makePromiseClient } from "../../src/client/index.js"
+import { apiOf } from "../support/ApiClient.js"
 
 let dataDir: string
 let env: Record<string, string>
@@ -44,13 +45,15 @@ describe("first run on an embedded database", () => {
     expect(output.indexOf("demo data imported")).toBeGreaterThan(-1)
     expect(output.indexOf("demo data imported")).toBeLessThan(output.indexOf("production API listening"))
     expect(url).toBe(`${server.productionUrl}/v2/status`)
-    const res = await fetch(url!, { headers: { "x-api-key": key! } })
+    const res = await apiOf(server.productionUrl, key!).answer((api) => api.accounts.getStatus())
     expect(res.status).toBe(200)
-    const body = await json(res)
+    const body = res.body
     expectShape(body, StatusResponse)
     expect(body.data).toMatchObject({ owner: "Demo account", plan: "growth" })
+    // the sandbox key of the banner, as a new integrator would first use it
     const sandboxKey = /sandbox\s+(vda_test_\S+)/.exec(server.output())?.[1]
-    expect((await fetch(`${server.sandboxUrl}/v2/usage`, { headers: { "x-api-key": sandboxKey! } })).status).toBe(200)
+    const sandbox = makePromiseClient({ baseUrl: server.sandboxUrl, apiKey: sandboxKey! })
+    expect((await sandbox.metering.getUsage()).data.environment).toBe("sandbox")
   })
 
   it("production queries answer from the demo registry and catalog out of the box", async () => {
@@ -58,13 +61,11 @@ describe("first run on an embedded database", () => {
     const registry = (await Fs.readFile(Path.join(ROOT, "data", "registry.jsonl"), "utf8")).trim().split("\n").map((l) => JSON.parse(l))
     const sample = registry.slice(0, 25)
     const answers = await Promise.all(sample.map(async (vehicle: { plate: string }) => {
-      const res = await fetch(`${server.productionUrl}/v2/vehicles/${vehicle.plate}?codia=true&classification=true`, {
-        headers: { "x-api-key": key }
-      })
+      const res = await apiOf(server.productionUrl, key).answer((api) =>
+        api.vehicles.getVehicle({ params: { plate: vehicle.plate }, query: { codia: true, classification: true } }))
       expect(res.status).toBe(200)
-      const body = await json(res)
-      expectShape(body, VehicleResponse)
-      return body
+      expectShape(res.body, VehicleResponse)
+      return res.body
     }))
     expect(answers.every((a) => a.found)).toBe(true)
     // most demo vehicles are identified exactly in the demo catalog
@@ -80,9 +81,9 @@ describe("first run on an embedded database", () => {
     const { id } = JSON.parse(created.stdout)
     const key = await runVda(["keys", "create", "--account", id, "--environment", "production", "--json"], env)
     expect(key.code).toBe(0)
-    const res = await fetch(`${server.productionUrl}/v2/status`, { headers: { "x-api-key": JSON.parse(key.stdout).key } })
+    const res = await apiOf(server.productionUrl, JSON.parse(key.stdout).key).answer((api) => api.accounts.getStatus())
     expect(res.status).toBe(200)
-    expect((await json(res)).data.owner).toBe("Beside")
+    expect(res.body.data.owner).toBe("Beside")
   })
 
   it("SIGTERM stops the server and its PostgreSQL, exit code 0", async () => {

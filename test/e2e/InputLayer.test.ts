@@ -6,6 +6,7 @@ import * as Net from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freshDatabase } from "../support/Postgres.js"
 import { cliAccount, type ServerProcess, startServer } from "../support/Processes.js"
+import { apiOf } from "../support/ApiClient.js"
 
 let server: ServerProcess
 let env: Record<string, string>
@@ -23,7 +24,8 @@ afterAll(async () => {
 const call = (path: string, init: RequestInit = {}) =>
   fetch(`${server.sandboxUrl}${path}`, { ...init, headers: { "x-api-key": key, ...init.headers } })
 
-const usage = async () => (await (await call("/v2/usage")).json() as any).data
+/** The account's usage, through the API's client: an ordinary call beside the hostile ones. */
+const usage = async () => (await apiOf(server.sandboxUrl, key).client.metering.getUsage()).data
 
 /** The refusal's status and body: our error shape, no stack, SQL or path. */
 const refused = async (res: Response, status: number) => {

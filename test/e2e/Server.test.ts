@@ -1,7 +1,11 @@
 /**
- * The real server process on a given database (DATABASE_URL), driven with fetch and the CLI.
+ * The real server process on a given database (DATABASE_URL), driven with the API's client and
+ * the CLI (fetch for what takes no key: the probes, OpenAPI and the docs).
  */
+import { Effect, type Layer } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type VehicleDataApiError, VehicleDataClient } from "../../src/client/index.js"
+import { layerLocalSandbox, layerTest } from "../../src/client/testing.js"
 import { freshDatabase } from "../support/Postgres.js"
 import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
@@ -9,6 +13,7 @@ import pg from "pg"
 import { ROOT, runVda, type ServerProcess, startServer, waitFor } from "../support/Processes.js"
 import { ErrorResponse, expectShape, PlansResponse, StatusResponse, UsageResponse, VehicleResponse } from "../support/SpecShapes.js"
 import { json } from "../support/TestApp.js"
+import { apiOf } from "../support/ApiClient.js"
 
 let env: Record<string, string>
 let server: ServerProcess
@@ -34,22 +39,27 @@ afterAll(async () => {
   if (server) await server.stop("SIGKILL")
 })
 
-const get = (base: string, path: string, key?: string) =>
-  fetch(`${base}${path}`, { headers: key === undefined ? {} : { "x-api-key": key } })
+/** What takes no key: the probes, OpenAPI and the docs. */
+const get = (base: string, path: string) => fetch(`${base}${path}`)
+
+const production = (key = live.key) => apiOf(server.productionUrl, key)
+const sandbox = (key = test.key) => apiOf(server.sandboxUrl, key)
 
 describe("the server process", () => {
   it("serves both environments on their own listeners", async () => {
-    const status = await get(server.productionUrl, "/v2/status", live.key)
+    const status = await production().answer((api) => api.accounts.getStatus())
     expect(status.status).toBe(200)
-    expectShape(await json(status), StatusResponse)
-    const usage = await get(server.sandboxUrl, "/v2/usage", test.key)
+    expectShape(status.body, StatusResponse)
+    const usage = await sandbox().answer((api) => api.metering.getUsage())
     expect(usage.status).toBe(200)
-    const body = await json(usage)
-    expectShape(body, UsageResponse)
-    expect(body.data.environment).toBe("sandbox")
-    const plans = await get(server.productionUrl, "/v2/plans", live.key)
-    expectShape(await json(plans), PlansResponse)
-    expect((await get(server.sandboxUrl, "/v2/status", live.key)).status).toBe(401)
+    expectShape(usage.body, UsageResponse)
+    expect(usage.body.data.environment).toBe("sandbox")
+    expect(usage.value?.data.environment).toBe("sandbox")
+    const plans = await production().answer((api) => api.accounts.listPlans())
+    expectShape(plans.body, PlansResponse)
+    const otherEnvironment = await sandbox(live.key).answer((api) => api.accounts.getStatus())
+    expect(otherEnvironment.status).toBe(401)
+    expect(otherEnvironment.error).toMatchObject({ code: "invalid_api_key", status: 401 })
   })
 
   it("does not create a demo account when DATABASE_URL is set", () => {
@@ -75,19 +85,20 @@ describe("the server process", () => {
 
   it("a key revoked with the CLI fails on the very next request to the running server", async () => {
     const extra = await vdaJson("keys", "create", "--account", account.id, "--environment", "production")
-    expect((await get(server.productionUrl, "/v2/usage", extra.key)).status).toBe(200)
+    expect((await production(extra.key).answer((api) => api.metering.getUsage())).status).toBe(200)
     const revoked = await runVda(["keys", "revoke", extra.id], env)
     expect(revoked.code).toBe(0)
-    const res = await get(server.productionUrl, "/v2/usage", extra.key)
+    const res = await production(extra.key).answer((api) => api.metering.getUsage())
     expect(res.status).toBe(401)
-    expectShape(await json(res), ErrorResponse("invalid_api_key"))
+    expectShape(res.body, ErrorResponse("invalid_api_key"))
+    expect(res.error).toMatchObject({ code: "invalid_api_key", status: 401, requestId: res.body.error.requestId, retryable: false })
   })
 
   it("a plan change with the CLI applies to the next request", async () => {
-    const before = await json(await get(server.productionUrl, "/v2/usage", live.key))
+    const before = await production().client.metering.getUsage()
     expect(before.data.entitlements.plan).toBe("basic")
     expect((await runVda(["accounts", "set-plan", account.id, "scale"], env)).code).toBe(0)
-    const after = await json(await get(server.productionUrl, "/v2/usage", live.key))
+    const after = await production().client.metering.getUsage()
     expect(after.data.entitlements).toMatchObject({ plan: "scale", requestsPerMinute: 240 })
   })
 
@@ -97,31 +108,81 @@ describe("the server process", () => {
     expect((await runVda(["registry", "import", registry], env)).code).toBe(0)
     expect((await runVda(["catalog", "import", catalog], env)).code).toBe(0)
     const { plate } = JSON.parse((await Fs.readFile(registry, "utf8")).split("\n")[0]!)
-    const res = await fetch(`${server.productionUrl}/v2/vehicles/${plate.toLowerCase()}?codia=true&sheet=true&tires=true`, {
-      headers: { "x-api-key": live.key }
-    })
+    const res = await production().answer((api) =>
+      api.vehicles.getVehicle({ params: { plate: plate.toLowerCase() }, query: { codia: true, sheet: true, tires: true } }))
     expect(res.status).toBe(200)
-    const body = await json(res)
+    const body = res.body
     expectShape(body, VehicleResponse)
     expect(body.data.plate).toBe(plate)
     expect(body.data.codia.status).not.toBe("brand_not_found")
-    const sandbox = await fetch(`${server.sandboxUrl}/v2/vehicles/AB123CD?sandbox_seed=e2e&classification=true`, {
-      headers: { "x-api-key": test.key }
-    })
-    expect(sandbox.status).toBe(200)
-    const synthetic = await json(sandbox)
-    expectShape(synthetic, VehicleResponse)
-    expect(synthetic.data).toMatchObject({ sandbox: true, scenario: "default" })
-    expect(synthetic.data.classification.confidence).not.toBe("unavailable")
-    const invalid = await get(server.productionUrl, "/v2/vehicles/NOT-A-PLATE", live.key)
+    const synthetic = await sandbox().answer((api) =>
+      api.vehicles.getVehicle({ params: { plate: "AB123CD" }, query: { sandbox_seed: "e2e", classification: true } }))
+    expect(synthetic.status).toBe(200)
+    expectShape(synthetic.body, VehicleResponse)
+    expect(synthetic.body.data).toMatchObject({ sandbox: true, scenario: "default" })
+    expect(synthetic.body.data.classification.confidence).not.toBe("unavailable")
+    const invalid = await production().answer((api) => api.vehicles.getVehicle({ params: { plate: "NOT-A-PLATE" }, query: {} }))
     expect(invalid.status).toBe(400)
-    expectShape(await json(invalid), ErrorResponse("invalid_plate"))
+    expectShape(invalid.body, ErrorResponse("invalid_plate"))
+    expect(invalid.error).toMatchObject({ code: "invalid_plate", status: 400 })
   })
 
   it("never logs API keys", () => {
     expect(server.output()).not.toContain(live.key)
     expect(server.output()).not.toContain(test.key)
   })
+})
+
+describe("the client's test support", () => {
+  it("a local sandbox client calls this sandbox, and the in-process sandbox answers as it does", async () => {
+    const vehicles = [
+      { plate: "AB123CD", query: { sandbox_seed: "e2e" } },
+      { plate: "KLM456", query: {} },
+      { plate: "AB111CD", query: { sandbox_scenario: "debt" as const, sandbox_seed: "other" } },
+      { plate: "AB404CD", query: {} },
+      { plate: "AB202CD", query: {} },
+      { plate: "AB202CD", query: { onMiss: "search" as const } },
+      { plate: "AB333CD", query: {} },
+      { plate: "AB-123", query: {} }
+    ]
+    const modules = [
+      { plate: "AB000CD", modules: ["fines", "vtv", "tax_debt", "gnc"] },
+      { plate: "AB222CD", modules: ["gnc", "fines", "vtv"] },
+      { plate: "AB444CD", modules: ["fines"] },
+      { plate: "AB123CD", modules: ["fines", "fines"] },
+      { plate: "AB123CD", modules: ["speeding"] }
+    ]
+    /** What a client sees of each request: the answer without its ids and times, or the error without its request id. */
+    const seen = (layer: Layer.Layer<VehicleDataClient>) =>
+      Effect.runPromise(Effect.provide(
+        Effect.gen(function*() {
+          const client = yield* Effect.service(VehicleDataClient)
+          const outcome = <A>(effect: Effect.Effect<A, { readonly _tag: string; readonly requestId?: string }>) =>
+            Effect.match(effect, {
+              onSuccess: (value) => ({ value }),
+              onFailure: ({ requestId: _requestId, ...error }) => ({ error: { ...error } })
+            })
+          const answers = yield* Effect.forEach(vehicles, ({ plate, query }) =>
+            outcome(Effect.flatMap(client.vehicles.getVehicle({ params: { plate }, query }), (answer): Effect.Effect<unknown, VehicleDataApiError> =>
+              "kind" in answer
+                ? Effect.map(client.waitForOperation(answer.id, { deadline: "20 seconds" }), (search) =>
+                  search.kind === "vehicle" ? { accepted: answer.kind, status: search.status, result: search.result } : search)
+                : Effect.succeed(answer))))
+          const operations = yield* Effect.forEach(modules, ({ modules, plate }) =>
+            outcome(Effect.flatMap(client.operations.createModulesOperation({ params: { plate }, payload: { modules } }), (created) =>
+              Effect.map(client.waitForOperation(created.id, { deadline: "20 seconds" }), (final) =>
+                final.kind === "modules" ? { status: final.status, plate: final.plate, modules: final.modules } : final))))
+          return { answers, operations }
+        }),
+        layer
+      ))
+    const remote = await seen(layerLocalSandbox({ apiKey: test.key, baseUrl: server.sandboxUrl, retry: false }))
+    expect(remote.answers[0]).toMatchObject({ value: { found: true, data: { plate: "AB123CD", sandbox: true } } })
+    expect(remote.answers[5]).toMatchObject({ value: { accepted: "vehicle", status: "completed", result: { found: true } } })
+    expect(remote.answers[6]).toMatchObject({ error: { code: "temporarily_unavailable", status: 503, retryAfter: 5 } })
+    expect(remote.operations[1]).toMatchObject({ value: { status: "partial" } })
+    expect(await seen(layerTest())).toEqual(remote)
+  }, 60_000)
 })
 
 describe("shutdown", () => {
@@ -145,7 +206,7 @@ describe("shutdown", () => {
           [account.id, new Date(start)]
         )
       }
-      const inFlight = fetch(`${own.productionUrl}/v2/usage`, { headers: { "x-api-key": live.key } })
+      const inFlight = apiOf(own.productionUrl, live.key).answer((api) => api.metering.getUsage())
       await waitFor(async () => {
         const { rows } = await observer.query(
           "select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()"
@@ -156,7 +217,8 @@ describe("shutdown", () => {
       await blocker.query("commit")
       const res = await inFlight
       expect(res.status).toBe(200)
-      expect((await json(res)).success).toBe(true)
+      expect(res.body.success).toBe(true)
+      expect(res.value?.success).toBe(true)
       expect(await own.exited).toBe(0)
     } finally {
       await blocker.end()

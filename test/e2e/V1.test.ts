@@ -8,6 +8,7 @@ import { freshDatabase } from "../support/Postgres.js"
 import { cliAccount, type ServerProcess, startServer, waitFor } from "../support/Processes.js"
 import { expectShape } from "../support/SpecShapes.js"
 import { json } from "../support/TestApp.js"
+import { apiOf } from "../support/ApiClient.js"
 import { V1BasicVehicle, V1Error, V1ModulesOperation, V1Report, V1Status, V1WebhookConfig } from "../support/V1Shapes.js"
 
 let server: ServerProcess
@@ -22,65 +23,68 @@ afterAll(async () => {
   if (server?.child.exitCode === null) await server.stop("SIGKILL")
 })
 
-const call = (environment: "production" | "sandbox", path: string, init: RequestInit = {}) =>
-  fetch(`${environment === "production" ? server.productionUrl : server.sandboxUrl}${path}`, {
-    ...init,
-    headers: { "x-api-key": keys[environment], "content-type": "application/json", ...init.headers }
-  })
+const api = (environment: "production" | "sandbox") =>
+  apiOf(environment === "production" ? server.productionUrl : server.sandboxUrl, keys[environment])
 
 describe("v1 on the server process", () => {
   it("the sandbox: a basic query, a module operation polled to the end, status counting both under one allowance", async () => {
-    const vehicle = await call("sandbox", "/v1/vehicles/basic?plate=AB123CD")
+    const sandbox = api("sandbox")
+    const vehicle = await sandbox.answer((c) => c.v1.v1GetBasicVehicle({ query: { plate: "AB123CD" } }))
     expect(vehicle.status).toBe(200)
-    expectShape(await json(vehicle), V1BasicVehicle)
-    expect((await call("sandbox", "/v2/vehicles/AB124CD")).status).toBe(200)
+    expectShape(vehicle.body, V1BasicVehicle)
+    expect((await sandbox.answer((c) => c.vehicles.getVehicle({ params: { plate: "AB124CD" }, query: {} }))).status).toBe(200)
 
-    const created = await call("sandbox", "/v1/vehicles/modules", { method: "POST", body: JSON.stringify({ plate: "AB123CD", modules: ["vtv"] }) })
+    const created = await sandbox.answer((c) => c.v1.v1CreateModulesOperation({ payload: { plate: "AB123CD", modules: ["vtv"] } }))
     expect(created.status).toBe(202)
-    const { data } = await json(created)
+    const { data } = created.body
     const done = await waitFor(async () => {
-      const body = await json(await call("sandbox", `/v1/vehicles/modules/${data.id}`))
+      const { body } = await sandbox.answer((c) => c.v1.v1GetModulesOperation({ params: { id: data.id } }))
       return body.data.completedAt !== null ? body : undefined
     }, "the v1 operation")
     expectShape(done, V1ModulesOperation)
 
-    const status = await json(await call("sandbox", "/v1/status"))
-    expectShape(status, V1Status)
-    expect(status.data).toMatchObject({ plan: "starter", usage: { fast: { used: 2 }, intelligent: { used: 1 }, miss: { used: 2 } }, customBilling: null })
-    const usage = (await json(await call("sandbox", "/v2/usage"))).data
+    const status = await sandbox.answer((c) => c.v1.v1GetStatus())
+    expectShape(status.body, V1Status)
+    expect(status.body.data).toMatchObject({ plan: "starter", usage: { fast: { used: 2 }, intelligent: { used: 1 }, miss: { used: 2 } }, customBilling: null })
+    const usage = (await sandbox.client.metering.getUsage()).data
     expect(usage.byVersion).toEqual({ v1: { plateQueries: 1, moduleQueries: 1, reports: 0 }, v2: { plateQueries: 1, moduleQueries: 0, reports: 0 } })
   })
 
   it("a report on the server: 202, polled to its digest, charged once under v1 (reuse: test/reports)", async () => {
-    const before = (await json(await call("sandbox", "/v2/usage"))).data
-    const created = await call("sandbox", "/v1/reports", { method: "POST", body: JSON.stringify({ plate: "AB125CD" }) })
+    const sandbox = api("sandbox")
+    const before = (await sandbox.client.metering.getUsage()).data
+    const created = await sandbox.answer((c) => c.v1.v1CreateReport({ payload: { plate: "AB125CD" } }))
     expect(created.status).toBe(202)
-    const { data } = await json(created)
+    const { data } = created.body
     const done = await waitFor(async () => {
-      const body = await json(await call("sandbox", `/v1/reports/${data.id}`))
+      const { body } = await sandbox.answer((c) => c.v1.v1GetReport({ params: { id: data.id } }))
       return body.data.completedAt !== null ? body : undefined
     }, "the report")
     expectShape(done, V1Report)
     expect(done.data).toMatchObject({ status: "completed", report: { vehicle: { plate: "AB125CD" } } })
-    const after = (await json(await call("sandbox", "/v2/usage"))).data
+    const after = (await sandbox.client.metering.getUsage()).data
     expect({
-      reports: after.byVersion.v1.reports - (before.byVersion.v1?.reports ?? 0),
+      reports: after.byVersion.v1!.reports - (before.byVersion.v1?.reports ?? 0),
       modules: after.moduleQueries.used - before.moduleQueries.used,
       plates: after.plateQueries.used - before.plateQueries.used
     }).toEqual({ reports: 1, modules: 4, plates: 1 })
-    const refused = await call("sandbox", "/v1/reports", { method: "POST", body: JSON.stringify({ plate: "nope" }) })
+    const refused = await sandbox.answer((c) => c.v1.v1CreateReport({ payload: { plate: "nope" } }))
     expect(refused.status).toBe(400)
-    expectShape(await json(refused), V1Error("invalid_plate"))
+    expectShape(refused.body, V1Error("invalid_plate"))
+    expect(refused.error).toMatchObject({ code: "invalid_plate", status: 400 })
   })
 
   it("production: its own counters and configuration; refusals in v1's envelope", async () => {
-    const config = await json(await call("production", "/v1/webhooks/config"))
-    expectShape(config, V1WebhookConfig)
-    const status = await json(await call("production", "/v1/status"))
+    const production = api("production")
+    const config = await production.answer((c) => c.v1.v1GetWebhookConfig())
+    expectShape(config.body, V1WebhookConfig)
+    const status = await production.client.v1.v1GetStatus()
     expect(status.data.usage.fast.used).toBe(0)
-    const refused = await call("production", "/v1/vehicles/basic?plate=%00")
+    const refused = await production.answer((c) => c.v1.v1GetBasicVehicle({ query: { plate: "\u0000" } }))
     expect(refused.status).toBe(400)
-    expectShape(await json(refused), V1Error("invalid_request"))
+    expectShape(refused.body, V1Error("invalid_request"))
+    expect(refused.error).toMatchObject({ code: "invalid_request", status: 400 })
+    // no key at all: not even an empty header
     const noKey = await fetch(`${server.productionUrl}/v1/status`)
     expect(noKey.status).toBe(401)
     expectShape(await json(noKey), V1Error("invalid_api_key"))

@@ -10,6 +10,7 @@ import { freshDatabase } from "../support/Postgres.js"
 import { runVda, type ServerProcess, startServer, waitFor } from "../support/Processes.js"
 import { DeliveriesList, ErrorResponse, expectShape, TestDeliveryAccepted, WebhookConfig, WebhookEvent } from "../support/SpecShapes.js"
 import { json } from "../support/TestApp.js"
+import { apiOf } from "../support/ApiClient.js"
 import {
   FAST_RETRY,
   makeTlsFixture,
@@ -57,26 +58,24 @@ afterAll(async () => {
   await tls?.dispose()
 })
 
-const call = (environment: Env, path: string, init: RequestInit = {}, on = server) =>
-  fetch(`${environment === "production" ? on.productionUrl : on.sandboxUrl}${path}`, {
-    ...init,
-    headers: { "x-api-key": keys[environment], "content-type": "application/json", ...init.headers }
-  })
+/** A raw request, for what the client would refuse to send (out-of-bounds query values). */
+const call = (environment: Env, path: string) =>
+  fetch(`${environment === "production" ? server.productionUrl : server.sandboxUrl}${path}`, { headers: { "x-api-key": keys[environment] } })
+
+const api = (environment: Env, on = server) => apiOf(environment === "production" ? on.productionUrl : on.sandboxUrl, keys[environment])
 
 /** Points the environment's webhook at `path` on the receiver and enables it; the secret. */
 const configure = async (environment: Env, path: string, on = server): Promise<string> => {
-  const res = await call(environment, "/v2/webhooks/config", {
-    method: "PATCH",
-    body: JSON.stringify({ url: `${receiver.url}${path}`, enabled: true })
-  }, on)
+  const res = await api(environment, on).answer((c) =>
+    c.webhooks.updateWebhookConfig({ payload: { url: `${receiver.url}${path}`, enabled: true } }))
   expect(res.status).toBe(200)
-  const body = await json(res)
+  const body = res.body
   expect(body).toMatchObject({ url: `${receiver.url}${path}`, enabled: true })
   return body.secret
 }
 
 const deliveries = async (environment: Env, on = server) => {
-  const body = await json(await call(environment, "/v2/webhooks/deliveries?limit=100", {}, on))
+  const { body } = await api(environment, on).answer((c) => c.webhooks.listWebhookDeliveries({ query: { limit: 100 } }))
   expectShape(body, DeliveriesList)
   return body.deliveries as Array<any>
 }
@@ -90,17 +89,17 @@ const waitForDelivery = (environment: Env, id: string, done: (d: any) => boolean
   }, `delivery ${id}`)
 
 const sendTest = async (environment: Env, on = server): Promise<string> => {
-  const res = await call(environment, "/v2/webhooks/test", { method: "POST" }, on)
+  const res = await api(environment, on).answer((c) => c.webhooks.sendWebhookTest())
   expect(res.status).toBe(202)
-  const body = await json(res)
-  expectShape(body, TestDeliveryAccepted)
-  return body.id
+  expectShape(res.body, TestDeliveryAccepted)
+  return res.body.id
 }
 
 const eventOf = (request: Received) => JSON.parse(request.rawBody.toString("utf8"))
 
+/** The operation as polled, on the wire, once it is final. */
 const poll = async (environment: Env, id: string) => {
-  const body = await json(await call(environment, `/v2/operations/${id}`))
+  const { body } = await api(environment).answer((c) => c.operations.getOperation({ params: { id } }))
   return ["completed", "partial", "failed"].includes(body.status) ? body : undefined
 }
 
@@ -110,7 +109,8 @@ describe("configuration on a server with the default URL policy", () => {
     const { WEBHOOK_ALLOW_PRIVATE_NETWORKS: _allowed, ...defaults } = env
     const strict = await startServer(defaults)
     try {
-      const before = await json(await call("production", "/v2/webhooks/config", {}, strict))
+      const production = api("production", strict)
+      const before = (await production.answer((c) => c.webhooks.getWebhookConfig())).body
       expectShape(before, WebhookConfig)
       const cases: Array<[string, RegExp]> = [
         [`${receiver.url}/hook`, /publicly reachable: 127\.0\.0\.1/],
@@ -135,19 +135,19 @@ describe("configuration on a server with the default URL policy", () => {
         [`https://93.184.216.34/${"x".repeat(2048)}`, /2048/]
       ]
       for (const [url, rule] of cases) {
-        const res = await call("production", "/v2/webhooks/config", { method: "PATCH", body: JSON.stringify({ url, enabled: true }) }, strict)
+        const res = await production.answer((c) => c.webhooks.updateWebhookConfig({ payload: { url, enabled: true } }))
         expect(res.status, url).toBe(400)
-        const body = await json(res)
-        expectShape(body, ErrorResponse("invalid_request"))
-        expect(body.error.message, url).toMatch(rule)
+        expectShape(res.body, ErrorResponse("invalid_request"))
+        expect(res.body.error.message, url).toMatch(rule)
+        expect(res.error, url).toMatchObject({ code: "invalid_request", message: res.body.error.message })
       }
-      expect(await json(await call("production", "/v2/webhooks/config", {}, strict))).toEqual(before)
-      const enableWithout = await call("production", "/v2/webhooks/config", { method: "PATCH", body: JSON.stringify({ enabled: true }) }, strict)
+      expect((await production.answer((c) => c.webhooks.getWebhookConfig())).body).toEqual(before)
+      const enableWithout = await production.answer((c) => c.webhooks.updateWebhookConfig({ payload: { enabled: true } }))
       expect(enableWithout.status).toBe(400)
-      expect((await json(enableWithout)).error.message).toMatch(/requires a url/)
-      const test = await call("production", "/v2/webhooks/test", { method: "POST" }, strict)
+      expect(enableWithout.body.error.message).toMatch(/requires a url/)
+      const test = await production.answer((c) => c.webhooks.sendWebhookTest())
       expect(test.status).toBe(400)
-      expect((await json(test)).error.code).toBe("invalid_request")
+      expect(test.body.error.code).toBe("invalid_request")
       expect(await deliveries("production", strict)).toEqual([])
     } finally {
       expect(await strict.stop("SIGTERM")).toBe(0)
@@ -158,9 +158,10 @@ describe("configuration on a server with the default URL policy", () => {
 describe("webhook events", () => {
   it("an operation's final state arrives once, signed, with the polled Operation as data", async () => {
     const secret = await configure("sandbox", "/operations")
-    const created = await call("sandbox", "/v2/vehicles/AB000CD/modules", { method: "POST", body: JSON.stringify({ modules: ["fines", "vtv"] }) })
+    const created = await api("sandbox").answer((c) =>
+      c.operations.createModulesOperation({ params: { plate: "AB000CD" }, payload: { modules: ["fines", "vtv"] } }))
     expect(created.status).toBe(202)
-    const { id } = await json(created)
+    const { id } = created.body
     const [request] = await waitFor(() => (receiver.at("/operations").length > 0 ? receiver.at("/operations") : undefined), "the event")
     const polled = await waitFor(() => poll("sandbox", id), "the final state")
 
@@ -194,15 +195,18 @@ describe("webhook events", () => {
 
   it("partial and failed operations and vehicle searches have their events; an immediate answer has none", async () => {
     const secret = await configure("sandbox", "/kinds")
-    const start = async (path: string, init?: RequestInit) => {
-      const res = await call("sandbox", path, init)
+    const sandbox = api("sandbox")
+    const start = async (request: Parameters<typeof sandbox.answer>[0]) => {
+      const res = await sandbox.answer(request)
       expect(res.status).toBe(202)
-      return (await json(res)).id as string
+      return res.body.id as string
     }
-    const partial = await start("/v2/vehicles/AB222CD/modules", { method: "POST", body: JSON.stringify({ modules: ["fines", "vtv", "tax_debt"] }) })
-    const failed = await start("/v2/vehicles/AB444CD/modules", { method: "POST", body: JSON.stringify({ modules: ["fines"] }) })
-    const search = await start("/v2/vehicles/AB202CD?onMiss=search")
-    expect((await call("sandbox", "/v2/vehicles/AB123CD")).status).toBe(200)
+    const modules = (plate: string, modules: Array<string>) =>
+      start((c) => c.operations.createModulesOperation({ params: { plate }, payload: { modules } }))
+    const partial = await modules("AB222CD", ["fines", "vtv", "tax_debt"])
+    const failed = await modules("AB444CD", ["fines"])
+    const search = await start((c) => c.vehicles.getVehicle({ params: { plate: "AB202CD" }, query: { onMiss: "search" } }))
+    expect((await sandbox.answer((c) => c.vehicles.getVehicle({ params: { plate: "AB123CD" }, query: {} }))).status).toBe(200)
 
     const received = await waitFor(() => (receiver.at("/kinds").length >= 3 ? receiver.at("/kinds") : undefined), "three events")
     const byOperation = new Map(received.map((r) => [eventOf(r).data.id as string, r]))
@@ -230,11 +234,12 @@ describe("webhook events", () => {
 describe("v1 events", () => {
   it("a v1 module operation's event: v1's payload and header, signed like v2, in both deliveries lists as v1", async () => {
     const secret = await configure("sandbox", "/v1-modules")
-    const created = await call("sandbox", "/v1/vehicles/modules", { method: "POST", body: JSON.stringify({ plate: "AB001CD", modules: ["fines", "gnc"] }) })
+    const sandbox = api("sandbox")
+    const created = await sandbox.answer((c) => c.v1.v1CreateModulesOperation({ payload: { plate: "AB001CD", modules: ["fines", "gnc"] } }))
     expect(created.status).toBe(202)
-    const { data: { id } } = await json(created)
+    const { data: { id } } = created.body
     const [request] = await waitFor(() => (receiver.at("/v1-modules").length > 0 ? receiver.at("/v1-modules") : undefined), "the v1 event")
-    const polled = (await json(await call("sandbox", `/v1/vehicles/modules/${id}`))).data
+    const polled = (await sandbox.answer((c) => c.v1.v1GetModulesOperation({ params: { id } }))).body.data
     const event = eventOf(request!)
     expect(event).toEqual({ eventId: expect.stringMatching(/^evt_[0-9a-f-]{36}$/), event: "modules.completed", ...polled })
     expect(polled.completedAt).toBe(polled.updatedAt)
@@ -245,17 +250,18 @@ describe("v1 events", () => {
 
     const recorded = await waitForDelivery("sandbox", event.eventId.slice(4), (d) => d.status === "processed")
     expect(recorded).toMatchObject({ event: "modules.completed", apiVersion: "v1", payload: event })
-    const v1List = (await json(await call("sandbox", "/v1/webhooks/deliveries?limit=100"))).data.deliveries
+    const v1List = (await sandbox.answer((c) => c.v1.v1ListWebhookDeliveries({ query: { limit: 100 } }))).body.data.deliveries
     expect(v1List.find((d: any) => d.id === recorded.id)).toMatchObject({ event_type: "modules.completed", api_version: "v1", status: "processed", payload: event })
   })
 
   it("a report's event: report.completed with the polled report, signed, header v1.report.completed", async () => {
     const secret = await configure("sandbox", "/v1-report")
-    const created = await call("sandbox", "/v1/reports", { method: "POST", body: JSON.stringify({ plate: "AB002CD" }) })
+    const sandbox = api("sandbox")
+    const created = await sandbox.answer((c) => c.v1.v1CreateReport({ payload: { plate: "AB002CD" } }))
     expect(created.status).toBe(202)
-    const { data: { id } } = await json(created)
+    const { data: { id } } = created.body
     const [request] = await waitFor(() => (receiver.at("/v1-report").length > 0 ? receiver.at("/v1-report") : undefined), "the report event")
-    const polled = (await json(await call("sandbox", `/v1/reports/${id}`))).data
+    const polled = (await sandbox.answer((c) => c.v1.v1GetReport({ params: { id } }))).body.data
     const event = eventOf(request!)
     expect(event).toEqual({ eventId: expect.stringMatching(/^evt_/), event: "report.completed", ...polled })
     expect(request!.headers["x-service-event"]).toBe("v1.report.completed")
@@ -266,11 +272,12 @@ describe("v1 events", () => {
 
   it("v1's test event: a sample report.completed with its digest, sent even while the webhook is disabled", async () => {
     const secret = await configure("production", "/v1-test")
-    const disabled = await call("production", "/v1/webhooks/config", { method: "PATCH", body: JSON.stringify({ enabled: false }) })
-    expect((await json(disabled)).data).toMatchObject({ enabled: false, url: `${receiver.url}/v1-test` })
-    const res = await call("production", "/v1/webhooks/test", { method: "POST" })
+    const production = api("production")
+    const disabled = await production.answer((c) => c.v1.v1UpdateWebhookConfig({ payload: { enabled: false } }))
+    expect(disabled.body.data).toMatchObject({ enabled: false, url: `${receiver.url}/v1-test` })
+    const res = await production.answer((c) => c.v1.v1SendWebhookTest())
     expect(res.status).toBe(200)
-    const { data } = await json(res)
+    const { data } = res.body
     expect(data).toMatchObject({ event_type: "report.completed", is_test: true, status: "pending" })
     const [request] = await waitFor(() => (receiver.at("/v1-test").length > 0 ? receiver.at("/v1-test") : undefined), "the v1 test event")
     const event = eventOf(request!)
@@ -346,8 +353,7 @@ describe("deliveries", () => {
     receiver.script("/rotate", [
       async () => {
         // rotated while the first attempt waits for its answer: the retry must use the new secret
-        const res = await call("production", "/v2/webhooks/config", { method: "PATCH", body: JSON.stringify({ rotateSecret: true }) })
-        after = (await json(res)).secret
+        after = (await api("production").client.webhooks.updateWebhookConfig({ payload: { rotateSecret: true } })).secret
         return 500
       },
       200
@@ -385,12 +391,13 @@ describe("deliveries", () => {
     expect(new Set(listed.map((d) => d.id))).toEqual(new Set(byDelivery.keys()))
 
     // the log pages newest first, within its bounds
-    const page = await json(await call("production", "/v2/webhooks/deliveries?limit=2&offset=1"))
+    const page = (await api("production").answer((c) => c.webhooks.listWebhookDeliveries({ query: { limit: 2, offset: 1 } }))).body
     expectShape(page, DeliveriesList)
     expect(page).toMatchObject({ limit: 2, offset: 1 })
     expect(page.deliveries.map((d: any) => d.id)).toEqual(production.slice(1, 3).map((d) => d.id))
     const created = production.map((d) => Date.parse(d.createdAt))
     expect(created).toEqual([...created].sort((a, b) => b - a))
+    // out of bounds: the client would not send them
     for (const query of ["limit=0", "limit=101", "offset=-1", "offset=10001", "limit=ten"]) {
       const res = await call("production", `/v2/webhooks/deliveries?${query}`)
       expect(res.status, query).toBe(400)

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { expectErrorBody } from "../support/ErrorShape.js"
 import { freshDatabase } from "../support/Postgres.js"
 import { cliAccount, type ServerProcess, startServer } from "../support/Processes.js"
+import { apiOf } from "../support/ApiClient.js"
 
 let env: Record<string, string>
 let servers: Array<ServerProcess>
@@ -53,27 +54,21 @@ afterAll(async () => {
 
 type Environment = "production" | "sandbox"
 
-const post = (environment: Environment, n: number, key: string, plate: string, modules: ReadonlyArray<string>) => {
+/** The API on the `n`-th process (round robin). */
+const api = (environment: Environment, n: number, key: string) => {
   const server = servers[n % servers.length]!
-  return fetch(`${environment === "production" ? server.productionUrl : server.sandboxUrl}/v2/vehicles/${plate}/modules`, {
-    method: "POST",
-    headers: { "x-api-key": key, "content-type": "application/json" },
-    body: JSON.stringify({ modules })
-  })
+  return apiOf(environment === "production" ? server.productionUrl : server.sandboxUrl, key)
 }
 
-const usage = async (environment: Environment, key: string) => {
-  const server = servers[0]!
-  const res = await fetch(`${environment === "production" ? server.productionUrl : server.sandboxUrl}/v2/usage`, { headers: { "x-api-key": key } })
-  return ((await res.json()) as any).data.moduleQueries.used as number
-}
+const post = (environment: Environment, n: number, key: string, plate: string, modules: ReadonlyArray<string>) =>
+  api(environment, n, key).answer((c) => c.operations.createModulesOperation({ params: { plate }, payload: { modules } }))
+
+const usage = async (environment: Environment, key: string) =>
+  (await api(environment, 0, key).client.metering.getUsage()).data.moduleQueries.used
 
 /** Sends `count` identical requests at once; their statuses and operation ids. */
 const burst = async (environment: Environment, key: string, plate: string, modules: ReadonlyArray<string>, count: number) => {
-  const answers = await Promise.all(Array.from({ length: count }, async (_, n) => {
-    const res = await post(environment, n, key, plate, modules)
-    return { status: res.status, body: (await res.json()) as any }
-  }))
+  const answers = await Promise.all(Array.from({ length: count }, (_, n) => post(environment, n, key, plate, modules)))
   return { statuses: answers.map((a) => a.status).sort(), ids: new Set(answers.map((a) => a.body.id)) }
 }
 
@@ -97,8 +92,9 @@ describe("identical module requests at the same moment, on two processes", () =>
     expect(ids.size).toBe(1)
     const other = await post("production", 1, keys.production, "AD201FG", ["fines"])
     expect(other.status).toBe(429)
-    const error = expectErrorBody(await other.text(), other.headers.get("x-request-id"), "over quota")
+    const error = expectErrorBody(other.text, other.headers["x-request-id"], "over quota")
     expect(error.code).toBe("quota_exceeded")
+    expect(other.error).toMatchObject({ code: "quota_exceeded", status: 429, details: { meter: "module_queries" } })
     expect(await usage("production", keys.production)).toBe(2)
   }, 60_000)
 })

@@ -11,6 +11,7 @@ import * as Path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Cluster, startCluster, stopCluster } from "../../src/platform/db/EmbeddedPostgres.js"
 import { adminQuery, migrate } from "../support/Admin.js"
+import { apiOf } from "../support/ApiClient.js"
 import { expectErrorBody } from "../support/ErrorShape.js"
 import { cliAccount, type ServerProcess, startServer, waitFor } from "../support/Processes.js"
 
@@ -41,12 +42,7 @@ afterAll(async () => {
   await Fs.rm(dataDir, { recursive: true, force: true })
 }, 60_000)
 
-const call = (path: string, init: RequestInit = {}) =>
-  fetch(`${server.sandboxUrl}${path}`, {
-    ...init,
-    headers: { "x-api-key": key, "content-type": "application/json", ...init.headers },
-    signal: AbortSignal.timeout(15_000)
-  })
+const api = () => apiOf(server.sandboxUrl, key, { timeout: "15 seconds" })
 
 interface Tally {
   plateQueries: number
@@ -62,26 +58,25 @@ const client = async (index: number, tally: Tally, running: () => boolean) => {
     const plate = `AB${500 + ((index * 37 + n) % 100)}CD`
     const modules = n % 2 === 0 ? ["fines"] : ["vtv", "gnc"]
     const answers = [
-      { kind: "plate" as const, res: await call(`/v2/vehicles/${plate}`) },
-      { kind: "modules" as const, res: await call(`/v2/vehicles/${plate}/modules`, { method: "POST", body: JSON.stringify({ modules }) }) }
+      { kind: "plate" as const, res: await api().answer((c) => c.vehicles.getVehicle({ params: { plate }, query: {} })) },
+      { kind: "modules" as const, res: await api().answer((c) => c.operations.createModulesOperation({ params: { plate }, payload: { modules } })) }
     ]
     for (const { kind, res } of answers) {
-      const text = await res.text()
       if (res.status === 503) {
         tally.unavailable++
-        expect(res.headers.get("retry-after")).toMatch(/^\d+$/)
-        const error = expectErrorBody(text, res.headers.get("x-request-id"), `${kind} during the outage`)
+        expect(res.headers["retry-after"]).toMatch(/^\d+$/)
+        const error = expectErrorBody(res.text, res.headers["x-request-id"], `${kind} during the outage`)
         expect(error).toMatchObject({ code: "temporarily_unavailable", retryable: true })
+        expect(res.error).toMatchObject({ code: "temporarily_unavailable", retryAfter: Number(res.headers["retry-after"]) })
       } else if (kind === "plate" && res.status === 200) {
         tally.plateQueries++
       } else if (kind === "modules" && (res.status === 202 || res.status === 200)) {
-        const body = JSON.parse(text)
         if (res.status === 202) {
           tally.moduleQueries += modules.length
-          tally.operations.push(body.id)
+          tally.operations.push(res.body.id)
         }
       } else {
-        tally.unexpected.push(`${kind} ${res.status} ${text.slice(0, 200)}`)
+        tally.unexpected.push(`${kind} ${res.status} ${res.text.slice(0, 200)}`)
       }
     }
   }
@@ -107,15 +102,9 @@ describe("the database stopped and restarted under load", () => {
     expect(tally.unexpected).toEqual([])
     expect(tally.operations.length).toBeGreaterThan(beforeOutage)
     // every accepted operation finishes, the ones caught by the outage too
-    for (const id of tally.operations) {
-      await waitFor(async () => {
-        const res = await call(`/v2/operations/${id}`)
-        if (res.status !== 200) return undefined
-        const body = await res.json() as any
-        return ["completed", "partial", "failed"].includes(body.status) ? true : undefined
-      }, `operation ${id} to finish`, 60_000)
-    }
-    const usage = (await (await call("/v2/usage")).json() as any).data
+    const patient = apiOf(server.sandboxUrl, key, { retry: { maxRetries: 10 } }).client
+    for (const id of tally.operations) await patient.waitForOperation(id, { deadline: "60 seconds" })
+    const usage = (await patient.metering.getUsage()).data
     expect({ plate: usage.plateQueries.used, modules: usage.moduleQueries.used })
       .toEqual({ plate: tally.plateQueries, modules: tally.moduleQueries })
   }, 120_000)

@@ -11,7 +11,7 @@ import { sourceUnavailableMessage } from "../../workflows/shared.js"
 import { SOURCE_RETRY } from "../../src/platform/sandboxSafe/RetryPolicy.js"
 import { freshDatabase } from "../support/Postgres.js"
 import { cliAccount, type ServerProcess, startServer, waitFor } from "../support/Processes.js"
-import { json } from "../support/TestApp.js"
+import { apiOf } from "../support/ApiClient.js"
 import { makeTlsFixture, type Receiver, startReceiver, type TlsFixture, trustingReceiver } from "../support/WebhookReceiver.js"
 
 let tls: TlsFixture
@@ -65,12 +65,12 @@ afterAll(async () => {
   await tls?.dispose()
 })
 
-const call = (path: string, init: RequestInit = {}) =>
-  fetch(`${server.productionUrl}${path}`, { ...init, headers: { "x-api-key": key, "content-type": "application/json", ...init.headers } })
+const api = () => apiOf(server.productionUrl, key)
 
+/** The operation once final, polled often (its end is timed), as the API answers it on the wire. */
 const finished = (id: string) =>
   waitFor(async () => {
-    const body = await json(await call(`/v2/operations/${id}`))
+    const { body } = await api().answer((c) => c.operations.getOperation({ params: { id } }))
     return ["completed", "partial", "failed"].includes(body.status) ? body : undefined
   }, `operation ${id} to end`, 60_000)
 
@@ -82,17 +82,17 @@ const gaps = (path: string) => {
 
 describe("peers that trickle for ever", () => {
   it("each call ends at its deadline, the operations fail cleanly, and the trickling webhook is retried", async () => {
-    const configured = await call("/v2/webhooks/config", { method: "PATCH", body: JSON.stringify({ url: `${receiver.url}/trickle`, enabled: true }) })
+    const configured = await api().answer((c) => c.webhooks.updateWebhookConfig({ payload: { url: `${receiver.url}/trickle`, enabled: true } }))
     expect(configured.status).toBe(200)
     receiver.script("/trickle", ["trickle", 200])
 
     const started = Date.now()
-    const modules = await call("/v2/vehicles/AE100FG/modules", { method: "POST", body: JSON.stringify({ modules: ["fines"] }) })
+    const modules = await api().answer((c) => c.operations.createModulesOperation({ params: { plate: "AE100FG" }, payload: { modules: ["fines"] } }))
     expect(modules.status).toBe(202)
-    const search = await call("/v2/vehicles/AE101FG?onMiss=search")
+    const search = await api().answer((c) => c.vehicles.getVehicle({ params: { plate: "AE101FG" }, query: { onMiss: "search" } }))
     expect(search.status).toBe(202)
 
-    const [fines, vehicle] = await Promise.all([finished((await json(modules)).id), finished((await json(search)).id)])
+    const [fines, vehicle] = await Promise.all([finished(modules.body.id), finished(search.body.id)])
     const elapsed = Date.now() - started
     expect(fines).toMatchObject({
       status: "failed",
@@ -109,7 +109,7 @@ describe("peers that trickle for ever", () => {
 
     // the operations' events: the first attempt to arrive trickles and is cut at its deadline, its retry is answered
     const deliveries = await waitFor(async () => {
-      const list = (await json(await call("/v2/webhooks/deliveries?limit=10"))).deliveries as Array<any>
+      const list = (await api().answer((c) => c.webhooks.listWebhookDeliveries({ query: { limit: 10 } }))).body.deliveries as Array<any>
       return list.length === 2 && list.every((d) => d.status !== "pending") ? list : undefined
     }, "the deliveries to settle", 60_000)
     for (const d of deliveries) expect(d).toMatchObject({ status: "processed", responseStatus: 200 })

@@ -5,12 +5,13 @@
  * operation committed whose client left before it reached the engine is started by the running
  * server's sweep, with no restart.
  */
+import type { Duration } from "effect"
 import Pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freshDatabase } from "../support/Postgres.js"
 import { cliAccount, type ServerProcess, startServer, waitFor } from "../support/Processes.js"
 import { expectShape, ModulesOperation } from "../support/SpecShapes.js"
-import { json } from "../support/TestApp.js"
+import { apiOf } from "../support/ApiClient.js"
 
 let env: Record<string, string>
 let key: string
@@ -40,10 +41,13 @@ afterAll(async () => {
   for (const server of servers) if (server.child.exitCode === null) await server.stop("SIGKILL")
 })
 
-const request = (server: ServerProcess, path: string, init: RequestInit = {}) =>
-  fetch(`${server.sandboxUrl}${path}`, { ...init, headers: { "x-api-key": key, "content-type": "application/json", ...init.headers } })
+const api = (server: ServerProcess) => apiOf(server.sandboxUrl, key)
 
-const FINAL = ["completed", "partial", "failed"]
+/** The operation once final, as the API answers it on the wire. */
+const finished = async (server: ServerProcess, id: string, deadline: Duration.Input) => {
+  await api(server).client.waitForOperation(id, { deadline })
+  return (await api(server).answer((c) => c.operations.getOperation({ params: { id } }))).body
+}
 
 describe("kill -9 in the middle of operations", () => {
   it("after the restart every operation finishes, and nothing is charged twice", async () => {
@@ -56,31 +60,26 @@ describe("kill -9 in the middle of operations", () => {
     ]
     const ids: Array<string> = []
     for (const { modules, plate } of requests) {
-      const created = await request(first, `/v2/vehicles/${plate}/modules`, { method: "POST", body: JSON.stringify({ modules }) })
+      const created = await api(first).answer((c) => c.operations.createModulesOperation({ params: { plate }, payload: { modules } }))
       expect(created.status).toBe(202)
-      ids.push((await json(created)).id)
+      ids.push(created.body.id)
     }
-    const search = await request(first, "/v2/vehicles/AB202CD?onMiss=search")
+    const search = await api(first).answer((c) => c.vehicles.getVehicle({ params: { plate: "AB202CD" }, query: { onMiss: "search" } }))
     expect(search.status).toBe(202)
-    const searchId = (await json(search)).id as string
-    await waitFor(async () => ((await json(await request(first, `/v2/operations/${ids[0]}`))).status === "processing" ? true : undefined), "processing")
+    const searchId = search.body.id as string
+    await waitFor(async () => ((await api(first).client.operations.getOperation({ params: { id: ids[0]! } })).status === "processing" ? true : undefined), "processing")
     expect(await first.stop("SIGKILL")).toBeNull()
 
     const second = await start()
     await waitFor(() => (/resuming \d+ unfinished operation/.test(second.output()) ? true : undefined), "the resume")
-    const finished = []
-    for (const id of [...ids, searchId]) {
-      finished.push(await waitFor(async () => {
-        const body = await json(await request(second, `/v2/operations/${id}`))
-        return FINAL.includes(body.status) ? body : undefined
-      }, `operation ${id} to finish`))
+    const done = []
+    for (const id of [...ids, searchId]) done.push(await finished(second, id, "30 seconds"))
+    for (const [i, operation] of done.slice(0, ids.length).entries()) {
+      expectShape(operation, ModulesOperation)
+      expect(Object.values(operation.modules).map((m: any) => m.status)).toEqual(requests[i]!.modules.map(() => "completed"))
     }
-    for (const [i, done] of finished.slice(0, ids.length).entries()) {
-      expectShape(done, ModulesOperation)
-      expect(Object.values(done.modules).map((m: any) => m.status)).toEqual(requests[i]!.modules.map(() => "completed"))
-    }
-    expect(finished.at(-1)).toMatchObject({ kind: "vehicle", status: "completed" })
-    const usage = await json(await request(second, "/v2/usage"))
+    expect(done.at(-1)).toMatchObject({ kind: "vehicle", status: "completed" })
+    const usage = await api(second).client.metering.getUsage()
     expect(usage.data.moduleQueries.used).toBe(requests.reduce((n, r) => n + r.modules.length, 0))
     expect(usage.data.plateQueries.used).toBe(1)
     expect(await second.stop("SIGTERM")).toBe(0)
@@ -102,12 +101,9 @@ describe("kill -9 in the middle of operations", () => {
     } finally {
       await db.end()
     }
-    const done = await waitFor(async () => {
-      const body = await json(await request(server, `/v2/operations/${id}`))
-      return FINAL.includes(body.status) ? body : undefined
     // the sweep takes it up within a second, and it runs for 2.5 s; the deadline leaves room for a
     // loaded machine (CI runs files side by side)
-    }, "the sweep to run it", 45_000)
+    const done = await finished(server, id, "45 seconds")
     expect(done).toMatchObject({ status: "completed", modules: { vtv: { status: "completed" } } })
   }, 90_000)
 })

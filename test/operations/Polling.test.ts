@@ -6,6 +6,7 @@
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Accounts } from "../../src/accounts/Accounts.js"
+import { apiOf } from "../support/ApiClient.js"
 import { waitFor } from "../support/Processes.js"
 import { json, makeTestApp, type TestAccount, type TestApp, withKey } from "../support/TestApp.js"
 
@@ -78,15 +79,15 @@ describe("polling an operation", () => {
       body: JSON.stringify({ modules: ["fines"] })
     }))
     const { id } = await json(created)
-    const answers = await Promise.all(Array.from({ length: 30 }, () =>
-      fetch(`${sandboxUrl}/v2/operations/${id}`, { headers: { "x-api-key": limited.sandbox.key } })
-        .then(async (res) => ({ status: res.status, body: await res.json() as { id?: string; error?: { code: string } } }))))
+    const api = apiOf(sandboxUrl, limited.sandbox.key)
+    const answers = await Promise.all(Array.from({ length: 30 }, () => api.answer((c) => c.operations.getOperation({ params: { id } }))))
     const admitted = answers.filter((answer) => answer.status === 200)
     // the creation took one of the minute's twelve requests; the admission call ran once per batch
     expect(admitted).toHaveLength(11)
     for (const answer of admitted) expect(answer.body.id).toBe(id)
     expect(answers.filter((answer) => answer.status === 429).map((answer) => answer.body.error?.code))
       .toEqual(Array(19).fill("rate_limit_exceeded"))
+    for (const answer of answers) if (answer.status === 429) expect(answer.error).toMatchObject({ code: "rate_limit_exceeded", details: { meter: "requests", limit: 12 } })
   })
 })
 

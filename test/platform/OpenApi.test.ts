@@ -42,6 +42,13 @@ describe("OpenAPI document", () => {
     expect(parameters.sort()).toEqual(["query:limit", "query:offset"])
   })
 
+  it("documents the 202 of every endpoint that accepts an operation, v1's too", () => {
+    for (const [path, method] of [["/v2/vehicles/{plate}", "get"], ["/v2/vehicles/{plate}/modules", "post"], ["/v1/vehicles/modules", "post"], ["/v1/reports", "post"]] as const) {
+      expect(Object.keys(spec.paths[path][method].responses), path).toEqual(expect.arrayContaining(["200", "202"]))
+    }
+    expect(spec.paths["/v1/reports"].post.responses["202"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/AcceptedV1Report" })
+  })
+
   it("declares the x-api-key scheme on /v2 endpoints only", () => {
     expect(spec.components.securitySchemes.apiKey).toMatchObject({ type: "apiKey", in: "header", name: "x-api-key" })
     expect(spec.paths["/v2/usage"].get.security).toEqual([{ apiKey: [] }])

@@ -184,7 +184,10 @@ export const limitReached = (details: ErrorDetails) => {
   )
 }
 
-export const temporarilyUnavailable = (message: string, retryAfterSeconds = 5) =>
+/** How long a 503 asks a client to wait when its cause does not say, in seconds. */
+export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5
+
+export const temporarilyUnavailable = (message: string, retryAfterSeconds = UNAVAILABLE_RETRY_AFTER_SECONDS) =>
   Effect.flatMap(
     body("temporarily_unavailable", message, true),
     (error) => Effect.fail(new Unavailable({ error, retryAfterSeconds }))
