@@ -4,6 +4,8 @@
  */
 export const ENTRIES: Readonly<Record<string, string>> = {
   server: "src/server.ts",
+  client: "src/client/index.ts",
+  "client/testing": "src/client/testing.ts",
   webhooks: "src/receiver/index.ts"
 }
 
