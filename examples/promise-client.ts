@@ -11,7 +11,7 @@ const plate = process.env.VDA_PLATE ?? "AB123CD"
 const api = makePromiseClient({ baseUrl: process.env.VDA_BASE_URL!, apiKey: process.env.VDA_API_KEY! })
 
 try {
-  const answer = await api.vehicles.getVehicle({ params: { plate }, query: {} })
+  const answer = await api.vehicles.getVehicle({ params: { plate } })
   if ("found" in answer && answer.data !== null) console.log(`${plate}: ${answer.data.make} ${answer.data.model} ${answer.data.year ?? ""}`)
   else console.log(`${plate}: not found`)
 

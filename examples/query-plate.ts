@@ -12,7 +12,7 @@ const plate = process.env.VDA_PLATE ?? "AB123CD"
 
 const program = Effect.gen(function*() {
   const api = yield* VehicleDataClient
-  const answer = yield* api.vehicles.getVehicle({ params: { plate }, query: {} })
+  const answer = yield* api.vehicles.getVehicle({ params: { plate } })
   // a miss may be accepted as a search (`onMiss=search`, 202) instead of answered; not asked for here
   if (!("found" in answer)) return console.log(`${plate}: accepted as operation ${answer.id}`)
   if (answer.data === null) return console.log(`${plate}: not found`)

@@ -28,8 +28,11 @@ export interface ClientOptions {
 type Groups = typeof Api extends HttpApi.HttpApi<infer _Id, infer G> ? G : never
 type ServedGroups = Extract<Groups, { readonly topLevel: false }>
 
+/** A request whose query has no required field may leave the query out. */
+type OptionalQuery<R> = R extends { readonly query: infer Q } ? {} extends Q ? Omit<R, "query"> & { readonly query?: Q } : R : R
+
 type Request<E extends HttpApiEndpoint.ConstraintRequest> = Simplify<
-  HttpApiEndpoint.ClientRequest<E["~Params"], E["~Query"], E["~Payload"], E["~Headers"], "decoded-only">
+  OptionalQuery<HttpApiEndpoint.ClientRequest<E["~Params"], E["~Query"], E["~Payload"], E["~Headers"], "decoded-only">>
 >
 
 /** An endpoint as a method: its request, as the contract types it, to its answer or the client's error. */
@@ -83,9 +86,10 @@ export const makeWith = (httpClient: HttpClient.HttpClient, options: ClientOptio
         const decode = HttpApiClient.decodeResponse(Api, { group: group.identifier, endpoint: endpoint.identifier } as never) as (
           response: HttpClientResponse.HttpClientResponse
         ) => Effect.Effect<unknown, unknown>
+        const noQuery = endpoint.query === undefined ? {} : { query: {} }
         answered[group.identifier]![endpoint.identifier] = (request) =>
           Effect.flatMap(
-            Effect.mapError(call({ ...(request as object | undefined), responseMode: "response-only" }), notSent),
+            Effect.mapError(call({ ...noQuery, ...(request as object | undefined), responseMode: "response-only" }), notSent),
             (response) =>
               decode(response).pipe(
                 Effect.map((value) => [value, response] as const),

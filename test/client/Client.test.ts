@@ -272,6 +272,10 @@ describe("waitForOperation", () => {
 export const typed = (client: Client) =>
   Effect.gen(function*() {
     const vehicle = yield* client.vehicles.getVehicle({ params: { plate: "AB123CD" }, query: {} })
+    // a query with no required field may be left out
+    yield* client.vehicles.getVehicle({ params: { plate: "AB123CD" } })
+    // @ts-expect-error: a query's fields are typed
+    yield* client.vehicles.getVehicle({ params: { plate: "AB123CD" }, query: { codia: "yes" } })
     // @ts-expect-error: a vehicle query needs its plate
     yield* client.vehicles.getVehicle({ query: {} })
     // @ts-expect-error: unknown modules are the API's to refuse, but the payload's shape is typed

@@ -38,16 +38,16 @@ describe("layerTest", () => {
         const debt = yield* client.vehicles.getVehicle({ params: { plate: "AB123CD" }, query: { sandbox_scenario: "debt" } })
         expect(debt).toMatchObject({ found: true })
         expect((debt as { data: unknown }).data).toMatchObject({ ...generateVehicle("AB123CD", "", "debt").facts, scenario: "debt" })
-        expect(yield* client.vehicles.getVehicle({ params: { plate: "AB404CD" }, query: {} })).toEqual({ success: true, found: false, data: null })
-        expect(yield* client.vehicles.getVehicle({ params: { plate: "AB000CD" }, query: {} })).toMatchObject({ data: { scenario: "clean" } })
+        expect(yield* client.vehicles.getVehicle({ params: { plate: "AB404CD" } })).toEqual({ success: true, found: false, data: null })
+        expect(yield* client.vehicles.getVehicle({ params: { plate: "AB000CD" } })).toMatchObject({ data: { scenario: "clean" } })
       })))
 
   it.effect("refuses as the API does: an invalid plate, an unavailable source (503, Retry-After), a bad parameter", () =>
     withTestClient((client) =>
       Effect.gen(function*() {
-        const invalid = yield* Effect.flip(client.vehicles.getVehicle({ params: { plate: "NOT-A-PLATE" }, query: {} }))
+        const invalid = yield* Effect.flip(client.vehicles.getVehicle({ params: { plate: "NOT-A-PLATE" } }))
         expect(fieldsOf(invalid)).toMatchObject({ code: "invalid_plate", status: 400, retryable: false })
-        const down = yield* Effect.flip(client.vehicles.getVehicle({ params: { plate: "AB333CD" }, query: {} }))
+        const down = yield* Effect.flip(client.vehicles.getVehicle({ params: { plate: "AB333CD" } }))
         expect(fieldsOf(down)).toMatchObject({ code: "temporarily_unavailable", status: 503, retryable: true, retryAfter: 5 })
         const failed = yield* client.vehicles.getVehicle({ params: { plate: "AB123CD" }, query: { sandbox_scenario: "failed" } })
         expect(failed).toEqual({ success: true, found: false, data: null })
@@ -91,7 +91,7 @@ describe("layerTest", () => {
         })
         const search = yield* client.vehicles.getVehicle({ params: { plate: "AB202CD" }, query: { onMiss: "search" } })
         expect(search).toMatchObject({ kind: "vehicle", status: "completed", result: { success: true, found: true, data: { plate: "AB202CD" } } })
-        expect(yield* client.vehicles.getVehicle({ params: { plate: "AB202CD" }, query: {} })).toMatchObject({ found: true })
+        expect(yield* client.vehicles.getVehicle({ params: { plate: "AB202CD" } })).toMatchObject({ found: true })
       })))
 
   it.effect("other endpoints are not answered in process: 404", () =>
@@ -116,7 +116,7 @@ describe("layerTest", () => {
 describe("makeTestPromiseClient", () => {
   it("the same answers as Promises", async () => {
     const client = makeTestPromiseClient()
-    expect(await client.vehicles.getVehicle({ params: { plate: "AB123CD" }, query: {} })).toMatchObject({ data: { sandbox: true } })
+    expect(await client.vehicles.getVehicle({ params: { plate: "AB123CD" } })).toMatchObject({ data: { sandbox: true } })
     const created = await client.operations.createModulesOperation({ params: { plate: "AB111CD" }, payload: { modules: ["fines", "tax_debt"] } })
     expect(created).toMatchObject({ status: "completed" })
     expect((await client.waitForOperation(created.id)).status).toBe("completed")
