@@ -334,7 +334,8 @@ export const admitChargeTexts = (...args: Parameters<typeof admitChargeParameter
 
 /** `ADMIT_KEYS`'s parameters for the keys' `admitChargeTexts`: per argument, its text for every key. */
 export const admitKeysParameters = (keys: ReadonlyArray<ReadonlyArray<string | null>>) =>
-  keys[0]!.map((_, i) => keys.map((key) => key[i] ?? null))
+  // typed as text[]: an argument may be null for every key (no expected account yet)
+  keys[0]!.map((_, i) => nullableArray(keys.map((key) => key[i] ?? null), PgTypes.OID.text))
 
 const make = Effect.gen(function*() {
   const keyUse = yield* KeyUse
