@@ -105,6 +105,11 @@ export class RequestAdmission extends Context.Reference<PendingAdmission | undef
 const TOUCH_INTERVAL_MS = 60_000
 /** The debug line of a failed touch (Effect 3's `ignoreLogged`'s). */
 const IGNORED = "An error was silently ignored because it is not anticipated to be useful"
+/**
+ * Shared lanes per listener, keys spread over them by hash: each has one batch in flight, so that
+ * PostgreSQL works on several at once rather than on one batch of every key in one backend.
+ */
+const SHARED_LANES = 4
 /** Accounts kept per process, by key hash (a hint only: the database checks the fingerprint). */
 const KNOWN_MAX = 10_000
 
@@ -277,7 +282,7 @@ export const ADMIT_CHARGE = `
     $16::integer[], $17::integer[], $18::integer[]) as answer`
 
 
-/** A batch of the shared lane that has one key: decided as alone, or `{"busy": true}`. */
+/** A batch of a shared lane that has one key: decided as alone, or `{"busy": true}`. */
 export const ADMIT_CHARGE_OR_BUSY = ADMIT_CHARGE.replace("vda_admit_charge(", "vda_admit_charge_or_busy(")
 
 /** The batches of several keys in one statement: each argument of `ADMIT_CHARGE` as an array of one text per key. */
@@ -427,7 +432,7 @@ const make = Effect.gen(function*() {
   }
 
   /**
-   * A listener's shared lane: every key's requests in one statement and one commit. A key whose
+   * A shared lane of a listener: its keys' requests in one statement and one commit. A key whose
    * counters are locked is answered `BUSY` rather than waited for (see `vda_admit_charge_or_busy`).
    */
   const admitShared = (environment: Environment, requests: ReadonlyArray<AdmissionRequest>) => {
@@ -462,8 +467,9 @@ const make = Effect.gen(function*() {
     key: (request: AdmissionRequest) => `${request.keyHash}/${request.environment}`,
     process: (_lane, requests) => admitBatch(requests[0]!.keyHash, requests[0]!.environment, requests)
   })
+  const sharedLane = Batcher.spreadOver(SHARED_LANES)
   const sharedLanes = yield* Batcher.make({
-    key: (request: AdmissionRequest) => request.environment,
+    key: (request: AdmissionRequest) => `${request.environment}/${sharedLane(request.keyHash)}`,
     process: (_lane, requests) => admitShared(requests[0]!.environment, requests)
   })
 
@@ -481,7 +487,7 @@ const make = Effect.gen(function*() {
     })
 
   /**
-   * Requests are admitted in their listener's shared lane, many keys per round trip; a key whose
+   * Requests are admitted in a shared lane of their listener, many keys per round trip; a key whose
    * counters are held goes to its own lane until it has no request left there, so that no account
    * holds back another's.
    */
