@@ -25,6 +25,8 @@ import { KeyUse } from "./KeyUse.js"
 import { countCharge, countRateLimited } from "./Outcomes.js"
 import { type Charge, LimitReached, limitReachedBy, nullableArray, type PlainConsumption } from "./Metering.js"
 import { minuteOf } from "./Periods.js"
+import { admitChargeArguments } from "./sql/vda_admit_charge.js"
+import { typeOf } from "./sql/vda_admit_charge_in_order.js"
 
 export interface Admitted {
   readonly principal: Principal
@@ -275,18 +277,21 @@ export const batchOf = (requests: ReadonlyArray<AdmissionRequest>, expected: Kno
   }
 }
 
-/** One batch's admission and charges: one call, one round trip, one commit. */
-export const ADMIT_CHARGE = `
-  select vda_admit_charge($1, $2, $3, $4::timestamptz[], $5::integer[], $6::text[], $7::timestamptz[], $8::integer[],
-    $9::text[], $10::integer[], $11::integer[], $12::integer[], $13::integer[], $14::integer[], $15::integer[],
-    $16::integer[], $17::integer[], $18::integer[]) as answer`
+/** `fn` called with `vda_admit_charge`'s arguments as parameters, each cast to `typeAt(its type)`. */
+const admitStatement = (fn: string, result: string, typeAt: (type: string) => string = (type) => type) =>
+  `select ${fn}(${
+    admitChargeArguments.map((argument, i) => typeAt(typeOf(argument)) === "text" ? `$${i + 1}` : `$${i + 1}::${typeAt(typeOf(argument))}`)
+      .join(", ")
+  }) as ${result}`
 
+/** One batch's admission and charges: one call, one round trip, one commit. */
+export const ADMIT_CHARGE = admitStatement("vda_admit_charge", "answer")
 
 /** A batch of a shared lane that has one key: decided as alone, or `{"busy": true}`. */
-export const ADMIT_CHARGE_OR_BUSY = ADMIT_CHARGE.replace("vda_admit_charge(", "vda_admit_charge_or_busy(")
+export const ADMIT_CHARGE_OR_BUSY = admitStatement("vda_admit_charge_or_busy", "answer")
 
 /** The batches of several keys in one statement: each argument of `ADMIT_CHARGE` as an array of one text per key. */
-export const ADMIT_KEYS = `select vda_admit_keys(${Array.from({ length: 18 }, (_, i) => `$${i + 1}::text[]`).join(", ")}) as answers`
+export const ADMIT_KEYS = admitStatement("vda_admit_keys", "answers", () => "text[]")
 
 /** An array as PostgreSQL writes it, its elements quoted (null as NULL). */
 const arrayText = (values: ReadonlyArray<string | number | Date | null>) =>
@@ -301,8 +306,8 @@ const arrayText = (values: ReadonlyArray<string | number | Date | null>) =>
   }}`
 
 /**
- * `ADMIT_CHARGE`'s parameters for a batch of one key's requests on one listener; with
- * `counterLimits` written as array text, the form in which `ADMIT_KEYS` takes every argument.
+ * `ADMIT_CHARGE`'s parameters for a batch of one key's requests on one listener, the counters'
+ * limits passed through `counterLimits` (as they are for `admitChargeTexts`).
  */
 export const admitChargeParameters = (
   keyHash: string,
@@ -333,7 +338,7 @@ export const admitChargeParameters = (
 
 /** `admitChargeParameters` as texts: each array written as PostgreSQL array text. */
 export const admitChargeTexts = (...args: Parameters<typeof admitChargeParameters>) =>
-  admitChargeParameters(args[0], args[1], args[2], args[3], arrayText).map((argument) =>
+  admitChargeParameters(args[0], args[1], args[2], args[3], (limits) => limits).map((argument) =>
     Array.isArray(argument) ? arrayText(argument) : argument as string | null
   )
 

@@ -32,8 +32,15 @@ export const batchArguments = [
   "p_charge_value integer[]"
 ]
 
+/** An argument's name and type, from its declaration ("p_hash text"). */
+export const nameOf = (argument: string) => argument.split(" ")[0]!
+export const typeOf = (argument: string) => argument.split(" ")[1]!
+
+/** `fn` called with the arguments declared as `declarations`, by name. */
+export const callByName = (fn: string, declarations: ReadonlyArray<string>) => `${fn}(${declarations.map(nameOf).join(", ")})`
+
 /** This function called with a batch's arguments, by name. */
-export const inOrderCall = `vda_admit_charge_in_order(${batchArguments.map((argument) => argument.split(" ")[0]).join(", ")})`
+export const inOrderCall = callByName("vda_admit_charge_in_order", batchArguments)
 
 export default `create or replace function vda_admit_charge_in_order(
   ${batchArguments.join(",\n  ")}

@@ -6,6 +6,7 @@
  * requests to the key's own lane, which waits for the lock.
  */
 import { admitChargeArguments } from "./vda_admit_charge.js"
+import { callByName } from "./vda_admit_charge_in_order.js"
 
 /** How long a shared batch waits for one key's counters before handing the key to its own lane. */
 export const SHARED_LOCK_WAIT = "5ms"
@@ -16,7 +17,7 @@ export default `create or replace function vda_admit_charge_or_busy(
 language plpgsql as $fn$
 begin
   perform set_config('lock_timeout', '${SHARED_LOCK_WAIT}', true);
-  return vda_admit_charge(${admitChargeArguments.map((argument) => argument.split(" ")[0]).join(", ")});
+  return ${callByName("vda_admit_charge", admitChargeArguments)};
 exception when lock_not_available then
   return '{"busy": true}'::jsonb;
 end

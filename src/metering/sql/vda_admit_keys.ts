@@ -8,10 +8,11 @@
  * argument itself for a text, else its PostgreSQL array literal, cast back here.
  */
 import { admitChargeArguments } from "./vda_admit_charge.js"
+import { nameOf, typeOf } from "./vda_admit_charge_in_order.js"
 
-const [, ...others] = admitChargeArguments
-const nameOf = (argument: string) => argument.split(" ")[0]!
-const typeOf = (argument: string) => argument.split(" ")[1]!
+/** Key `k`'s value of `argument`, from its text. */
+const keyValue = (argument: string) =>
+  typeOf(argument) === "text" ? `${nameOf(argument)}[k]` : `${nameOf(argument)}[k]::${typeOf(argument)}`
 
 export default `create or replace function vda_admit_keys(
   ${admitChargeArguments.map((argument) => `${nameOf(argument)} text[]`).join(",\n  ")}
@@ -22,8 +23,7 @@ declare
 begin
   for k in 1 .. coalesce(cardinality(${nameOf(admitChargeArguments[0]!)}), 0) loop
     answers := answers || jsonb_build_array(vda_admit_charge_or_busy(
-      ${nameOf(admitChargeArguments[0]!)}[k],
-      ${others.map((argument) => typeOf(argument) === "text" ? `${nameOf(argument)}[k]` : `${nameOf(argument)}[k]::${typeOf(argument)}`).join(",\n      ")}));
+      ${admitChargeArguments.map(keyValue).join(",\n      ")}));
   end loop;
   return answers;
 end
