@@ -6,7 +6,7 @@ import { Clock, Context, Data, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { randomBase62, sha256Hex, ulid } from "../platform/ids/Ids.js"
 import type { Environment } from "../platform/http/RequestContext.js"
-import type { PlanId } from "../principal/Domain.js"
+import { KEY_PREFIX, KEY_SECRET_LENGTH, type PlanId } from "../principal/Domain.js"
 import type { AccountRow } from "../principal/AccountRows.js"
 import { AccountsRepo, type CustomPlanTerms, type KeyOwner } from "./Repo.js"
 
@@ -23,10 +23,8 @@ export interface CreatedKey {
   readonly name: string | null
 }
 
-const KEY_PREFIX: Record<Environment, string> = { production: "vda_live_", sandbox: "vda_test_" }
-
 /** A new secret in the form `vda_live_…`/`vda_test_…` + 32 base62 characters. */
-export const generateKey = (environment: Environment) => `${KEY_PREFIX[environment]}${randomBase62(32)}`
+export const generateKey = (environment: Environment) => `${KEY_PREFIX[environment]}${randomBase62(KEY_SECRET_LENGTH)}`
 
 const make = Effect.gen(function*() {
   const repo = yield* AccountsRepo

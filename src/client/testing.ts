@@ -3,6 +3,7 @@
  * answers from the sandbox's generators in process (`layerTest`), so a test needs no network.
  */
 import { Effect, Layer, Redacted } from "effect"
+import { KEY_PREFIX } from "../principal/Domain.js"
 import { type ClientOptions, makeWith, VehicleDataClient } from "./Client.js"
 import { makePromiseClient, type PromiseClient, promised } from "./PromiseClient.js"
 import type { RetryOptions } from "./Retry.js"
@@ -14,7 +15,7 @@ export { makeSandbox, sandboxHttpClient } from "./Sandbox.js"
 export const LOCAL_SANDBOX_URL = "http://localhost:8081"
 
 /** Sandbox keys are `vda_test_…`: a production key is refused before any request is made. */
-const SANDBOX_KEY_PREFIX = "vda_test_"
+const SANDBOX_KEY_PREFIX = KEY_PREFIX.sandbox
 
 export interface LocalSandboxOptions {
   /** The sandbox key (`vda_test_…`), from the first-run banner or `vda keys create --environment sandbox`. */

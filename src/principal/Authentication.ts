@@ -7,7 +7,7 @@ import { Data, Result } from "effect"
 import { sha256Hex } from "../platform/ids/Ids.js"
 import type { Environment } from "../platform/http/RequestContext.js"
 import type { EntitledAccountRow, KeyLookupRow } from "./AccountRows.js"
-import type { Entitlements, ModulePricing, Principal } from "./Domain.js"
+import { type Entitlements, KEY_PREFIX, KEY_SECRET_LENGTH, type ModulePricing, type Principal } from "./Domain.js"
 
 export class InvalidKey extends Data.TaggedError("InvalidKey")<{
   readonly reason: "missing" | "unknown" | "other_environment"
@@ -24,7 +24,7 @@ export class InvalidKey extends Data.TaggedError("InvalidKey")<{
   }
 }
 
-const KEY_SHAPE = /^vda_(live|test)_[0-9A-Za-z]{32}$/
+const KEY_SHAPE = new RegExp(`^(?:${Object.values(KEY_PREFIX).join("|")})[0-9A-Za-z]{${KEY_SECRET_LENGTH}}$`)
 
 /** The hash to look a presented key up by, unless it cannot be a key at all. */
 export const keyHashOf = (raw: string | undefined): Result.Result<string, InvalidKey> => {

@@ -7,6 +7,10 @@ import type { Environment } from "../platform/http/RequestContext.js"
 import { Module } from "../modules/Names.js"
 import { Limit } from "../platform/contract/Schemas.js"
 
+/** An API key's prefix per environment; the secret after it is `KEY_SECRET_LENGTH` base62 characters. */
+export const KEY_PREFIX: Readonly<Record<Environment, string>> = { production: "vda_live_", sandbox: "vda_test_" }
+export const KEY_SECRET_LENGTH = 32
+
 /** The plans anyone can pick, cheapest first; `custom` is negotiated per account. */
 export const STANDARD_PLANS = ["free", "basic", "growth", "scale"] as const
 export const StandardPlanId = Schema.Literals(STANDARD_PLANS)
