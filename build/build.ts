@@ -64,8 +64,9 @@ try {
       outDir: Path.join(dist, "types"),
       typeRoots: [Path.join(root, "node_modules", "@types")]
     },
-    files: [...Object.values(ENTRIES), "src/platform/db/sqlSources.d.ts"].map((file) => Path.join(root, file)),
-    include: []
+    files: Object.values(ENTRIES).map((file) => Path.join(root, file)),
+    // the module declarations the sources rely on (`*.sql` as text…), wherever they sit
+    include: [Path.join(root, "src/**/*.d.ts")]
   }))
   const tsc = spawnSync(Path.join(root, "node_modules", ".bin", "tsc"), ["-p", config], { stdio: "inherit" })
   if (tsc.status !== 0) throw new Error(`the declarations did not build (tsc exited ${tsc.status ?? tsc.signal})`)
