@@ -8,7 +8,7 @@
  * routes, database outages, defects) leaves in the one error body of the contract.
  */
 import { NodeHttpServer } from "@effect/platform-node"
-import { ByteSize, Cause, Clock, Context, Effect, type Exit, Layer, Logger, Option, Random, References, Result, Tracer } from "effect"
+import { ByteSize, Cause, Clock, Context, Effect, type Exit, Layer, Logger, Option, Random, References, Result, Tracer, type Types } from "effect"
 import { HttpIncomingMessage, HttpMiddleware, HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApi, HttpApiBuilder, HttpApiError, type HttpApiGroup, HttpApiScalar } from "effect/http-api"
 import { SqlError } from "effect/sql"
@@ -267,19 +267,24 @@ export const makeRequestPipeline = <Id extends string, Groups extends HttpApiGro
     const expected = admission.expected(keyHash.success, environment)
     if (expected === undefined) return undefined
     let answer: Exit.Exit<AdmittedAndCharged, Errors.ApiError> | undefined
-    return {
+    // `admitted` is a field, not a getter: a getter in an object literal gives each request's
+    // object a hidden class of its own, which keeps the request alive until a full collection
+    const pending: Types.Mutable<PendingAdmission> = {
       expected,
-      get admitted() {
-        return answer !== undefined
-      },
+      admitted: false,
       admit: (prepared) =>
         Effect.suspend(() =>
           answer ?? Effect.onExit(
             answered(request, headers, admission.admitCharging(keyHash.success, environment, prepared)),
-            (exit) => Effect.sync(() => void (answer = exit))
+            (exit) =>
+              Effect.sync(() => {
+                answer = exit
+                pending.admitted = true
+              })
           )
         )
     }
+    return pending
   }
 
   /**
