@@ -212,9 +212,9 @@ const checkBody = <E, R>(
  * checks that need no effect are plain calls, and the headers the request gathers (its id, its
  * rate limit) are set on its response once, at the end.
  */
-export const makeRequestPipeline = <Id extends string, Groups extends HttpApiGroup.Constraint>(
+export const makeRequestPipeline = Effect.fnUntraced(function*<Id extends string, Groups extends HttpApiGroup.Constraint>(
   api: HttpApi.HttpApi<Id, Groups>
-) => Effect.gen(function*() {
+) {
   const admission = yield* Admission
   const { requestBody } = yield* AppConfig
   const endpoints = endpointsOf(api)

@@ -45,25 +45,24 @@ const drainOnClose = (server: Server, drainMs: number) => {
 }
 
 /** Serves the application for `environment` on `port` until the scope closes; answers its URL. */
-export const serveListener = (environment: Environment, port: number) =>
-  Effect.gen(function*() {
-    const config = yield* AppConfig
-    const scope = yield* Effect.scope
-    const observe = makeObserver({
-      environment,
-      routeOf: (url) => (isConsolePath(url) ? consoleRouteOf(url) : routeOfUrl(url)),
-      tracer: yield* RequestTracer,
-      accessLog: makeAccessLog(config.logFormat, config.logLevel, config.accessLog)
-    })
-    const nodeServer = drainOnClose(createLimitedServer(config.http), config.shutdownDrainMs)
-    // requests run in a scope that closes after the server's (finalizers run in reverse): in-flight
-    // requests finish within the drain rather than being interrupted first
-    const requests = yield* Scope.fork(scope)
-    yield* NodeHttpServer.make(() => nodeServer, { port, host: config.host })
-    const api = yield* NodeHttpServer.makeHandler(yield* apiProgram, { scope: requests }).pipe(forApiListener(environment))
-    const console = yield* NodeHttpServer.makeHandler((yield* ConsoleApp).app, { scope: requests }).pipe(forListener(environment))
-    const listener = observe((request, response) => (isConsolePath(request.url) ? console : api)(request, response))
-    nodeServer.on("request", listener)
-    yield* Scope.addFinalizer(scope, Effect.sync(() => nodeServer.off("request", listener)))
-    return addressOf(nodeServer)
+export const serveListener = Effect.fnUntraced(function*(environment: Environment, port: number) {
+  const config = yield* AppConfig
+  const scope = yield* Effect.scope
+  const observe = makeObserver({
+    environment,
+    routeOf: (url) => (isConsolePath(url) ? consoleRouteOf(url) : routeOfUrl(url)),
+    tracer: yield* RequestTracer,
+    accessLog: makeAccessLog(config.logFormat, config.logLevel, config.accessLog)
   })
+  const nodeServer = drainOnClose(createLimitedServer(config.http), config.shutdownDrainMs)
+  // requests run in a scope that closes after the server's (finalizers run in reverse): in-flight
+  // requests finish within the drain rather than being interrupted first
+  const requests = yield* Scope.fork(scope)
+  yield* NodeHttpServer.make(() => nodeServer, { port, host: config.host })
+  const api = yield* NodeHttpServer.makeHandler(yield* apiProgram, { scope: requests }).pipe(forApiListener(environment))
+  const console = yield* NodeHttpServer.makeHandler((yield* ConsoleApp).app, { scope: requests }).pipe(forListener(environment))
+  const listener = observe((request, response) => (isConsolePath(request.url) ? console : api)(request, response))
+  nodeServer.on("request", listener)
+  yield* Scope.addFinalizer(scope, Effect.sync(() => nodeServer.off("request", listener)))
+  return addressOf(nodeServer)
+})

@@ -40,65 +40,61 @@ const make = Effect.gen(function*() {
       }))
     )
 
-  const create = (input: { readonly owner: string; readonly plan: PlanId; readonly timezone: string }) =>
-    Effect.gen(function*() {
-      const account: AccountRow = {
-        id: `acct_${yield* ulid}`,
-        owner: input.owner,
-        plan: input.plan,
-        timezone: input.timezone,
-        createdAt: yield* now
-      }
-      yield* repo.insertAccount(account)
-      if (input.plan === "custom") yield* repo.ensureCustomTerms(account.id)
-      return account
-    }).pipe(sql.withTransaction, Effect.orDie)
+  const create = Effect.fnUntraced(function*(input: { readonly owner: string; readonly plan: PlanId; readonly timezone: string }) {
+    const account: AccountRow = {
+      id: `acct_${yield* ulid}`,
+      owner: input.owner,
+      plan: input.plan,
+      timezone: input.timezone,
+      createdAt: yield* now
+    }
+    yield* repo.insertAccount(account)
+    if (input.plan === "custom") yield* repo.ensureCustomTerms(account.id)
+    return account
+  }, sql.withTransaction, Effect.orDie)
 
-  const setPlan = (id: string, plan: PlanId) =>
-    Effect.gen(function*() {
-      if (!(yield* repo.setPlan(id, plan))) return yield* Effect.fail(new AccountNotFound({ id }))
-      if (plan === "custom") yield* repo.ensureCustomTerms(id)
-      return yield* requireAccount(id)
-    }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+  const setPlan = Effect.fnUntraced(function*(id: string, plan: PlanId) {
+    if (!(yield* repo.setPlan(id, plan))) return yield* Effect.fail(new AccountNotFound({ id }))
+    if (plan === "custom") yield* repo.ensureCustomTerms(id)
+    return yield* requireAccount(id)
+  }, sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
 
   /** Merges `changes` into the account's custom terms and moves the account to `custom`. */
-  const setCustom = (id: string, changes: Partial<CustomPlanTerms>) =>
-    Effect.gen(function*() {
-      yield* requireAccount(id)
-      yield* repo.ensureCustomTerms(id)
-      const current = Option.getOrThrow(yield* repo.findCustomTerms(id))
-      const terms: CustomPlanTerms = { ...current, ...changes }
-      yield* repo.upsertCustomTerms(id, terms)
-      yield* repo.setPlan(id, "custom")
-      return yield* requireAccount(id)
-    }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+  const setCustom = Effect.fnUntraced(function*(id: string, changes: Partial<CustomPlanTerms>) {
+    yield* requireAccount(id)
+    yield* repo.ensureCustomTerms(id)
+    const current = Option.getOrThrow(yield* repo.findCustomTerms(id))
+    const terms: CustomPlanTerms = { ...current, ...changes }
+    yield* repo.upsertCustomTerms(id, terms)
+    yield* repo.setPlan(id, "custom")
+    return yield* requireAccount(id)
+  }, sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
 
-  const createKey = (input: { readonly accountId: string; readonly environment: Environment; readonly name: string | null }) =>
-    Effect.gen(function*() {
-      yield* requireAccount(input.accountId)
-      const key = generateKey(input.environment)
-      const created: CreatedKey = {
-        id: `key_${yield* ulid}`,
-        key,
-        environment: input.environment,
-        prefix: key.slice(0, 13),
-        last4: key.slice(-4),
-        name: input.name
-      }
-      yield* repo.insertKey({
-        id: created.id,
-        accountId: input.accountId,
-        environment: input.environment,
-        name: input.name,
-        keyHash: sha256Hex(key),
-        prefix: created.prefix,
-        last4: created.last4,
-        createdAt: yield* now,
-        revokedAt: null,
-        lastUsedAt: null
-      })
-      return created
+  const createKey = Effect.fnUntraced(function*(input: { readonly accountId: string; readonly environment: Environment; readonly name: string | null }) {
+    yield* requireAccount(input.accountId)
+    const key = generateKey(input.environment)
+    const created: CreatedKey = {
+      id: `key_${yield* ulid}`,
+      key,
+      environment: input.environment,
+      prefix: key.slice(0, 13),
+      last4: key.slice(-4),
+      name: input.name
+    }
+    yield* repo.insertKey({
+      id: created.id,
+      accountId: input.accountId,
+      environment: input.environment,
+      name: input.name,
+      keyHash: sha256Hex(key),
+      prefix: created.prefix,
+      last4: created.last4,
+      createdAt: yield* now,
+      revokedAt: null,
+      lastUsedAt: null
     })
+    return created
+  })
 
   const listKeys = (accountId: string) =>
     Effect.andThen(requireAccount(accountId), repo.listKeys(accountId))

@@ -16,23 +16,22 @@ export const AccountsHttpLive = apiGroup(
       handlers
         .handle("getStatus", () =>
           Effect.map(CurrentPrincipal.use(status.read), statusAnswer))
-        .handle("listPlans", () =>
-          Effect.gen(function*() {
-            const principal = yield* CurrentPrincipal
-            const plans = yield* repo.listPlans
-            return {
-              plans: plans.map((plan) => ({
-                id: plan.id,
-                currency: "ARS" as const,
-                interval: "month" as const,
-                priceArs: plan.priceArs,
-                plateQueriesMonthly: plan.plateQueriesMonthly,
-                moduleQueriesMonthly: plan.moduleQueriesMonthly,
-                uniquePlatesDaily: plan.uniquePlatesDaily,
-                requestsPerMinute: plan.requestsPerMinute,
-                enabledModules: plan.enabledModules,
-                timezone: principal.timezone
-              }))
-            }
-          })))
+        .handle("listPlans", Effect.fnUntraced(function*() {
+          const principal = yield* CurrentPrincipal
+          const plans = yield* repo.listPlans
+          return {
+            plans: plans.map((plan) => ({
+              id: plan.id,
+              currency: "ARS" as const,
+              interval: "month" as const,
+              priceArs: plan.priceArs,
+              plateQueriesMonthly: plan.plateQueriesMonthly,
+              moduleQueriesMonthly: plan.moduleQueriesMonthly,
+              uniquePlatesDaily: plan.uniquePlatesDaily,
+              requestsPerMinute: plan.requestsPerMinute,
+              enabledModules: plan.enabledModules,
+              timezone: principal.timezone
+            }))
+          }
+        })))
   }))

@@ -81,22 +81,21 @@ const make = Effect.gen(function*() {
      * Unless the account already has custom terms, gives it the allowances and modules of
      * CUSTOM_PLAN_BASE as the plans table holds them, with the table's default module price.
      */
-    ensureCustomTerms: (accountId: string) =>
-      Effect.gen(function*() {
-        const base = (yield* listPlans).find((plan) => plan.id === CUSTOM_PLAN_BASE)
-        if (base === undefined) return yield* Effect.die(new Error(`The plans table has no ${CUSTOM_PLAN_BASE} plan`))
-        const { plateQueriesMonthly, moduleQueriesMonthly, uniquePlatesDaily, requestsPerMinute, enabledModules } = base
-        const terms = {
-          plateQueriesMonthly,
-          moduleQueriesMonthly,
-          uniquePlatesDaily,
-          requestsPerMinute,
-          enabledModules: [...enabledModules]
-        }
-        yield* sql`
-          insert into custom_plans ${sql.insert({ accountId, ...terms })}
-          on conflict (account_id) do nothing`.pipe(Effect.orDie)
-      }),
+    ensureCustomTerms: Effect.fnUntraced(function*(accountId: string) {
+      const base = (yield* listPlans).find((plan) => plan.id === CUSTOM_PLAN_BASE)
+      if (base === undefined) return yield* Effect.die(new Error(`The plans table has no ${CUSTOM_PLAN_BASE} plan`))
+      const { plateQueriesMonthly, moduleQueriesMonthly, uniquePlatesDaily, requestsPerMinute, enabledModules } = base
+      const terms = {
+        plateQueriesMonthly,
+        moduleQueriesMonthly,
+        uniquePlatesDaily,
+        requestsPerMinute,
+        enabledModules: [...enabledModules]
+      }
+      yield* sql`
+        insert into custom_plans ${sql.insert({ accountId, ...terms })}
+        on conflict (account_id) do nothing`.pipe(Effect.orDie)
+    }),
 
     findCustomTerms: (accountId: string) =>
       customTerms(sql`

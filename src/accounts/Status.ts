@@ -68,12 +68,11 @@ const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   // decoded once per read, which concurrent status requests of the account share
   const statusRows = SqlRows.findAll("vda_account_status", StatusRow)
-  const readNow = (principal: Principal) =>
-    Effect.gen(function*() {
-      const periods = usagePeriodsOf(principal, yield* Clock.currentTimeMillis)
-      const rows = yield* statusRows(sql.unsafe(STATUS_READ, statusReadParameters([statusValueOf(principal, periods)])))
-      return statusOf(principal, periods, rows)
-    }).pipe(Effect.orDie)
+  const readNow = Effect.fnUntraced(function*(principal: Principal) {
+    const periods = usagePeriodsOf(principal, yield* Clock.currentTimeMillis)
+    const rows = yield* statusRows(sql.unsafe(STATUS_READ, statusReadParameters([statusValueOf(principal, periods)])))
+    return statusOf(principal, periods, rows)
+  }, Effect.orDie)
   return {
     /** The status; the same object for the reads that shared it. */
     read: yield* Batcher.sharedReads({ key: accountKey, read: readNow })

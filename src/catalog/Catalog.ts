@@ -41,41 +41,39 @@ const make = Effect.gen(function*() {
 
   return {
     /** Identifies a vehicle against the current catalog. */
-    identify: (vehicle: VehicleDescription) =>
-      Effect.gen(function*() {
-        const index = yield* current
-        const year = DateTime.getPartUtc(yield* DateTime.now, "year")
-        return identify(index, vehicle, year)
-      }),
+    identify: Effect.fnUntraced(function*(vehicle: VehicleDescription) {
+      const index = yield* current
+      const year = DateTime.getPartUtc(yield* DateTime.now, "year")
+      return identify(index, vehicle, year)
+    }),
 
     /** Adds or replaces versions (by codia) in one transaction. */
-    importRecords: (records: ReadonlyArray<CatalogRecord>) =>
-      Effect.gen(function*() {
-        const rows = records.map((r) => ({
-          codia: r.codia,
-          brand: r.brand,
-          brandAliases: [...r.brandAliases],
-          family: r.family,
-          familyAliases: [...r.familyAliases],
-          version: r.version,
-          years: [...r.years],
-          category: r.category,
-          bodyType: r.bodyType,
-          vehicleType: r.vehicleType,
-          specification: JSON.stringify(r.specification)
-        }))
-        for (const chunk of Arr.chunksOf(rows, 500)) {
-          yield* sql`
-            insert into catalog_versions ${sql.insert(chunk)}
-            on conflict (codia) do update set
-              brand = excluded.brand, brand_aliases = excluded.brand_aliases, family = excluded.family,
-              family_aliases = excluded.family_aliases, version = excluded.version, years = excluded.years,
-              category = excluded.category, body_type = excluded.body_type,
-              vehicle_type = excluded.vehicle_type, specification = excluded.specification`
-        }
-        yield* sql`update catalog_revision set revision = revision + 1, updated_at = now()`
-        return records.length
-      }).pipe(sql.withTransaction, Effect.orDie)
+    importRecords: Effect.fnUntraced(function*(records: ReadonlyArray<CatalogRecord>) {
+      const rows = records.map((r) => ({
+        codia: r.codia,
+        brand: r.brand,
+        brandAliases: [...r.brandAliases],
+        family: r.family,
+        familyAliases: [...r.familyAliases],
+        version: r.version,
+        years: [...r.years],
+        category: r.category,
+        bodyType: r.bodyType,
+        vehicleType: r.vehicleType,
+        specification: JSON.stringify(r.specification)
+      }))
+      for (const chunk of Arr.chunksOf(rows, 500)) {
+        yield* sql`
+          insert into catalog_versions ${sql.insert(chunk)}
+          on conflict (codia) do update set
+            brand = excluded.brand, brand_aliases = excluded.brand_aliases, family = excluded.family,
+            family_aliases = excluded.family_aliases, version = excluded.version, years = excluded.years,
+            category = excluded.category, body_type = excluded.body_type,
+            vehicle_type = excluded.vehicle_type, specification = excluded.specification`
+      }
+      yield* sql`update catalog_revision set revision = revision + 1, updated_at = now()`
+      return records.length
+    }, sql.withTransaction, Effect.orDie)
   }
 })
 

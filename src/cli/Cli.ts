@@ -103,23 +103,21 @@ const accountsCreate = Command.make("create", {
     Flag.mapEffect((tz) => (isValidTimezone(tz) ? Effect.succeed(tz) : Effect.fail(invalid(`--timezone: unknown IANA timezone "${tz}"`))))
   ),
   json
-}, ({ json, owner, plan, timezone }) =>
-  Effect.gen(function*() {
-    if (owner.trim().length === 0) return yield* new UsageError({ message: "--owner must not be empty" })
-    const accounts = yield* Accounts
-    const account = yield* accounts.create({ owner: owner.trim(), plan, timezone })
-    yield* print(json, { id: account.id, owner: account.owner, plan: account.plan, timezone: account.timezone },
-      `created account ${account.id} (owner ${JSON.stringify(account.owner)}, plan ${account.plan}, timezone ${account.timezone})`)
-  })).pipe(Command.withDescription("Create an account"))
+}, Effect.fnUntraced(function*({ json, owner, plan, timezone }) {
+  if (owner.trim().length === 0) return yield* new UsageError({ message: "--owner must not be empty" })
+  const accounts = yield* Accounts
+  const account = yield* accounts.create({ owner: owner.trim(), plan, timezone })
+  yield* print(json, { id: account.id, owner: account.owner, plan: account.plan, timezone: account.timezone },
+    `created account ${account.id} (owner ${JSON.stringify(account.owner)}, plan ${account.plan}, timezone ${account.timezone})`)
+})).pipe(Command.withDescription("Create an account"))
 
 const accountsSetPlan = Command.make("set-plan", {
   accountId: Argument.String("ACCOUNT_ID"),
   plan: Argument.Literals("PLAN", PlanId.literals)
-}, ({ accountId, plan }) =>
-  Effect.gen(function*() {
-    const account = yield* (yield* Accounts).setPlan(accountId, plan)
-    yield* Console.log(describeAccount(account))
-  })).pipe(Command.withDescription("Move an account to another plan; usage already consumed is kept"))
+}, Effect.fnUntraced(function*({ accountId, plan }) {
+  const account = yield* (yield* Accounts).setPlan(accountId, plan)
+  yield* Console.log(describeAccount(account))
+})).pipe(Command.withDescription("Move an account to another plan; usage already consumed is kept"))
 
 const accountsSetCustom = Command.make("set-custom", {
   accountId: Argument.String("ACCOUNT_ID"),
@@ -134,19 +132,18 @@ const accountsSetCustom = Command.make("set-custom", {
     Flag.mapEffect(parseModules),
     Flag.optional
   )
-}, (input) =>
-  Effect.gen(function*() {
-    const changes: { -readonly [K in keyof CustomPlanTerms]?: CustomPlanTerms[K] } = {}
-    if (Option.isSome(input.plateQueries)) changes.plateQueriesMonthly = input.plateQueries.value
-    if (Option.isSome(input.moduleQueries)) changes.moduleQueriesMonthly = input.moduleQueries.value
-    if (Option.isSome(input.uniquePlates)) changes.uniquePlatesDaily = input.uniquePlates.value
-    if (Option.isSome(input.rpm)) changes.requestsPerMinute = input.rpm.value
-    if (Option.isSome(input.modulePriceArs)) changes.modulePriceArs = input.modulePriceArs.value
-    if (Option.isSome(input.includedModules)) changes.includedModules = input.includedModules.value
-    if (Option.isSome(input.modules)) changes.enabledModules = input.modules.value
-    const account = yield* (yield* Accounts).setCustom(input.accountId, changes)
-    yield* Console.log(describeAccount(account))
-  })).pipe(Command.withDescription(
+}, Effect.fnUntraced(function*(input) {
+  const changes: { -readonly [K in keyof CustomPlanTerms]?: CustomPlanTerms[K] } = {}
+  if (Option.isSome(input.plateQueries)) changes.plateQueriesMonthly = input.plateQueries.value
+  if (Option.isSome(input.moduleQueries)) changes.moduleQueriesMonthly = input.moduleQueries.value
+  if (Option.isSome(input.uniquePlates)) changes.uniquePlatesDaily = input.uniquePlates.value
+  if (Option.isSome(input.rpm)) changes.requestsPerMinute = input.rpm.value
+  if (Option.isSome(input.modulePriceArs)) changes.modulePriceArs = input.modulePriceArs.value
+  if (Option.isSome(input.includedModules)) changes.includedModules = input.includedModules.value
+  if (Option.isSome(input.modules)) changes.enabledModules = input.modules.value
+  const account = yield* (yield* Accounts).setCustom(input.accountId, changes)
+  yield* Console.log(describeAccount(account))
+})).pipe(Command.withDescription(
     "Set the account's custom plan terms (unspecified ones are kept) and move it to the custom plan. " +
       "Module billing periods already open keep their frozen price and included units."
   ))
@@ -155,14 +152,13 @@ const accountsSetOpeningBalance = Command.make("set-opening-balance", {
   account: Flag.String("account"),
   environment: Flag.Literals("environment", ["production", "sandbox"]),
   plateQueries: nonNegativeInteger("plate-queries", "Plate queries already used this month in the old system")
-}, ({ account, environment, plateQueries }) =>
-  Effect.gen(function*() {
-    const found = yield* (yield* Accounts).require(account)
-    const month = yield* (yield* OpeningBalance).set({ accountId: found.id, environment, timezone: found.timezone, plateQueries })
-    yield* Console.log(
-      `opening balance of ${found.id} (${environment}) for the month from ${month.start.toISOString()}: ${plateQueries} plate queries`
-    )
-  })).pipe(Command.withDescription("Carry over this month's plate queries from the old system (counts toward the monthly limit)"))
+}, Effect.fnUntraced(function*({ account, environment, plateQueries }) {
+  const found = yield* (yield* Accounts).require(account)
+  const month = yield* (yield* OpeningBalance).set({ accountId: found.id, environment, timezone: found.timezone, plateQueries })
+  yield* Console.log(
+    `opening balance of ${found.id} (${environment}) for the month from ${month.start.toISOString()}: ${plateQueries} plate queries`
+  )
+})).pipe(Command.withDescription("Carry over this month's plate queries from the old system (counts toward the monthly limit)"))
 
 const accounts = Command.make("accounts").pipe(
   Command.withDescription("Manage accounts and plans"),
@@ -176,34 +172,31 @@ const keysCreate = Command.make("create", {
   environment: Flag.Literals("environment", ["production", "sandbox"]),
   name: Flag.String("name").pipe(Flag.optional),
   json
-}, ({ account, environment, json, name }) =>
-  Effect.gen(function*() {
-    const key = yield* (yield* Accounts).createKey({
-      accountId: account,
-      environment,
-      name: Option.getOrNull(name)
-    })
-    yield* print(json, { id: key.id, key: key.key, environment: key.environment, prefix: key.prefix, last4: key.last4 }, [
-      `created ${key.environment} key ${key.id}`,
-      `  ${key.key}`,
-      "Store it now: the secret is not shown again."
-    ].join("\n"))
-  })).pipe(Command.withDescription("Create an API key; the secret is printed once"))
+}, Effect.fnUntraced(function*({ account, environment, json, name }) {
+  const key = yield* (yield* Accounts).createKey({
+    accountId: account,
+    environment,
+    name: Option.getOrNull(name)
+  })
+  yield* print(json, { id: key.id, key: key.key, environment: key.environment, prefix: key.prefix, last4: key.last4 }, [
+    `created ${key.environment} key ${key.id}`,
+    `  ${key.key}`,
+    "Store it now: the secret is not shown again."
+  ].join("\n"))
+})).pipe(Command.withDescription("Create an API key; the secret is printed once"))
 
-const keysList = Command.make("list", { account: Flag.String("account"), json }, ({ account, json }) =>
-  Effect.gen(function*() {
-    const keys = yield* (yield* Accounts).listKeys(account)
-    const lines = keys.map((k) =>
-      `${k.id}  ${k.environment.padEnd(10)}  ${k.prefix}…${k.last4}  ${(k.revokedAt === null ? "active" : "revoked").padEnd(7)}  ${k.name ?? ""}`
-    )
-    yield* print(json, { keys: keys.map(keyJson) }, lines.length > 0 ? lines.join("\n") : "no keys")
-  })).pipe(Command.withDescription("List an account's keys (never their secrets)"))
+const keysList = Command.make("list", { account: Flag.String("account"), json }, Effect.fnUntraced(function*({ account, json }) {
+  const keys = yield* (yield* Accounts).listKeys(account)
+  const lines = keys.map((k) =>
+    `${k.id}  ${k.environment.padEnd(10)}  ${k.prefix}…${k.last4}  ${(k.revokedAt === null ? "active" : "revoked").padEnd(7)}  ${k.name ?? ""}`
+  )
+  yield* print(json, { keys: keys.map(keyJson) }, lines.length > 0 ? lines.join("\n") : "no keys")
+})).pipe(Command.withDescription("List an account's keys (never their secrets)"))
 
-const keysRevoke = Command.make("revoke", { keyId: Argument.String("KEY_ID") }, ({ keyId }) =>
-  Effect.gen(function*() {
-    yield* (yield* Accounts).revokeKey(keyId)
-    yield* Console.log(`revoked ${keyId}; it stops working on the next request`)
-  })).pipe(Command.withDescription("Revoke an API key immediately"))
+const keysRevoke = Command.make("revoke", { keyId: Argument.String("KEY_ID") }, Effect.fnUntraced(function*({ keyId }) {
+  yield* (yield* Accounts).revokeKey(keyId)
+  yield* Console.log(`revoked ${keyId}; it stops working on the next request`)
+})).pipe(Command.withDescription("Revoke an API key immediately"))
 
 const keys = Command.make("keys").pipe(
   Command.withDescription("Manage API keys"),
@@ -220,14 +213,13 @@ const consoleLink = Command.make("link", {
     Flag.optional
   ),
   json
-}, ({ account, as, environment, json }) =>
-  Effect.gen(function*() {
-    const link = yield* (yield* ConsoleSessions).issueLink({ accountId: account, environment, signsInAs: Option.getOrUndefined(as) })
-    yield* print(json, { url: link.url, environment: link.environment, expiresAt: link.expiresAt.toISOString() }, [
-      link.url,
-      `One-time ${link.environment} console sign-in link; it expires at ${link.expiresAt.toISOString()}.`
-    ].join("\n"))
-  })).pipe(Command.withDescription("Print a one-time sign-in link to an account's console"))
+}, Effect.fnUntraced(function*({ account, as, environment, json }) {
+  const link = yield* (yield* ConsoleSessions).issueLink({ accountId: account, environment, signsInAs: Option.getOrUndefined(as) })
+  yield* print(json, { url: link.url, environment: link.environment, expiresAt: link.expiresAt.toISOString() }, [
+    link.url,
+    `One-time ${link.environment} console sign-in link; it expires at ${link.expiresAt.toISOString()}.`
+  ].join("\n"))
+})).pipe(Command.withDescription("Print a one-time sign-in link to an account's console"))
 
 const consoleCommand = Command.make("console").pipe(
   Command.withDescription("The account console"),
@@ -238,17 +230,15 @@ const consoleCommand = Command.make("console").pipe(
 
 const importFile = Argument.File("FILE", { mustExist: true }).pipe(Argument.withDescription("A JSON Lines file"))
 
-const catalogImport = Command.make("import", { file: importFile }, ({ file }) =>
-  Effect.gen(function*() {
-    const count = yield* Imports.importCatalog(file)
-    yield* Console.log(`imported ${count} catalog versions from ${file}`)
-  })).pipe(Command.withDescription("Add or replace catalog versions (by codia); all lines are checked first, nothing is imported if one is invalid"))
+const catalogImport = Command.make("import", { file: importFile }, Effect.fnUntraced(function*({ file }) {
+  const count = yield* Imports.importCatalog(file)
+  yield* Console.log(`imported ${count} catalog versions from ${file}`)
+})).pipe(Command.withDescription("Add or replace catalog versions (by codia); all lines are checked first, nothing is imported if one is invalid"))
 
-const registryImport = Command.make("import", { file: importFile }, ({ file }) =>
-  Effect.gen(function*() {
-    const counts = yield* Imports.importRegistry(file)
-    yield* Console.log(`imported ${Imports.describeRegistryCounts(counts)} from ${file}`)
-  })).pipe(Command.withDescription("Add or replace registry records; all lines are checked first, nothing is imported if one is invalid"))
+const registryImport = Command.make("import", { file: importFile }, Effect.fnUntraced(function*({ file }) {
+  const counts = yield* Imports.importRegistry(file)
+  yield* Console.log(`imported ${Imports.describeRegistryCounts(counts)} from ${file}`)
+})).pipe(Command.withDescription("Add or replace registry records; all lines are checked first, nothing is imported if one is invalid"))
 
 const catalog = Command.make("catalog").pipe(
   Command.withDescription("The technical catalog (codia, sheets)"),
@@ -262,14 +252,13 @@ const registry = Command.make("registry").pipe(
 
 // plates ---------------------------------------------------------------------------------------
 
-const platesHash = Command.make("hash", { plate: Argument.String("PLATE"), json }, ({ json, plate }) =>
-  Effect.gen(function*() {
-    const normalized = normalizePlate(plate)
-    if (normalized === undefined) return yield* new UsageError({ message: `"${plate}" is not a plate (AAA999 or AA999AA)` })
-    const { plateHashSalt } = yield* resolveTemporalSecrets("hashes")
-    const hash = plateHash(plateHashSalt, normalized)
-    yield* print(json, { plateHash: hash }, hash)
-  })).pipe(Command.withDescription("The plate's hash (PLATE_HASH_SALT), as Temporal workflow ids and the VdaPlateHash search attribute show it"))
+const platesHash = Command.make("hash", { plate: Argument.String("PLATE"), json }, Effect.fnUntraced(function*({ json, plate }) {
+  const normalized = normalizePlate(plate)
+  if (normalized === undefined) return yield* new UsageError({ message: `"${plate}" is not a plate (AAA999 or AA999AA)` })
+  const { plateHashSalt } = yield* resolveTemporalSecrets("hashes")
+  const hash = plateHash(plateHashSalt, normalized)
+  yield* print(json, { plateHash: hash }, hash)
+})).pipe(Command.withDescription("The plate's hash (PLATE_HASH_SALT), as Temporal workflow ids and the VdaPlateHash search attribute show it"))
 
 const plates = Command.make("plates").pipe(
   Command.withDescription("Plates as operators' tools see them"),
@@ -278,21 +267,19 @@ const plates = Command.make("plates").pipe(
 
 // temporal -------------------------------------------------------------------------------------
 
-const temporalSecrets = Command.make("secrets", {}, () =>
-  Effect.gen(function*() {
-    const values = generateSecrets(new Date())
-    yield* Console.log(SECRET_SETTINGS.map((name) => `${name}=${values[name]}`).join("\n"))
-  })).pipe(Command.withDescription(
+const temporalSecrets = Command.make("secrets", {}, Effect.fnUntraced(function*() {
+  const values = generateSecrets(new Date())
+  yield* Console.log(SECRET_SETTINGS.map((name) => `${name}=${values[name]}`).join("\n"))
+})).pipe(Command.withDescription(
     `New Temporal secrets as environment lines (${SECRET_SETTINGS.join(", ")}), for an .env file or a secret store; the API and the worker need the same values, kept stable once used`
   ))
 
-const codecEndpoint = Command.make("codec-endpoint", {}, () =>
-  Effect.gen(function*() {
-    const { host, port } = (yield* AppConfig).temporal.codecServer
-    const token = Option.map((yield* TemporalSecrets).codecServerToken, Redacted.value)
-    if (Option.isNone(token)) return yield* new UsageError({ message: "TEMPORAL_PAYLOADS=clear: there is no codec endpoint" })
-    yield* Console.log(`http://${host === "0.0.0.0" ? "localhost" : host}:${port}/${token.value}`)
-  })).pipe(
+const codecEndpoint = Command.make("codec-endpoint", {}, Effect.fnUntraced(function*() {
+  const { host, port } = (yield* AppConfig).temporal.codecServer
+  const token = Option.map((yield* TemporalSecrets).codecServerToken, Redacted.value)
+  if (Option.isNone(token)) return yield* new UsageError({ message: "TEMPORAL_PAYLOADS=clear: there is no codec endpoint" })
+  yield* Console.log(`http://${host === "0.0.0.0" ? "localhost" : host}:${port}/${token.value}`)
+})).pipe(
     Command.withDescription(
       "The worker's codec endpoint with its token, as the Temporal UI calls it (TEMPORAL_CODEC_ENDPOINT, or `temporal server start-dev --ui-codec-endpoint`)"
     ),

@@ -12,11 +12,10 @@ import { readJsonLines } from "../platform/decoding/JsonLines.js"
 import { RegistryVehicle } from "../vehicles/Records.js"
 import { VehicleStore } from "../vehicles/Store.js"
 
-export const importCatalog = (path: string) =>
-  Effect.gen(function*() {
-    const rows = yield* readJsonLines(path, CatalogRecord, { name: "codia", key: (r) => r.codia })
-    return yield* (yield* Catalog).importRecords(rows.map((r) => r.value))
-  })
+export const importCatalog = Effect.fnUntraced(function*(path: string) {
+  const rows = yield* readJsonLines(path, CatalogRecord, { name: "codia", key: (r) => r.codia })
+  return yield* (yield* Catalog).importRecords(rows.map((r) => r.value))
+})
 
 export interface RegistryCounts {
   readonly vehicles: number
@@ -32,18 +31,17 @@ export const describeRegistryCounts = (counts: RegistryCounts) =>
  */
 const RegistryLine = Schema.Union([RegistryVehicle, RegistryFine, RegistryVtv, RegistryTaxDebt, RegistryGnc])
 
-export const importRegistry = (path: string) =>
-  Effect.gen(function*() {
-    const rows = yield* readJsonLines(path, RegistryLine, {
-      name: "vehicle plate",
-      key: (r) => (r.kind === "vehicle" ? r.plate : undefined)
-    })
-    const at = new Date(yield* Clock.currentTimeMillis)
-    const lines = rows.map((r) => r.value)
-    const sql = yield* SqlClient.SqlClient
-    return yield* Effect.gen(function*() {
-      const vehicles = yield* (yield* VehicleStore).importRegistry(lines.filter((l) => l.kind === "vehicle"), at)
-      const moduleRecords = yield* (yield* ModuleRegistry).replace(lines.filter((l) => l.kind !== "vehicle"), at)
-      return { vehicles, moduleRecords } satisfies RegistryCounts
-    }).pipe(sql.withTransaction, Effect.orDie)
+export const importRegistry = Effect.fnUntraced(function*(path: string) {
+  const rows = yield* readJsonLines(path, RegistryLine, {
+    name: "vehicle plate",
+    key: (r) => (r.kind === "vehicle" ? r.plate : undefined)
   })
+  const at = new Date(yield* Clock.currentTimeMillis)
+  const lines = rows.map((r) => r.value)
+  const sql = yield* SqlClient.SqlClient
+  return yield* Effect.gen(function*() {
+    const vehicles = yield* (yield* VehicleStore).importRegistry(lines.filter((l) => l.kind === "vehicle"), at)
+    const moduleRecords = yield* (yield* ModuleRegistry).replace(lines.filter((l) => l.kind !== "vehicle"), at)
+    return { vehicles, moduleRecords } satisfies RegistryCounts
+  }).pipe(sql.withTransaction, Effect.orDie)
+})

@@ -65,8 +65,8 @@ const notSent = (failure: unknown) =>
     : invalidRequest(failure)
 
 /** The client over `httpClient`, for the API at `options.baseUrl` with `options.apiKey`. */
-export const makeWith = (httpClient: HttpClient.HttpClient, options: ClientOptions): Effect.Effect<Client> =>
-  Effect.gen(function*() {
+export const makeWith: (httpClient: HttpClient.HttpClient, options: ClientOptions) => Effect.Effect<Client> = Effect.fnUntraced(
+  function*(httpClient: HttpClient.HttpClient, options: ClientOptions) {
     const apiKey = Redacted.isRedacted(options.apiKey) ? options.apiKey : Redacted.make(options.apiKey)
     const authenticated = HttpClient.mapRequest(httpClient, (request) =>
       HttpClientRequest.setHeader(request, "x-api-key", Redacted.value(apiKey)))
@@ -109,7 +109,8 @@ export const makeWith = (httpClient: HttpClient.HttpClient, options: ClientOptio
     client.waitForOperation = waitForOperation((id) =>
       retried(poll({ params: { id } })) as Effect.Effect<readonly [Operation, HttpClientResponse.HttpClientResponse], VehicleDataApiError>)
     return client as Client
-  })
+  }
+)
 
 /** The client over the `HttpClient` in context. */
 export const make = (options: ClientOptions) => Effect.flatMap(Effect.service(HttpClient.HttpClient), (http) => makeWith(http, options))

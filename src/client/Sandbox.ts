@@ -80,54 +80,53 @@ export const makeSandbox = () => {
   }
 
   /** The answer to `request`, as the sandbox listener would give it. */
-  const answer = (request: Request): Effect.Effect<Response> =>
-    Effect.gen(function*() {
-      const requestId = request.headers.get("x-request-id") ?? `req_sandbox_${++requests}`
-      const now = yield* Clock.currentTimeMillis
-      const url = new URL(request.url)
-      const [, rawPlate] = VEHICLE.exec(url.pathname) ?? MODULES.exec(url.pathname) ?? []
-      const plate = rawPlate === undefined ? undefined : normalizePlate(decodeURIComponent(rawPlate))
-      if (rawPlate !== undefined && plate === undefined) return refuse(400, "invalid_plate", INVALID_PLATE_MESSAGE, requestId)
-      const newOperation = (at: Date) => ({ id: `op_sandbox_${operations.size + 1}`, plate: plate!, createdAt: at, updatedAt: at })
+  const answer = Effect.fnUntraced(function*(request: Request) {
+    const requestId = request.headers.get("x-request-id") ?? `req_sandbox_${++requests}`
+    const now = yield* Clock.currentTimeMillis
+    const url = new URL(request.url)
+    const [, rawPlate] = VEHICLE.exec(url.pathname) ?? MODULES.exec(url.pathname) ?? []
+    const plate = rawPlate === undefined ? undefined : normalizePlate(decodeURIComponent(rawPlate))
+    if (rawPlate !== undefined && plate === undefined) return refuse(400, "invalid_plate", INVALID_PLATE_MESSAGE, requestId)
+    const newOperation = (at: Date) => ({ id: `op_sandbox_${operations.size + 1}`, plate: plate!, createdAt: at, updatedAt: at })
 
-      if (request.method === "GET" && VEHICLE.test(url.pathname)) {
-        const query = decodeQuery(Object.fromEntries(url.searchParams))
-        if (query._tag === "Failure") return refuse(400, "invalid_request", query.failure.message, requestId)
-        const params = query.success
-        const behaviour = sandboxBehaviour(plate!, params.sandbox_scenario)
-        if (behaviour.scenario === "unavailable") {
-          return refuse(503, "temporarily_unavailable", SOURCE_UNAVAILABLE_MESSAGE, requestId, {
-            "retry-after": String(UNAVAILABLE_RETRY_AFTER_SECONDS)
-          })
-        }
-        const response = vehicleResponse(plate!, params.sandbox_scenario, params.sandbox_seed)
-        if (!behaviour.cacheMiss || params.onMiss !== "search") return json(200, response, requestId)
-        const search: VehicleOperation = { ...newOperation(new Date(now)), status: "completed", kind: "vehicle", result: response }
-        return accept(search, requestId)
+    if (request.method === "GET" && VEHICLE.test(url.pathname)) {
+      const query = decodeQuery(Object.fromEntries(url.searchParams))
+      if (query._tag === "Failure") return refuse(400, "invalid_request", query.failure.message, requestId)
+      const params = query.success
+      const behaviour = sandboxBehaviour(plate!, params.sandbox_scenario)
+      if (behaviour.scenario === "unavailable") {
+        return refuse(503, "temporarily_unavailable", SOURCE_UNAVAILABLE_MESSAGE, requestId, {
+          "retry-after": String(UNAVAILABLE_RETRY_AFTER_SECONDS)
+        })
       }
+      const response = vehicleResponse(plate!, params.sandbox_scenario, params.sandbox_seed)
+      if (!behaviour.cacheMiss || params.onMiss !== "search") return json(200, response, requestId)
+      const search: VehicleOperation = { ...newOperation(new Date(now)), status: "completed", kind: "vehicle", result: response }
+      return accept(search, requestId)
+    }
 
-      if (request.method === "POST" && MODULES.test(url.pathname)) {
-        const body = decodeModulesRequest(yield* Effect.promise(() => request.text()))
-        if (body._tag === "Failure") return refuse(400, "invalid_request", body.failure.message, requestId)
-        const modules = requestedModules(body.success.modules)
-        if (modules._tag === "Failure") {
-          const code = modules.failure._tag === "UnsupportedModule" ? "unsupported_module" : "duplicate_module"
-          return refuse(400, code, refusalMessage(modules.failure), requestId)
-        }
-        const { results, status } = modulesResults(plate!, modules.success, now)
-        const operation: ModulesOperation = { ...newOperation(new Date(now)), status, kind: "modules", modules: results }
-        return accept(operation, requestId)
+    if (request.method === "POST" && MODULES.test(url.pathname)) {
+      const body = decodeModulesRequest(yield* Effect.promise(() => request.text()))
+      if (body._tag === "Failure") return refuse(400, "invalid_request", body.failure.message, requestId)
+      const modules = requestedModules(body.success.modules)
+      if (modules._tag === "Failure") {
+        const code = modules.failure._tag === "UnsupportedModule" ? "unsupported_module" : "duplicate_module"
+        return refuse(400, code, refusalMessage(modules.failure), requestId)
       }
+      const { results, status } = modulesResults(plate!, modules.success, now)
+      const operation: ModulesOperation = { ...newOperation(new Date(now)), status, kind: "modules", modules: results }
+      return accept(operation, requestId)
+    }
 
-      const [, id] = OPERATION.exec(url.pathname) ?? []
-      if (request.method === "GET" && id !== undefined) {
-        const operation = operations.get(decodeURIComponent(id))
-        return operation === undefined
-          ? refuse(404, "operation_not_found", operationNotFoundMessage(decodeURIComponent(id)), requestId)
-          : json(200, operation, requestId)
-      }
-      return refuse(404, "invalid_request", `No route for ${request.method} ${url.pathname} in the in-process sandbox`, requestId)
-    })
+    const [, id] = OPERATION.exec(url.pathname) ?? []
+    if (request.method === "GET" && id !== undefined) {
+      const operation = operations.get(decodeURIComponent(id))
+      return operation === undefined
+        ? refuse(404, "operation_not_found", operationNotFoundMessage(decodeURIComponent(id)), requestId)
+        : json(200, operation, requestId)
+    }
+    return refuse(404, "invalid_request", `No route for ${request.method} ${url.pathname} in the in-process sandbox`, requestId)
+  })
 
   return { answer }
 }

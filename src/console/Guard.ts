@@ -106,18 +106,17 @@ const make = Effect.gen(function*() {
   const withForm = <E, R>(
     handler: (ctx: SignedIn, form: UrlParams.UrlParams) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
   ) =>
-    withSession((ctx) =>
-      Effect.gen(function*() {
-        const req = yield* request
-        const form = yield* readForm
-        if (Result.isFailure(form)) return htmlResponse(badFormPage(ctx.session.environment), form.failure)
-        const token = Option.getOrElse(UrlParams.getFirst(form.success, "csrf"), () => "")
-        if (isCrossSite(req) || !sameToken(token, ctx.session.csrfToken)) {
-          yield* Effect.logWarning("console form refused: CSRF check failed")
-          return htmlResponse(forbiddenFormPage(ctx.session.environment), 403)
-        }
-        return yield* handler(ctx, form.success)
-      })
+    withSession(Effect.fnUntraced(function*(ctx) {
+      const req = yield* request
+      const form = yield* readForm
+      if (Result.isFailure(form)) return htmlResponse(badFormPage(ctx.session.environment), form.failure)
+      const token = Option.getOrElse(UrlParams.getFirst(form.success, "csrf"), () => "")
+      if (isCrossSite(req) || !sameToken(token, ctx.session.csrfToken)) {
+        yield* Effect.logWarning("console form refused: CSRF check failed")
+        return htmlResponse(forbiddenFormPage(ctx.session.environment), 403)
+      }
+      return yield* handler(ctx, form.success)
+    })
     )
 
   /** The form's fields, or 413 past the size limit (read to its end, so the answer is not lost to a reset). */
@@ -140,23 +139,22 @@ const make = Effect.gen(function*() {
   const doneOf = Effect.map(query("done"), (done) => (done !== undefined && Object.hasOwn(DONE, done) ? DONE[done as Done] : undefined))
 
   /** A page in the console's frame: its section, the usage notices, and what the last action did. */
-  const render = (ctx: SignedIn, section: Section, title: string, content: Html, extra: { readonly alert?: string } = {}, status = 200) =>
-    Effect.gen(function*() {
-      const flash = yield* doneOf
-      const frame: Frame = {
-        environment: ctx.principal.environment,
-        section,
-        title,
-        owner: ctx.principal.owner,
-        accountId: ctx.principal.accountId,
-        signedInAs: ctx.session.signedInAs,
-        csrfToken: ctx.session.csrfToken,
-        notices: noticesOf(yield* ctx.usage, ctx.date),
-        ...(flash === undefined ? {} : { flash }),
-        ...extra
-      }
-      return htmlResponse(page(frame, content), status)
-    })
+  const render = Effect.fnUntraced(function*(ctx: SignedIn, section: Section, title: string, content: Html, extra: { readonly alert?: string } = {}, status = 200) {
+    const flash = yield* doneOf
+    const frame: Frame = {
+      environment: ctx.principal.environment,
+      section,
+      title,
+      owner: ctx.principal.owner,
+      accountId: ctx.principal.accountId,
+      signedInAs: ctx.session.signedInAs,
+      csrfToken: ctx.session.csrfToken,
+      notices: noticesOf(yield* ctx.usage, ctx.date),
+      ...(flash === undefined ? {} : { flash }),
+      ...extra
+    }
+    return htmlResponse(page(frame, content), status)
+  })
 
   const param = (name: string) => Effect.map(HttpRouter.params, (params) => params[name] ?? "")
 

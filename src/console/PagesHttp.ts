@@ -38,28 +38,26 @@ export const makePageHandlers = Effect.gen(function*() {
   const assets = loadAssets()
 
   /** Every day of the current month up to today, with its plate and module queries. */
-  const dailyOf = (ctx: SignedIn) =>
-    Effect.gen(function*() {
-      const now = yield* Clock.currentTimeMillis
-      const { timezone } = ctx.principal
-      const month = monthOf(now, timezone)
-      const rows = yield* usageReader.daily(ctx.principal.accountId, ctx.principal.environment, month.start)
-      // a day's counters are found by the day they fall in, so days counted under another timezone still show
-      const count = (meter: string, day: Period) =>
-        rows.filter((row) => row.meter === meter && row.periodStart >= day.start && row.periodStart < day.end)
-          .reduce((sum, row) => sum + row.used, 0)
-      return daysOf(month, timezone, now).map((day): DailyPoint => ({
-        day: day.start,
-        plateQueries: count(byDay(METER.plate_queries), day),
-        moduleQueries: count(byDay(METER.module_queries), day)
-      }))
-    })
+  const dailyOf = Effect.fnUntraced(function*(ctx: SignedIn) {
+    const now = yield* Clock.currentTimeMillis
+    const { timezone } = ctx.principal
+    const month = monthOf(now, timezone)
+    const rows = yield* usageReader.daily(ctx.principal.accountId, ctx.principal.environment, month.start)
+    // a day's counters are found by the day they fall in, so days counted under another timezone still show
+    const count = (meter: string, day: Period) =>
+      rows.filter((row) => row.meter === meter && row.periodStart >= day.start && row.periodStart < day.end)
+        .reduce((sum, row) => sum + row.used, 0)
+    return daysOf(month, timezone, now).map((day): DailyPoint => ({
+      day: day.start,
+      plateQueries: count(byDay(METER.plate_queries), day),
+      moduleQueries: count(byDay(METER.module_queries), day)
+    }))
+  })
 
-  const overview = withSession((ctx) =>
-    Effect.gen(function*() {
-      const [usage, daily] = yield* Effect.all([ctx.usage, dailyOf(ctx)], { concurrency: 2 })
-      return yield* render(ctx, "overview", "Overview", overviewPage({ usage, daily, date: ctx.date }))
-    })
+  const overview = withSession(Effect.fnUntraced(function*(ctx) {
+    const [usage, daily] = yield* Effect.all([ctx.usage, dailyOf(ctx)], { concurrency: 2 })
+    return yield* render(ctx, "overview", "Overview", overviewPage({ usage, daily, date: ctx.date }))
+  })
   )
 
   const keysView = (ctx: SignedIn, extra: { readonly alert?: string } = {}, status = 200) =>
@@ -73,116 +71,100 @@ export const makePageHandlers = Effect.gen(function*() {
     return name.length === 0 ? null : name
   }
 
-  const createKey = withForm((ctx, form) =>
-    Effect.gen(function*() {
-      const created = yield* accounts.createKey({ accountId: ctx.principal.accountId, environment: ctx.principal.environment, name: keyNameOf(form) })
-      yield* audit(ctx, "key.create", created.id)
-      return yield* render(ctx, "keys", "New API key", createdKeyPage(created), {}, 201)
-    }).pipe(Effect.orDie)
+  const createKey = withForm(Effect.fnUntraced(function*(ctx, form) {
+    const created = yield* accounts.createKey({ accountId: ctx.principal.accountId, environment: ctx.principal.environment, name: keyNameOf(form) })
+    yield* audit(ctx, "key.create", created.id)
+    return yield* render(ctx, "keys", "New API key", createdKeyPage(created), {}, 201)
+  }, Effect.orDie)
   )
 
   const keyNotFound = (ctx: SignedIn) => keysView(ctx, { alert: "There is no such key." }, 404)
 
-  const renameKey = withForm((ctx, form) =>
-    Effect.gen(function*() {
-      const id = yield* param("id")
-      yield* accounts.renameOwnKey(ctx.principal, id, keyNameOf(form))
-      yield* audit(ctx, "key.rename", id)
-      return seeOther(doneAt("keys", "key-renamed"))
-    }).pipe(Effect.catchTag("KeyNotFound", () => keyNotFound(ctx)))
-  )
+  const renameKey = withForm(Effect.fnUntraced(function*(ctx, form) {
+    const id = yield* param("id")
+    yield* accounts.renameOwnKey(ctx.principal, id, keyNameOf(form))
+    yield* audit(ctx, "key.rename", id)
+    return seeOther(doneAt("keys", "key-renamed"))
+  }, (effect, ctx) => effect.pipe(Effect.catchTag("KeyNotFound", () => keyNotFound(ctx)))))
 
-  const revokeKey = withForm((ctx) =>
-    Effect.gen(function*() {
-      const id = yield* param("id")
-      yield* accounts.revokeOwnKey(ctx.principal, id)
-      yield* audit(ctx, "key.revoke", id)
-      return seeOther(doneAt("keys", "key-revoked"))
-    }).pipe(Effect.catchTag("KeyNotFound", () => keyNotFound(ctx)))
-  )
+  const revokeKey = withForm(Effect.fnUntraced(function*(ctx) {
+    const id = yield* param("id")
+    yield* accounts.revokeOwnKey(ctx.principal, id)
+    yield* audit(ctx, "key.revoke", id)
+    return seeOther(doneAt("keys", "key-revoked"))
+  }, (effect, ctx) => effect.pipe(Effect.catchTag("KeyNotFound", () => keyNotFound(ctx)))))
 
   const offsetOf = Effect.map(query("offset"), (raw) => (raw !== undefined && /^\d{1,6}$/.test(raw) ? Number(raw) : 0))
 
-  const webhooksView = (ctx: SignedIn, extra: { readonly alert?: string } = {}, status = 200) =>
-    Effect.gen(function*() {
-      const offset = yield* offsetOf
-      const [webhook, list] = yield* Effect.all([
-        webhooks.getConfig(ctx.principal),
-        webhooks.listDeliveries(ctx.principal, LIST_LIMIT, offset)
-      ], { concurrency: 2 })
-      return yield* render(
-        ctx,
-        "webhooks",
-        "Webhooks",
-        webhooksPage({ config: webhook, deliveries: list.deliveries, csrf: ctx.session.csrfToken, date: ctx.date, page: { offset, limit: LIST_LIMIT } }),
-        extra,
-        status
-      )
-    })
+  const webhooksView = Effect.fnUntraced(function*(ctx: SignedIn, extra: { readonly alert?: string } = {}, status = 200) {
+    const offset = yield* offsetOf
+    const [webhook, list] = yield* Effect.all([
+      webhooks.getConfig(ctx.principal),
+      webhooks.listDeliveries(ctx.principal, LIST_LIMIT, offset)
+    ], { concurrency: 2 })
+    return yield* render(
+      ctx,
+      "webhooks",
+      "Webhooks",
+      webhooksPage({ config: webhook, deliveries: list.deliveries, csrf: ctx.session.csrfToken, date: ctx.date, page: { offset, limit: LIST_LIMIT } }),
+      extra,
+      status
+    )
+  })
 
   const webhooksShow = withSession((ctx) => webhooksView(ctx))
 
-  const webhooksSave = withForm((ctx, form) =>
-    Effect.gen(function*() {
-      const url = field(form, "url")
-      const enabled = field(form, "enabled") === "true"
-      yield* webhooks.updateConfig(ctx.principal, { url: url.length === 0 ? null : url, enabled: url.length === 0 ? false : enabled })
-      yield* audit(ctx, "webhook.update")
-      return seeOther(doneAt("webhooks", "webhook-saved"))
-    }).pipe(Effect.catchTag("InvalidWebhookConfig", (invalid) => webhooksView(ctx, { alert: `Not saved: ${invalid.reason}.` }, 400)))
-  )
+  const webhooksSave = withForm(Effect.fnUntraced(function*(ctx, form) {
+    const url = field(form, "url")
+    const enabled = field(form, "enabled") === "true"
+    yield* webhooks.updateConfig(ctx.principal, { url: url.length === 0 ? null : url, enabled: url.length === 0 ? false : enabled })
+    yield* audit(ctx, "webhook.update")
+    return seeOther(doneAt("webhooks", "webhook-saved"))
+  }, (effect, ctx) => effect.pipe(Effect.catchTag("InvalidWebhookConfig", (invalid) => webhooksView(ctx, { alert: `Not saved: ${invalid.reason}.` }, 400)))))
 
-  const rotateSecret = withForm((ctx) =>
-    Effect.gen(function*() {
-      const updated = yield* webhooks.updateConfig(ctx.principal, { rotateSecret: true })
-      yield* audit(ctx, "webhook.rotate_secret")
-      return yield* render(ctx, "webhooks", "New signing secret", rotatedSecretPage(updated.secret))
-    }).pipe(Effect.catchTag("InvalidWebhookConfig", (invalid) => webhooksView(ctx, { alert: `Not rotated: ${invalid.reason}.` }, 400)))
-  )
+  const rotateSecret = withForm(Effect.fnUntraced(function*(ctx) {
+    const updated = yield* webhooks.updateConfig(ctx.principal, { rotateSecret: true })
+    yield* audit(ctx, "webhook.rotate_secret")
+    return yield* render(ctx, "webhooks", "New signing secret", rotatedSecretPage(updated.secret))
+  }, (effect, ctx) => effect.pipe(Effect.catchTag("InvalidWebhookConfig", (invalid) => webhooksView(ctx, { alert: `Not rotated: ${invalid.reason}.` }, 400)))))
 
-  const sendTest = withForm((ctx) =>
-    Effect.gen(function*() {
-      const sent = yield* webhooks.sendTest(ctx.principal)
-      yield* audit(ctx, "webhook.test", sent.id)
-      return seeOther(doneAt("webhooks", "test-sent"))
-    }).pipe(Effect.catchTag("WebhookNotReady", () =>
+  const sendTest = withForm(Effect.fnUntraced(function*(ctx) {
+    const sent = yield* webhooks.sendTest(ctx.principal)
+    yield* audit(ctx, "webhook.test", sent.id)
+    return seeOther(doneAt("webhooks", "test-sent"))
+  }, (effect, ctx) => effect.pipe(Effect.catchTag("WebhookNotReady", () =>
       Effect.flatMap(webhooks.getConfig(ctx.principal), (webhook) =>
         webhooksView(ctx, { alert: webhook.url === null ? "Set an endpoint URL before sending a test." : "Enable the webhook before sending a test." }, 409))
-    ))
-  )
+    ))))
 
-  const resend = withForm((ctx) =>
-    Effect.gen(function*() {
-      const id = yield* param("id")
-      yield* webhooks.resend(ctx.principal, id)
-      yield* audit(ctx, "delivery.resend", id)
-      return seeOther(doneAt("webhooks", "delivery-resent"))
-    }).pipe(Effect.catchTags({
+  const resend = withForm(Effect.fnUntraced(function*(ctx) {
+    const id = yield* param("id")
+    yield* webhooks.resend(ctx.principal, id)
+    yield* audit(ctx, "delivery.resend", id)
+    return seeOther(doneAt("webhooks", "delivery-resent"))
+  }, (effect, ctx) => effect.pipe(Effect.catchTags({
       DeliveryNotFound: () => webhooksView(ctx, { alert: "There is no such delivery." }, 404),
       DeliveryInProgress: () => webhooksView(ctx, { alert: "That delivery is still being attempted; resend it once it has failed or been delivered." }, 409)
-    }))
-  )
+    }))))
 
   const statusOf = Effect.map(query("status"), (raw) => (Schema.is(OperationStatus)(raw) ? raw : undefined))
 
-  const operationsList = withSession((ctx) =>
-    Effect.gen(function*() {
-      const status = yield* statusOf
-      const before = Option.filter(Option.fromNullishOr(yield* query("before")), (id) => id.length <= 64)
-      const list = yield* operations.recent(ctx.principal.accountId, ctx.principal.environment, status, LIST_LIMIT, before)
-      return yield* render(ctx, "operations", "Operations", operationsPage({ operations: list, status, limit: LIST_LIMIT, date: ctx.date }))
-    })
+  const operationsList = withSession(Effect.fnUntraced(function*(ctx) {
+    const status = yield* statusOf
+    const before = Option.filter(Option.fromNullishOr(yield* query("before")), (id) => id.length <= 64)
+    const list = yield* operations.recent(ctx.principal.accountId, ctx.principal.environment, status, LIST_LIMIT, before)
+    return yield* render(ctx, "operations", "Operations", operationsPage({ operations: list, status, limit: LIST_LIMIT, date: ctx.date }))
+  })
   )
 
-  const operationDetail = withSession((ctx) =>
-    Effect.gen(function*() {
-      const id = yield* param("id")
-      const [found] = yield* operations.findManyWithModules([id])
-      if (found === undefined || found.row.accountId !== ctx.principal.accountId || found.row.environment !== ctx.principal.environment) {
-        return yield* render(ctx, "operations", "Operation not found", operationsPage({ operations: [], status: undefined, limit: LIST_LIMIT, date: ctx.date }), { alert: "There is no such operation in this environment." }, 404)
-      }
-      return yield* render(ctx, "operations", `Operation ${id}`, operationPage({ row: found.row, modules: found.modules, date: ctx.date }))
-    })
+  const operationDetail = withSession(Effect.fnUntraced(function*(ctx) {
+    const id = yield* param("id")
+    const [found] = yield* operations.findManyWithModules([id])
+    if (found === undefined || found.row.accountId !== ctx.principal.accountId || found.row.environment !== ctx.principal.environment) {
+      return yield* render(ctx, "operations", "Operation not found", operationsPage({ operations: [], status: undefined, limit: LIST_LIMIT, date: ctx.date }), { alert: "There is no such operation in this environment." }, 404)
+    }
+    return yield* render(ctx, "operations", `Operation ${id}`, operationPage({ row: found.row, modules: found.modules, date: ctx.date }))
+  })
   )
 
   const activity = withSession((ctx) =>

@@ -43,58 +43,55 @@ const make = Effect.gen(function*() {
       : Option.getOrElse(settings.sandboxPublicUrl, () => `http://localhost:${config.sandboxPort}`)
 
   /** A one-time link for `accountId` on `environment`; `signsInAs` names the person in the audit (the owner by default). */
-  const issueLink = (input: { readonly accountId: string; readonly environment: Environment; readonly signsInAs?: string | undefined }) =>
-    Effect.gen(function*() {
-      const account = yield* accounts.require(input.accountId)
-      const token = randomBase62(43)
-      const createdAt = yield* now
-      const expiresAt = new Date(createdAt.getTime() + settings.linkTtlMs)
-      yield* repo.insertLink({
-        tokenHash: sha256Hex(token),
-        accountId: input.accountId,
-        environment: input.environment,
-        signsInAs: (input.signsInAs ?? account.owner).slice(0, 200),
-        createdAt,
-        expiresAt
-      })
-      return { url: `${baseUrlOf(input.environment).replace(/\/+$/, "")}${hrefOf("showLink", { token })}`, expiresAt, environment: input.environment } satisfies IssuedLink
+  const issueLink = Effect.fnUntraced(function*(input: { readonly accountId: string; readonly environment: Environment; readonly signsInAs?: string | undefined }) {
+    const account = yield* accounts.require(input.accountId)
+    const token = randomBase62(43)
+    const createdAt = yield* now
+    const expiresAt = new Date(createdAt.getTime() + settings.linkTtlMs)
+    yield* repo.insertLink({
+      tokenHash: sha256Hex(token),
+      accountId: input.accountId,
+      environment: input.environment,
+      signsInAs: (input.signsInAs ?? account.owner).slice(0, 200),
+      createdAt,
+      expiresAt
     })
+    return { url: `${baseUrlOf(input.environment).replace(/\/+$/, "")}${hrefOf("showLink", { token })}`, expiresAt, environment: input.environment } satisfies IssuedLink
+  })
 
   /** Whether a link could sign in on `environment` now, without using it. */
-  const checkLink = (token: string, environment: Environment) =>
-    Effect.gen(function*() {
-      const link = yield* repo.findLink(sha256Hex(token))
-      if (Option.isNone(link)) return yield* new LinkRefused({ reason: "unknown" })
-      if (link.value.environment !== environment) return yield* new LinkRefused({ reason: "other_environment" })
-      if (link.value.usedAt !== null) return yield* new LinkRefused({ reason: "used" })
-      if (link.value.expiresAt.getTime() <= (yield* now).getTime()) return yield* new LinkRefused({ reason: "expired" })
-      return link.value
-    })
+  const checkLink = Effect.fnUntraced(function*(token: string, environment: Environment) {
+    const link = yield* repo.findLink(sha256Hex(token))
+    if (Option.isNone(link)) return yield* new LinkRefused({ reason: "unknown" })
+    if (link.value.environment !== environment) return yield* new LinkRefused({ reason: "other_environment" })
+    if (link.value.usedAt !== null) return yield* new LinkRefused({ reason: "used" })
+    if (link.value.expiresAt.getTime() <= (yield* now).getTime()) return yield* new LinkRefused({ reason: "expired" })
+    return link.value
+  })
 
   /**
    * Uses the link (once, whoever races for it) and starts a session, both or neither; answers the
    * session with its cookie's secret.
    */
-  const redeem = (token: string, environment: Environment) =>
-    Effect.gen(function*() {
-      const at = yield* now
-      const used = yield* repo.useLink(sha256Hex(token), environment, at)
-      if (Option.isNone(used)) return yield* Effect.flatMap(checkLink(token, environment), () => new LinkRefused({ reason: "used" }))
-      const secret = randomBase62(43)
-      const row: SessionRow = {
-        idHash: sha256Hex(secret),
-        publicId: `cses_${randomBase62(16)}`,
-        accountId: used.value.accountId,
-        environment,
-        signedInAs: used.value.signsInAs,
-        csrfToken: randomBase62(32),
-        createdAt: at,
-        lastSeenAt: at,
-        expiresAt: new Date(at.getTime() + settings.sessionMaxMs)
-      }
-      yield* repo.insertSession(row)
-      return { secret, session: row }
-    }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+  const redeem = Effect.fnUntraced(function*(token: string, environment: Environment) {
+    const at = yield* now
+    const used = yield* repo.useLink(sha256Hex(token), environment, at)
+    if (Option.isNone(used)) return yield* Effect.flatMap(checkLink(token, environment), () => new LinkRefused({ reason: "used" }))
+    const secret = randomBase62(43)
+    const row: SessionRow = {
+      idHash: sha256Hex(secret),
+      publicId: `cses_${randomBase62(16)}`,
+      accountId: used.value.accountId,
+      environment,
+      signedInAs: used.value.signsInAs,
+      csrfToken: randomBase62(32),
+      createdAt: at,
+      lastSeenAt: at,
+      expiresAt: new Date(at.getTime() + settings.sessionMaxMs)
+    }
+    yield* repo.insertSession(row)
+    return { secret, session: row }
+  }, sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
 
   /** The live session a cookie secret stands for on `environment`, kept alive by this request. */
   const resume = (secret: string, environment: Environment) =>

@@ -22,21 +22,19 @@ export const makeSignInHandlers = Effect.gen(function*() {
    * Sign-in attempts from an address that has failed too often are refused until its window
    * ends; link pages and submissions that fail (unknown, expired, used, elsewhere) count.
    */
-  const throttled = <E, R>(handler: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
-    Effect.gen(function*() {
-      const req = yield* request
-      const retryAfter = throttle.check(ipOf(req) ?? "unknown", yield* Clock.currentTimeMillis)
-      if (retryAfter === undefined) return yield* handler
-      const environment = yield* CurrentEnvironment
-      return htmlResponse(tooManyAttemptsPage(environment, retryAfter), 429, { "retry-after": String(retryAfter) })
-    })
+  const throttled = Effect.fnUntraced(function*<E, R>(handler: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) {
+    const req = yield* request
+    const retryAfter = throttle.check(ipOf(req) ?? "unknown", yield* Clock.currentTimeMillis)
+    if (retryAfter === undefined) return yield* handler
+    const environment = yield* CurrentEnvironment
+    return htmlResponse(tooManyAttemptsPage(environment, retryAfter), 429, { "retry-after": String(retryAfter) })
+  })
 
-  const refused = (environment: Environment) => (refusal: LinkRefused) =>
-    Effect.gen(function*() {
-      throttle.recordFailure(ipOf(yield* request) ?? "unknown", yield* Clock.currentTimeMillis)
-      const { body, status } = refusedLinkPage(environment, refusal.reason)
-      return htmlResponse(body, status)
-    })
+  const refused = (environment: Environment) => Effect.fnUntraced(function*(refusal: LinkRefused) {
+    throttle.recordFailure(ipOf(yield* request) ?? "unknown", yield* Clock.currentTimeMillis)
+    const { body, status } = refusedLinkPage(environment, refusal.reason)
+    return htmlResponse(body, status)
+  })
 
   const showLink = throttled(Effect.gen(function*() {
     const environment = yield* CurrentEnvironment
@@ -55,29 +53,27 @@ export const makeSignInHandlers = Effect.gen(function*() {
     const form = yield* readForm
     if (Result.isFailure(form)) return htmlResponse(badFormPage(environment), form.failure)
     return yield* sessions.redeem(field(form.success, "token"), environment).pipe(
-      Effect.flatMap(({ secret, session }) =>
-        Effect.gen(function*() {
-          const previous = req.cookies[sessionCookieOf(environment)]
-          if (previous !== undefined && previous.length > 0) yield* sessions.endSecret(previous)
-          yield* audit({ session, ip: ipOf(req) }, "session.sign_in")
-          return seeOther(hrefOf("overview")).pipe(
-            HttpServerResponse.setCookieUnsafe(sessionCookieOf(environment), secret, cookieOptions(req, environment, session.expiresAt))
-          )
-        })
+      Effect.flatMap(Effect.fnUntraced(function*({ secret, session }) {
+        const previous = req.cookies[sessionCookieOf(environment)]
+        if (previous !== undefined && previous.length > 0) yield* sessions.endSecret(previous)
+        yield* audit({ session, ip: ipOf(req) }, "session.sign_in")
+        return seeOther(hrefOf("overview")).pipe(
+          HttpServerResponse.setCookieUnsafe(sessionCookieOf(environment), secret, cookieOptions(req, environment, session.expiresAt))
+        )
+      })
       ),
       Effect.catchTag("LinkRefused", refused(environment))
     )
   }))
 
-  const signOut = withForm((ctx) =>
-    Effect.gen(function*() {
-      const req = yield* request
-      yield* sessions.end(ctx.session)
-      yield* audit(ctx, "session.sign_out")
-      return htmlResponse(signedOutPage(ctx.session.environment)).pipe(
-        HttpServerResponse.setCookieUnsafe(sessionCookieOf(ctx.session.environment), "", cookieOptions(req, ctx.session.environment, new Date(0)))
-      )
-    })
+  const signOut = withForm(Effect.fnUntraced(function*(ctx) {
+    const req = yield* request
+    yield* sessions.end(ctx.session)
+    yield* audit(ctx, "session.sign_out")
+    return htmlResponse(signedOutPage(ctx.session.environment)).pipe(
+      HttpServerResponse.setCookieUnsafe(sessionCookieOf(ctx.session.environment), "", cookieOptions(req, ctx.session.environment, new Date(0)))
+    )
+  })
   )
 
   return { showLink, signIn, signOut }

@@ -24,21 +24,20 @@ const make = Effect.gen(function*() {
       on conflict (account_id, environment, meter, period_start) do update set used = ${used}`
 
   /** Sets this month's opening balance; returns the month it applies to. */
-  const set = (input: { accountId: string; environment: Environment; timezone: string; plateQueries: number }) =>
-    Effect.gen(function*() {
-      const month = monthOf(yield* Clock.currentTimeMillis, input.timezone)
-      const rows = yield* counters(sql`
-        select meter, used from meter_counters
-        where account_id = ${input.accountId} and environment = ${input.environment} and period_start = ${month.start}
-          and meter in (${METER.plate_queries}, ${LEGACY_OPENING_PLATE_QUERIES})
-        for update`)
-      const used = (meter: string) => rows.find((r) => r.meter === meter)?.used ?? 0
-      const previous = used(LEGACY_OPENING_PLATE_QUERIES)
-      yield* upsert(input.accountId, input.environment, LEGACY_OPENING_PLATE_QUERIES, month, input.plateQueries)
-      yield* upsert(input.accountId, input.environment, METER.plate_queries, month,
-        Math.max(0, used(METER.plate_queries) + input.plateQueries - previous))
-      return month
-    }).pipe(sql.withTransaction, Effect.orDie)
+  const set = Effect.fnUntraced(function*(input: { accountId: string; environment: Environment; timezone: string; plateQueries: number }) {
+    const month = monthOf(yield* Clock.currentTimeMillis, input.timezone)
+    const rows = yield* counters(sql`
+      select meter, used from meter_counters
+      where account_id = ${input.accountId} and environment = ${input.environment} and period_start = ${month.start}
+        and meter in (${METER.plate_queries}, ${LEGACY_OPENING_PLATE_QUERIES})
+      for update`)
+    const used = (meter: string) => rows.find((r) => r.meter === meter)?.used ?? 0
+    const previous = used(LEGACY_OPENING_PLATE_QUERIES)
+    yield* upsert(input.accountId, input.environment, LEGACY_OPENING_PLATE_QUERIES, month, input.plateQueries)
+    yield* upsert(input.accountId, input.environment, METER.plate_queries, month,
+      Math.max(0, used(METER.plate_queries) + input.plateQueries - previous))
+    return month
+  }, sql.withTransaction, Effect.orDie)
 
   return { set }
 })

@@ -102,21 +102,20 @@ const make = Effect.gen(function*() {
 
   // `vda_account_status` reads the same counters; a plain statement is faster than a function here
   // (docs/architecture.md, "Migrations and database functions")
-  const readNow = (principal: Principal) =>
-    Effect.gen(function*() {
-      const periods = usagePeriodsOf(principal, yield* Clock.currentTimeMillis)
-      const { month, day, minute } = periods
-      const { accountId, environment } = principal
-      const rows = yield* counters(sql`
-        select meter, period_start, used from meter_counters
-        where account_id = ${accountId} and environment = ${environment}
-          and period_start = any(${[month.start, day.start, minute.start]}::timestamptz[])`)
-      if (principal.modulePricing === null) return usageOf(principal, periods, rows, undefined)
-      const frozen = yield* billing(sql`
-        select unit_price_cents, included from module_billing_periods
-        where account_id = ${accountId} and environment = ${environment} and period_start = ${month.start}`)
-      return usageOf(principal, periods, rows, Option.getOrUndefined(frozen))
-    }).pipe(Effect.orDie)
+  const readNow = Effect.fnUntraced(function*(principal: Principal) {
+    const periods = usagePeriodsOf(principal, yield* Clock.currentTimeMillis)
+    const { month, day, minute } = periods
+    const { accountId, environment } = principal
+    const rows = yield* counters(sql`
+      select meter, period_start, used from meter_counters
+      where account_id = ${accountId} and environment = ${environment}
+        and period_start = any(${[month.start, day.start, minute.start]}::timestamptz[])`)
+    if (principal.modulePricing === null) return usageOf(principal, periods, rows, undefined)
+    const frozen = yield* billing(sql`
+      select unit_price_cents, included from module_billing_periods
+      where account_id = ${accountId} and environment = ${environment} and period_start = ${month.start}`)
+    return usageOf(principal, periods, rows, Option.getOrUndefined(frozen))
+  }, Effect.orDie)
 
   /** The daily plate and module counts of the days starting at or after `from`. */
   const daily = (accountId: string, environment: Environment, from: Date) =>

@@ -59,25 +59,24 @@ const make = Effect.gen(function*() {
      * Replaces, for every plate and module present in `records`, the records held: an import
      * is the current picture of what it covers. Runs inside the caller's transaction.
      */
-    replace: (records: ReadonlyArray<RegistryModuleRecord>, at: Date) =>
-      Effect.gen(function*() {
-        if (records.length === 0) return 0
-        const rows = records.map(({ kind, plate, ...item }) => ({
-          plate,
-          module: MODULE_OF[kind],
-          item: JSON.stringify(item),
-          importedAt: at
-        }))
-        const covered = [...new Set(rows.map((r) => `${r.plate}\u0000${r.module}`))].map((k) => k.split("\u0000"))
-        yield* sql`
-          delete from module_records m
-          using unnest(${covered.map(([p]) => p!)}::text[], ${covered.map(([, m]) => m!)}::text[]) as c(plate, module)
-          where m.plate = c.plate and m.module = c.module`
-        for (const chunk of Arr.chunksOf(rows, 500)) {
-          yield* sql`insert into module_records ${sql.insert(chunk)}`
-        }
-        return rows.length
-      }).pipe(Effect.orDie)
+    replace: Effect.fnUntraced(function*(records: ReadonlyArray<RegistryModuleRecord>, at: Date) {
+      if (records.length === 0) return 0
+      const rows = records.map(({ kind, plate, ...item }) => ({
+        plate,
+        module: MODULE_OF[kind],
+        item: JSON.stringify(item),
+        importedAt: at
+      }))
+      const covered = [...new Set(rows.map((r) => `${r.plate}\u0000${r.module}`))].map((k) => k.split("\u0000"))
+      yield* sql`
+        delete from module_records m
+        using unnest(${covered.map(([p]) => p!)}::text[], ${covered.map(([, m]) => m!)}::text[]) as c(plate, module)
+        where m.plate = c.plate and m.module = c.module`
+      for (const chunk of Arr.chunksOf(rows, 500)) {
+        yield* sql`insert into module_records ${sql.insert(chunk)}`
+      }
+      return rows.length
+    }, Effect.orDie)
   }
 })
 

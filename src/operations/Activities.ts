@@ -88,14 +88,13 @@ const make = Effect.gen(function*() {
       Effect.flatMap(now, (at) => repo.markProcessing(operationId, at)).pipe(activity("markProcessing", ofOperation(operationId))),
 
     /** A module already recorded answers what was recorded: nothing is looked up twice. */
-    fetchModule: ({ module, operationId }: { readonly operationId: string; readonly module: ModuleName }) =>
-      Effect.gen(function*() {
-        const op = yield* operation(operationId)
-        const recorded = (yield* repo.modules(operationId)).find((m) => m.module === module)
-        if (recorded !== undefined && isFinal(recorded.status)) return storedOutcome(recorded)
-        const requested = op.input.kind === "vehicle" ? [module] : op.input.modules
-        return yield* sources[op.environment].fetch({ plate: op.plate, module, requested })
-      }).pipe(activity("fetchModule", ofOperation(operationId, { "vda.module": module }))),
+    fetchModule: Effect.fnUntraced(function*({ module, operationId }: { readonly operationId: string; readonly module: ModuleName }) {
+      const op = yield* operation(operationId)
+      const recorded = (yield* repo.modules(operationId)).find((m) => m.module === module)
+      if (recorded !== undefined && isFinal(recorded.status)) return storedOutcome(recorded)
+      const requested = op.input.kind === "vehicle" ? [module] : op.input.modules
+      return yield* sources[op.environment].fetch({ plate: op.plate, module, requested })
+    }, (effect, { module, operationId }) => effect.pipe(activity("fetchModule", ofOperation(operationId, { "vda.module": module })))),
 
     recordModule: ({ module, operationId, outcome }: { readonly operationId: string; readonly module: ModuleName; readonly outcome: ModuleOutcome }) =>
       Effect.flatMap(now, (at) => repo.recordModule(operationId, module, outcome, at)).pipe(
@@ -111,14 +110,13 @@ const make = Effect.gen(function*() {
         activity("finalizeOperation", ofOperation(operationId, { "vda.status": status }))
       ),
 
-    searchVehicle: ({ operationId }: { readonly operationId: string }) =>
-      Effect.gen(function*() {
-        const op = yield* operation(operationId)
-        // a report's vehicle is the basic query's, without options
-        if (op.input.kind === "report") return yield* vehicles.search(op.environment, op.plate, {}, op.id)
-        if (op.input.kind !== "vehicle") return yield* Effect.die(new Error(`${operationId} has no vehicle to search`))
-        return yield* vehicles.search(op.environment, op.plate, op.input.params as VehicleQueryParams, op.input.requestId)
-      }).pipe(activity("searchVehicle", ofOperation(operationId))),
+    searchVehicle: Effect.fnUntraced(function*({ operationId }: { readonly operationId: string }) {
+      const op = yield* operation(operationId)
+      // a report's vehicle is the basic query's, without options
+      if (op.input.kind === "report") return yield* vehicles.search(op.environment, op.plate, {}, op.id)
+      if (op.input.kind !== "vehicle") return yield* Effect.die(new Error(`${operationId} has no vehicle to search`))
+      return yield* vehicles.search(op.environment, op.plate, op.input.params as VehicleQueryParams, op.input.requestId)
+    }, (effect, { operationId }) => effect.pipe(activity("searchVehicle", ofOperation(operationId)))),
 
     finalizeVehicleSearch: ({ operationId, result }: { readonly operationId: string; readonly result: VehicleSearchResult }) =>
       Effect.flatMap(now, (at) => repo.finalize(operationId, result.ok ? "completed" : "failed", at, result)).pipe(
@@ -157,32 +155,31 @@ const make = Effect.gen(function*() {
      * answered yet fails as its source being unavailable (retryable), and the operation takes
      * the status the spec's rules give. True when this finalised it.
      */
-    finalizeLost: (operationId: string) =>
-      Effect.gen(function*() {
-        const op = yield* operation(operationId)
-        if (isFinal(op.status)) return false
-        const at = yield* now
-        // the end says why: the workflow was lost, not the sources' answers
-        const ended = loggedEnd({ lost: true })
-        if (op.input.kind === "vehicle") {
-          return yield* Effect.flatMap(repo.finalize(operationId, "failed", at, failedVehicleSearch({ retryable: true })), ended)
+    finalizeLost: Effect.fnUntraced(function*(operationId: string) {
+      const op = yield* operation(operationId)
+      if (isFinal(op.status)) return false
+      const at = yield* now
+      // the end says why: the workflow was lost, not the sources' answers
+      const ended = loggedEnd({ lost: true })
+      if (op.input.kind === "vehicle") {
+        return yield* Effect.flatMap(repo.finalize(operationId, "failed", at, failedVehicleSearch({ retryable: true })), ended)
+      }
+      const lostVehicle = failedVehicleSearch({ retryable: true })
+      const outcomes: Array<ModuleOutcome> = []
+      for (const row of yield* repo.modules(operationId)) {
+        if (isFinal(row.status)) {
+          outcomes.push(storedOutcome(row))
+          continue
         }
-        const lostVehicle = failedVehicleSearch({ retryable: true })
-        const outcomes: Array<ModuleOutcome> = []
-        for (const row of yield* repo.modules(operationId)) {
-          if (isFinal(row.status)) {
-            outcomes.push(storedOutcome(row))
-            continue
-          }
-          const outcome = failedModule(row.module, { retryable: true })
-          const { recorded } = yield* repo.recordModule(operationId, row.module, outcome, at)
-          if (recorded) yield* logModuleOutcome(row.module, outcome, op.accountId)
-          outcomes.push(outcome)
-        }
-        return op.input.kind === "report"
-          ? yield* Effect.flatMap(repo.finalize(operationId, reportStatus(op.result ?? lostVehicle, outcomes), at, op.result ?? lostVehicle), ended)
-          : yield* Effect.flatMap(repo.finalize(operationId, finalStatus(outcomes), at), ended)
-      }).pipe(Effect.annotateLogs({ operationId }))
+        const outcome = failedModule(row.module, { retryable: true })
+        const { recorded } = yield* repo.recordModule(operationId, row.module, outcome, at)
+        if (recorded) yield* logModuleOutcome(row.module, outcome, op.accountId)
+        outcomes.push(outcome)
+      }
+      return op.input.kind === "report"
+        ? yield* Effect.flatMap(repo.finalize(operationId, reportStatus(op.result ?? lostVehicle, outcomes), at, op.result ?? lostVehicle), ended)
+        : yield* Effect.flatMap(repo.finalize(operationId, finalStatus(outcomes), at), ended)
+    }, (effect, operationId) => effect.pipe(Effect.annotateLogs({ operationId })))
   }
 })
 

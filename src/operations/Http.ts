@@ -58,13 +58,12 @@ export const OperationsHttpLive = apiGroup(
     const operationAnswer = preEncodedPerObject(Operation, (operation: Operation) => operation)
     return HttpApiBuilder.group(Api, "operations", (handlers) =>
       handlers
-        .handle("createModulesOperation", ({ params, payload }) =>
-          Effect.gen(function*() {
-            const principal = yield* CurrentPrincipal
-            const { created, operation } = yield* operations.createModules(principal, params.plate, payload.modules)
-            if (created) yield* accepted(operation.id)
-            return operation
-          }).pipe(refuseModulesRequest))
+        .handle("createModulesOperation", Effect.fnUntraced(function*({ params, payload }) {
+          const principal = yield* CurrentPrincipal
+          const { created, operation } = yield* operations.createModules(principal, params.plate, payload.modules)
+          if (created) yield* accepted(operation.id)
+          return operation
+        }, refuseModulesRequest))
         .handle("getOperation", ({ params }) =>
           Effect.flatMap(CurrentPrincipal, (principal) => operations.get(principal, params.id)).pipe(
             Effect.tap((operation) => pollHint(operation.status)),

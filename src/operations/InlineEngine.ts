@@ -242,22 +242,21 @@ export const InlineEngineLive = Layer.effect(
     let renewedAt = yield* Clock.currentTimeMillis
     const sweepEveryMs = Math.max(100, Math.floor(claimTtlMs / 3))
 
-    const sweep = (first: boolean) =>
-      Effect.gen(function*() {
-        yield* repo.renewClaims(holder, claimTtlMs)
-        yield* deliveries.renewClaims(holder, claimTtlMs)
-        renewedAt = yield* Clock.currentTimeMillis
-        const rows = (yield* repo.claimable(holder)).filter((row) => first || !runningHere(row.id))
-        if (rows.length > 0) yield* Effect.logInfo(`resuming ${rows.length} unfinished operation(s)`)
-        countFinding("resumed", rows.length)
-        yield* Effect.forEach(rows, (row) => start(startRequestOf(row)), { discard: true })
-        const pending = (yield* deliveries.claimable(holder)).map(deliveryStartRequestOf)
-          .filter((request) => first || !runningHere(deliveryKey(request)))
-        if (pending.length > 0) {
-          yield* Effect.logInfo(`resuming ${pending.length} pending webhook ${pending.length === 1 ? "delivery" : "deliveries"}`)
-        }
-        yield* Effect.forEach(pending, startDelivery, { discard: true })
-      }).pipe(Effect.catchCause((cause) => Effect.logWarning("could not take up unfinished work; trying again shortly", cause)))
+    const sweep = Effect.fnUntraced(function*(first: boolean) {
+      yield* repo.renewClaims(holder, claimTtlMs)
+      yield* deliveries.renewClaims(holder, claimTtlMs)
+      renewedAt = yield* Clock.currentTimeMillis
+      const rows = (yield* repo.claimable(holder)).filter((row) => first || !runningHere(row.id))
+      if (rows.length > 0) yield* Effect.logInfo(`resuming ${rows.length} unfinished operation(s)`)
+      countFinding("resumed", rows.length)
+      yield* Effect.forEach(rows, (row) => start(startRequestOf(row)), { discard: true })
+      const pending = (yield* deliveries.claimable(holder)).map(deliveryStartRequestOf)
+        .filter((request) => first || !runningHere(deliveryKey(request)))
+      if (pending.length > 0) {
+        yield* Effect.logInfo(`resuming ${pending.length} pending webhook ${pending.length === 1 ? "delivery" : "deliveries"}`)
+      }
+      yield* Effect.forEach(pending, startDelivery, { discard: true })
+    }, Effect.catchCause((cause) => Effect.logWarning("could not take up unfinished work; trying again shortly", cause)))
 
     const runningHere = (key: string) => FiberMap.hasUnsafe(workflows, key)
 

@@ -147,12 +147,11 @@ const make = Effect.gen(function*() {
     })
 
   /** Charges and inserts in the current transaction; fails with LostRace on a concurrent twin. */
-  const chargeAndInsert = (operation: NewOperation, consumption: Parameters<typeof metering.applyBatch>[0][number]) =>
-    Effect.gen(function*() {
-      const [decision] = yield* metering.applyBatch([consumption])
-      if (decision && Result.isFailure(decision)) return yield* Effect.fail(decision.failure)
-      if (!(yield* repo.insert(operation))) return yield* new LostRace()
-    })
+  const chargeAndInsert = Effect.fnUntraced(function*(operation: NewOperation, consumption: Parameters<typeof metering.applyBatch>[0][number]) {
+    const [decision] = yield* metering.applyBatch([consumption])
+    if (decision && Result.isFailure(decision)) return yield* Effect.fail(decision.failure)
+    if (!(yield* repo.insert(operation))) return yield* new LostRace()
+  })
 
   /** A modules request checked for `principal`: its plate, its modules in canonical order, its reuse key. */
   const modulesRequestOf = (
@@ -192,107 +191,104 @@ const make = Effect.gen(function*() {
   /** The active identical operation, reused (nothing charged), if there is one. */
   const runningTwin = (key: ReuseKey) => Effect.map(reuseReads.submit(key), countedReuse(key))
 
-  const createModules = (principal: Principal, rawPlate: string, requested: ReadonlyArray<string>, apiVersion: ApiVersion = "v2") =>
-    Effect.gen(function*() {
-      const { key, modules, plate } = yield* Effect.fromResult(modulesRequestOf(principal, rawPlate, requested, apiVersion))
-      // reused from a plain read, without queueing on the lock below
-      const running = yield* runningTwin(key)
-      if (Option.isSome(running)) return { operation: running.value, created: false }
-      const at = yield* Clock.currentTimeMillis
-      const id = `op_${yield* ulid}`
-      const row: NewOperation = { id, ...key, kind: "modules", input: { kind: "modules", modules }, createdAt: new Date(at) }
-      const attempt: Effect.Effect<string | undefined, LimitReached | LostRace> = Effect.gen(function*() {
-        // identical requests queue here, in every process: the second sees the first's operation
-        // (reuse is decided before quota, and the unique index is never raced)
-        yield* repo.lockReuseKey(key)
-        const active = yield* repo.findActiveModules(key)
-        if (Option.isSome(active)) return active.value.id
-        yield* chargeAndInsert(row, Charges.moduleQueries(principal, modules, at, apiVersion))
-        return undefined
-      }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
-      // once committed the operation is durable: if the client leaves before the engine has it,
-      // the engine's sweep (inline) or reconciler (Temporal) starts it
-      const reused = yield* countCommitted(key.environment)(attempt.pipe(Effect.catchTag("LostRace", Effect.die)), (id) => id === undefined)
-      if (reused !== undefined) {
-        countReused(key.environment)
-        return { operation: (yield* requireOperation(reused)) as ModulesOperation, created: false }
-      }
-      yield* logCreated(row)
-      yield* engine.start({ kind: "modules", operationId: id, accountId: key.accountId, environment: key.environment, plate, modules })
-      const committed = justCommitted(row)
-      return { operation: toOperation(committed.row, committed.modules) as ModulesOperation, created: true } satisfies Created<ModulesOperation>
-    })
+  const createModules = Effect.fnUntraced(function*(principal: Principal, rawPlate: string, requested: ReadonlyArray<string>, apiVersion: ApiVersion = "v2") {
+    const { key, modules, plate } = yield* Effect.fromResult(modulesRequestOf(principal, rawPlate, requested, apiVersion))
+    // reused from a plain read, without queueing on the lock below
+    const running = yield* runningTwin(key)
+    if (Option.isSome(running)) return { operation: running.value, created: false }
+    const at = yield* Clock.currentTimeMillis
+    const id = `op_${yield* ulid}`
+    const row: NewOperation = { id, ...key, kind: "modules", input: { kind: "modules", modules }, createdAt: new Date(at) }
+    const attempt: Effect.Effect<string | undefined, LimitReached | LostRace> = Effect.gen(function*() {
+      // identical requests queue here, in every process: the second sees the first's operation
+      // (reuse is decided before quota, and the unique index is never raced)
+      yield* repo.lockReuseKey(key)
+      const active = yield* repo.findActiveModules(key)
+      if (Option.isSome(active)) return active.value.id
+      yield* chargeAndInsert(row, Charges.moduleQueries(principal, modules, at, apiVersion))
+      return undefined
+    }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+    // once committed the operation is durable: if the client leaves before the engine has it,
+    // the engine's sweep (inline) or reconciler (Temporal) starts it
+    const reused = yield* countCommitted(key.environment)(attempt.pipe(Effect.catchTag("LostRace", Effect.die)), (id) => id === undefined)
+    if (reused !== undefined) {
+      countReused(key.environment)
+      return { operation: (yield* requireOperation(reused)) as ModulesOperation, created: false }
+    }
+    yield* logCreated(row)
+    yield* engine.start({ kind: "modules", operationId: id, accountId: key.accountId, environment: key.environment, plate, modules })
+    const committed = justCommitted(row)
+    return { operation: toOperation(committed.row, committed.modules) as ModulesOperation, created: true } satisfies Created<ModulesOperation>
+  })
 
   /**
    * A v1 report: the vehicle and every module enabled for the account. Reuses the active report
    * for the same plate (nothing charged), else charges everything at once and starts it.
    */
-  const createReport = (principal: Principal, rawPlate: string) =>
-    Effect.gen(function*() {
-      const plate = normalizePlate(rawPlate)
-      if (plate === undefined) return yield* new InvalidModulesPlate({ raw: rawPlate })
-      const modules = MODULES.filter((m) => principal.entitlements.enabledModules.includes(m))
-      const key = { accountId: principal.accountId, environment: principal.environment, plate }
-      // an active report for the plate: reused from a plain read, as modules operations are
-      const running = yield* repo.findActiveReport(key).pipe(Effect.catchTag("SqlError", Effect.die))
-      if (Option.isSome(running)) {
-        countReused(key.environment)
-        return { row: running.value, modules: yield* repo.modules(running.value.id), created: false }
-      }
-      const at = yield* Clock.currentTimeMillis
-      const id = `rep_${yield* ulid}`
-      const row: NewOperation = {
-        id, ...key, kind: "report", apiVersion: "v1", modulesKey: null, input: { kind: "report", modules }, createdAt: new Date(at)
-      }
-      const reused = yield* countCommitted(key.environment)(Effect.gen(function*() {
-        yield* repo.lockReuseKey({ ...key, apiVersion: "v1", modulesKey: "report" })
-        const active = yield* repo.findActiveReport(key)
-        if (Option.isSome(active)) return active.value
-        yield* chargeAndInsert(row, Charges.report(principal, plate, modules, at))
-        return undefined
-      }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die), Effect.catchTag("LostRace", Effect.die)), (active) =>
-        active === undefined)
-      if (reused !== undefined) {
-        countReused(key.environment)
-        return { row: reused, modules: yield* repo.modules(reused.id), created: false }
-      }
-      yield* logCreated(row)
-      yield* engine.start({ kind: "report", operationId: id, accountId: key.accountId, environment: key.environment, plate, modules })
-      return { ...justCommitted(row), created: true }
-    })
+  const createReport = Effect.fnUntraced(function*(principal: Principal, rawPlate: string) {
+    const plate = normalizePlate(rawPlate)
+    if (plate === undefined) return yield* new InvalidModulesPlate({ raw: rawPlate })
+    const modules = MODULES.filter((m) => principal.entitlements.enabledModules.includes(m))
+    const key = { accountId: principal.accountId, environment: principal.environment, plate }
+    // an active report for the plate: reused from a plain read, as modules operations are
+    const running = yield* repo.findActiveReport(key).pipe(Effect.catchTag("SqlError", Effect.die))
+    if (Option.isSome(running)) {
+      countReused(key.environment)
+      return { row: running.value, modules: yield* repo.modules(running.value.id), created: false }
+    }
+    const at = yield* Clock.currentTimeMillis
+    const id = `rep_${yield* ulid}`
+    const row: NewOperation = {
+      id, ...key, kind: "report", apiVersion: "v1", modulesKey: null, input: { kind: "report", modules }, createdAt: new Date(at)
+    }
+    const reused = yield* countCommitted(key.environment)(Effect.gen(function*() {
+      yield* repo.lockReuseKey({ ...key, apiVersion: "v1", modulesKey: "report" })
+      const active = yield* repo.findActiveReport(key)
+      if (Option.isSome(active)) return active.value
+      yield* chargeAndInsert(row, Charges.report(principal, plate, modules, at))
+      return undefined
+    }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die), Effect.catchTag("LostRace", Effect.die)), (active) =>
+      active === undefined)
+    if (reused !== undefined) {
+      countReused(key.environment)
+      return { row: reused, modules: yield* repo.modules(reused.id), created: false }
+    }
+    yield* logCreated(row)
+    yield* engine.start({ kind: "report", operationId: id, accountId: key.accountId, environment: key.environment, plate, modules })
+    return { ...justCommitted(row), created: true }
+  })
 
   /** The caller's own report, with its module rows. */
   const getReport = (principal: Principal, id: string) => pollOwn(principal, id, (r) => r.kind === "report")
 
   /** A vehicle search for `onMiss=search`: one plate query charged now, answered by the workflow. */
-  const createVehicleSearch = (principal: Principal, plate: string, params: VehicleQueryParams) =>
-    Effect.gen(function*() {
-      const at = yield* Clock.currentTimeMillis
-      const id = `op_${yield* ulid}`
-      const requestId = yield* RequestId
-      const search: NewOperation = {
-        id,
-        accountId: principal.accountId,
-        environment: principal.environment,
-        plate,
-        modulesKey: null,
-        kind: "vehicle",
-        apiVersion: "v2",
-        input: { kind: "vehicle", params: { ...params }, requestId },
-        createdAt: new Date(at)
-      }
-      yield* countCommitted(principal.environment)(
-        chargeAndInsert(search, Charges.plateQuery(principal, plate, at)).pipe(
-          sql.withTransaction,
-          Effect.catchTag("SqlError", Effect.die),
-          Effect.catchTag("LostRace", Effect.die)
-        ),
-        () => true
-      )
-      yield* logCreated(search)
-      yield* engine.start({ kind: "vehicle", operationId: id, accountId: principal.accountId, environment: principal.environment, plate })
-      return toOperation(justCommitted(search).row, []) as VehicleOperation
-    })
+  const createVehicleSearch = Effect.fnUntraced(function*(principal: Principal, plate: string, params: VehicleQueryParams) {
+    const at = yield* Clock.currentTimeMillis
+    const id = `op_${yield* ulid}`
+    const requestId = yield* RequestId
+    const search: NewOperation = {
+      id,
+      accountId: principal.accountId,
+      environment: principal.environment,
+      plate,
+      modulesKey: null,
+      kind: "vehicle",
+      apiVersion: "v2",
+      input: { kind: "vehicle", params: { ...params }, requestId },
+      createdAt: new Date(at)
+    }
+    yield* countCommitted(principal.environment)(
+      chargeAndInsert(search, Charges.plateQuery(principal, plate, at)).pipe(
+        sql.withTransaction,
+        Effect.catchTag("SqlError", Effect.die),
+        Effect.catchTag("LostRace", Effect.die)
+      ),
+      () => true
+    )
+    yield* logCreated(search)
+    yield* engine.start({ kind: "vehicle", operationId: id, accountId: principal.accountId, environment: principal.environment, plate })
+    return toOperation(justCommitted(search).row, []) as VehicleOperation
+  })
 
   // Polls, the most frequent reads, are batched: concurrent polls (of any operations) share one
   // read of the operations and one of their modules, and the polls of one operation its answer.

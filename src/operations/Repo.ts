@@ -158,24 +158,23 @@ const make = Effect.gen(function*() {
         order by created_at desc, id desc limit ${limit}`).pipe(Effect.orDie),
 
     /** Inserts unless an identical active modules operation exists; true when inserted. */
-    insert: (operation: NewOperation) =>
-      Effect.gen(function*() {
-        const rows = yield* sql`
-          insert into operations (id, account_id, environment, kind, api_version, plate, modules_key, status, input, created_at, updated_at)
-          values (${operation.id}, ${operation.accountId}, ${operation.environment}, ${operation.kind}, ${operation.apiVersion},
-            ${operation.plate}, ${operation.modulesKey}, 'queued', ${JSON.stringify(operation.input)}, ${operation.createdAt},
-            ${operation.createdAt})
-          on conflict do nothing
-          returning id`
-        if (rows.length === 0) return false
-        if (operation.input.kind !== "vehicle") {
-          yield* sql`
-            insert into operation_modules (operation_id, module, status, updated_at)
-            select ${operation.id}, module, 'queued', ${operation.createdAt}
-            from unnest(${[...operation.input.modules]}::text[]) as module`
-        }
-        return true
-      }),
+    insert: Effect.fnUntraced(function*(operation: NewOperation) {
+      const rows = yield* sql`
+        insert into operations (id, account_id, environment, kind, api_version, plate, modules_key, status, input, created_at, updated_at)
+        values (${operation.id}, ${operation.accountId}, ${operation.environment}, ${operation.kind}, ${operation.apiVersion},
+          ${operation.plate}, ${operation.modulesKey}, 'queued', ${JSON.stringify(operation.input)}, ${operation.createdAt},
+          ${operation.createdAt})
+        on conflict do nothing
+        returning id`
+      if (rows.length === 0) return false
+      if (operation.input.kind !== "vehicle") {
+        yield* sql`
+          insert into operation_modules (operation_id, module, status, updated_at)
+          select ${operation.id}, module, 'queued', ${operation.createdAt}
+          from unnest(${[...operation.input.modules]}::text[]) as module`
+      }
+      return true
+    }),
 
     /** Held until the transaction ends: requests with the same reuse key are decided one at a time. */
     lockReuseKey: (key: ReuseKey) =>
@@ -238,31 +237,29 @@ const make = Effect.gen(function*() {
     markStarted: (id: string, at: Date) =>
       sql`update operations set started_at = coalesce(started_at, ${at}) where id = ${id}`.pipe(Effect.asVoid, Effect.orDie),
 
-    markProcessing: (id: string, at: Date) =>
-      Effect.gen(function*() {
-        yield* sql`update operations set status = 'processing', updated_at = ${at} where id = ${id} and status = 'queued'`
-        yield* sql`update operation_modules set status = 'processing', updated_at = ${at}
-                   where operation_id = ${id} and status = 'queued'`
-      }).pipe(sql.withTransaction, Effect.orDie),
+    markProcessing: Effect.fnUntraced(function*(id: string, at: Date) {
+      yield* sql`update operations set status = 'processing', updated_at = ${at} where id = ${id} and status = 'queued'`
+      yield* sql`update operation_modules set status = 'processing', updated_at = ${at}
+                 where operation_id = ${id} and status = 'queued'`
+    }, sql.withTransaction, Effect.orDie),
 
     /**
      * Records a module's outcome once: `recorded` is false when the module already had one (a
      * repeated activity changes nothing). `accountId` is the operation's, while it is active.
      */
-    recordModule: (id: string, module: ModuleName, outcome: ModuleOutcome, at: Date) =>
-      Effect.gen(function*() {
-        const recorded = yield* sql`
-          update operation_modules set status = ${outcome.status},
-            data = ${outcome.data === null ? null : JSON.stringify(outcome.data)},
-            error = ${outcome.error === null ? null : JSON.stringify(outcome.error)},
-            warnings = ${JSON.stringify(outcome.warnings)}, updated_at = ${at}
-          where operation_id = ${id} and module = ${module} and status in ${sql.literal(ACTIVE_SQL)}
-          returning module`
-        const active = yield* recordedIn(sql`
-          update operations set updated_at = ${at} where id = ${id} and status in ${sql.literal(ACTIVE_SQL)}
-          returning account_id`)
-        return { recorded: recorded.length > 0, accountId: Option.getOrUndefined(active)?.accountId } satisfies ModuleRecorded
-      }).pipe(sql.withTransaction, Effect.orDie),
+    recordModule: Effect.fnUntraced(function*(id: string, module: ModuleName, outcome: ModuleOutcome, at: Date) {
+      const recorded = yield* sql`
+        update operation_modules set status = ${outcome.status},
+          data = ${outcome.data === null ? null : JSON.stringify(outcome.data)},
+          error = ${outcome.error === null ? null : JSON.stringify(outcome.error)},
+          warnings = ${JSON.stringify(outcome.warnings)}, updated_at = ${at}
+        where operation_id = ${id} and module = ${module} and status in ${sql.literal(ACTIVE_SQL)}
+        returning module`
+      const active = yield* recordedIn(sql`
+        update operations set updated_at = ${at} where id = ${id} and status in ${sql.literal(ACTIVE_SQL)}
+        returning account_id`)
+      return { recorded: recorded.length > 0, accountId: Option.getOrUndefined(active)?.accountId } satisfies ModuleRecorded
+    }, sql.withTransaction, Effect.orDie),
 
     /** Moves an operation to its final state once; None when it already was final. */
     finalize: (id: string, status: FinalStatus, at: Date, result?: VehicleSearchResult) =>

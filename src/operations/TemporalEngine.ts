@@ -304,14 +304,13 @@ export const makeTemporalEngine = Effect.gen(function*() {
   const describe = (workflowId: string) => call(workflowId, (signal) => gateway.describe(workflowId, signal))
 
   /** Finalises an operation whose workflow closed without doing so, and sends its event. */
-  const finalizeLost = (operationId: string) =>
-    Effect.gen(function*() {
-      if (!(yield* activities.finalizeLost(operationId))) return false
-      const deliveryId = yield* events.finalized(operationId)
-      const delivery = deliveryId === null ? Option.none() : yield* deliveries.find(deliveryId)
-      if (Option.isSome(delivery)) yield* startDelivery(deliveryStartRequestOf(delivery.value))
-      return true
-    })
+  const finalizeLost = Effect.fnUntraced(function*(operationId: string) {
+    if (!(yield* activities.finalizeLost(operationId))) return false
+    const deliveryId = yield* events.finalized(operationId)
+    const delivery = deliveryId === null ? Option.none() : yield* deliveries.find(deliveryId)
+    if (Option.isSome(delivery)) yield* startDelivery(deliveryStartRequestOf(delivery.value))
+    return true
+  })
 
   /**
    * Before a pass (re)starts anything: a server that lost its state lost the search attributes

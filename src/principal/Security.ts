@@ -40,11 +40,10 @@ export class ApiKeyAuth extends HttpApiMiddleware.Service<ApiKeyAuth, { provides
 export const ApiKeyAuthLive = Layer.succeed(
   ApiKeyAuth,
   ApiKeyAuth.of({
-    apiKey: (httpEffect) =>
-      Effect.gen(function*() {
-        const admitted = yield* AdmittedPrincipal
-        if (Option.isNone(admitted)) return yield* Errors.invalidApiKey("Missing x-api-key header")
-        return yield* Effect.provideService(httpEffect, CurrentPrincipal, admitted.value)
-      })
+    apiKey: Effect.fnUntraced(function*(httpEffect) {
+      const admitted = yield* AdmittedPrincipal
+      if (Option.isNone(admitted)) return yield* Errors.invalidApiKey("Missing x-api-key header")
+      return yield* Effect.provideService(httpEffect, CurrentPrincipal, admitted.value)
+    })
   })
 )

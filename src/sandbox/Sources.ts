@@ -18,23 +18,22 @@ export const SandboxVehicleSource = Layer.effect(
   Effect.gen(function*() {
     const config = yield* AppConfig
 
-    const generated = (plate: string, params: VehicleQueryParams, started: number) =>
-      Effect.gen(function*() {
-        const behaviour = sandboxBehaviour(plate, params.sandbox_scenario)
-        if (behaviour.scenario === "unavailable") {
-          return yield* new SourceUnavailable({ reason: "sandbox scenario unavailable" })
-        }
-        if (behaviour.cacheMiss) yield* Effect.sleep(config.sandboxLatencyMs)
-        const seed = params.sandbox_seed ?? null
-        const vehicle = behaviour.notFound ? undefined : generateVehicle(plate, seed ?? "", behaviour.scenario)
-        return {
-          facts: Option.fromNullishOr(vehicle?.facts),
-          source: "synthetic",
-          cache: behaviour.cacheMiss ? "miss" : "hit",
-          sandbox: { scenario: behaviour.scenario, seed, vehicleType: vehicle?.vehicleType ?? null },
-          lookupMs: yield* elapsedSince(started)
-        } satisfies Lookup
-      })
+    const generated = Effect.fnUntraced(function*(plate: string, params: VehicleQueryParams, started: number) {
+      const behaviour = sandboxBehaviour(plate, params.sandbox_scenario)
+      if (behaviour.scenario === "unavailable") {
+        return yield* new SourceUnavailable({ reason: "sandbox scenario unavailable" })
+      }
+      if (behaviour.cacheMiss) yield* Effect.sleep(config.sandboxLatencyMs)
+      const seed = params.sandbox_seed ?? null
+      const vehicle = behaviour.notFound ? undefined : generateVehicle(plate, seed ?? "", behaviour.scenario)
+      return {
+        facts: Option.fromNullishOr(vehicle?.facts),
+        source: "synthetic",
+        cache: behaviour.cacheMiss ? "miss" : "hit",
+        sandbox: { scenario: behaviour.scenario, seed, vehicleType: vehicle?.vehicleType ?? null },
+        lookupMs: yield* elapsedSince(started)
+      } satisfies Lookup
+    })
 
     return VehicleSource.of({
       findLocally: (plate, params, started) => {
@@ -52,19 +51,18 @@ export const SandboxModuleSource = Layer.effect(
   Effect.gen(function*() {
     const config = yield* AppConfig
     return ModuleSource.of({
-      fetch: (lookup) =>
-        Effect.gen(function*() {
-          yield* Effect.sleep(config.sandboxLatencyMs)
-          const { scenario } = sandboxBehaviour(lookup.plate, undefined)
-          const synthetic = syntheticModule(lookup.plate, scenario, lookup.module, lookup.requested, yield* Clock.currentTimeMillis)
-          if (synthetic._tag === "Unavailable") {
-            return yield* new ModuleUnavailable({
-              message: `The ${lookup.module} source is unavailable (sandbox scenario ${scenario})`,
-              retryable: synthetic.retryable
-            })
-          }
-          return answered(synthetic.data, synthetic.reducedCoverage)
-        })
+      fetch: Effect.fnUntraced(function*(lookup) {
+        yield* Effect.sleep(config.sandboxLatencyMs)
+        const { scenario } = sandboxBehaviour(lookup.plate, undefined)
+        const synthetic = syntheticModule(lookup.plate, scenario, lookup.module, lookup.requested, yield* Clock.currentTimeMillis)
+        if (synthetic._tag === "Unavailable") {
+          return yield* new ModuleUnavailable({
+            message: `The ${lookup.module} source is unavailable (sandbox scenario ${scenario})`,
+            retryable: synthetic.retryable
+          })
+        }
+        return answered(synthetic.data, synthetic.reducedCoverage)
+      })
     })
   })
 )

@@ -59,33 +59,30 @@ export const V1HttpLive = apiGroup(
     const webhooks = yield* Webhooks
     return HttpApiBuilder.group(Api, "v1", (handlers) =>
       handlers
-        .handle("v1GetBasicVehicle", ({ query: queryParams }) =>
-          Effect.gen(function*() {
-            const principal = yield* CurrentPrincipal
-            const outcome = yield* query.run(principal, queryParams.plate ?? "", {}, "v1")
-            if (outcome._tag !== "Answered") return yield* Effect.die(new Error("a v1 query never searches in the background"))
-            return outcome.response
-          }).pipe(refuseVehicleQuery))
-        .handle("v1CreateModulesOperation", ({ payload }) =>
-          Effect.gen(function*() {
-            const principal = yield* CurrentPrincipal
-            const { created, operation } = yield* operations.createModules(principal, payload.plate, payload.modules, "v1")
-            if (created) yield* acceptedAt(`/v1/vehicles/modules/${operation.id}`)
-            return { success: true as const, data: toV1ModulesOperation(operation) }
-          }).pipe(refuseModulesRequest))
+        .handle("v1GetBasicVehicle", Effect.fnUntraced(function*({ query: queryParams }) {
+          const principal = yield* CurrentPrincipal
+          const outcome = yield* query.run(principal, queryParams.plate ?? "", {}, "v1")
+          if (outcome._tag !== "Answered") return yield* Effect.die(new Error("a v1 query never searches in the background"))
+          return outcome.response
+        }, refuseVehicleQuery))
+        .handle("v1CreateModulesOperation", Effect.fnUntraced(function*({ payload }) {
+          const principal = yield* CurrentPrincipal
+          const { created, operation } = yield* operations.createModules(principal, payload.plate, payload.modules, "v1")
+          if (created) yield* acceptedAt(`/v1/vehicles/modules/${operation.id}`)
+          return { success: true as const, data: toV1ModulesOperation(operation) }
+        }, refuseModulesRequest))
         .handle("v1GetModulesOperation", ({ params }) =>
           Effect.flatMap(CurrentPrincipal, (principal) => operations.getModules(principal, params.id, "v1")).pipe(
             Effect.tap((operation) => pollHint(operation.status)),
             Effect.map((operation) => ({ success: true as const, data: toV1ModulesOperation(operation) })),
             Effect.catchTag("OperationNotFound", (e) => Errors.notFound("operation_not_found", operationNotFoundMessage(e.id)))
           ))
-        .handle("v1CreateReport", ({ payload }) =>
-          Effect.gen(function*() {
-            const principal = yield* CurrentPrincipal
-            const { created, modules, row } = yield* operations.createReport(principal, payload.plate)
-            if (created) yield* acceptedAt(`/v1/reports/${row.id}`)
-            return { success: true as const, data: toV1Report(row, modules) }
-          }).pipe(refuseModulesRequest))
+        .handle("v1CreateReport", Effect.fnUntraced(function*({ payload }) {
+          const principal = yield* CurrentPrincipal
+          const { created, modules, row } = yield* operations.createReport(principal, payload.plate)
+          if (created) yield* acceptedAt(`/v1/reports/${row.id}`)
+          return { success: true as const, data: toV1Report(row, modules) }
+        }, refuseModulesRequest))
         .handle("v1GetReport", ({ params }) =>
           Effect.flatMap(CurrentPrincipal, (principal) => operations.getReport(principal, params.id)).pipe(
             Effect.tap(({ row }) => pollHint(row.status)),
@@ -94,29 +91,24 @@ export const V1HttpLive = apiGroup(
           ))
         .handle("v1GetStatus", () =>
           Effect.map(Effect.flatMap(CurrentPrincipal, status.read), (data) => ({ success: true as const, data: toV1Status(data) })))
-        .handle("v1GetWebhookConfig", () =>
-          Effect.gen(function*() {
-            const principal = yield* CurrentPrincipal
-            return { success: true as const, data: toV1Config(principal.accountId, yield* webhooks.getConfig(principal)) }
-          }))
-        .handle("v1UpdateWebhookConfig", ({ payload }) =>
-          Effect.gen(function*() {
-            const principal = yield* CurrentPrincipal
-            const config = yield* webhooks.updateConfig(principal, {
-              ...(payload.url !== undefined ? { url: payload.url } : {}),
-              ...(payload.enabled !== undefined ? { enabled: payload.enabled } : {}),
-              ...(payload.rotate_secret !== undefined ? { rotateSecret: payload.rotate_secret } : {})
-            })
-            return { success: true as const, data: toV1Config(principal.accountId, config) }
-          }).pipe(
-            Effect.catchTag("InvalidWebhookConfig", (e) => Errors.invalidRequest(`Invalid webhook configuration: ${e.reason}`))
-          ))
-        .handle("v1ListWebhookDeliveries", ({ query: queryParams }) =>
-          Effect.gen(function*() {
-            const principal = yield* CurrentPrincipal
-            const list = yield* webhooks.listDeliveries(principal, queryParams.limit ?? DEFAULT_LIMIT, queryParams.offset ?? 0)
-            return { success: true as const, data: { ...list, deliveries: list.deliveries.map(toV1Delivery) } }
-          }))
+        .handle("v1GetWebhookConfig", Effect.fnUntraced(function*() {
+          const principal = yield* CurrentPrincipal
+          return { success: true as const, data: toV1Config(principal.accountId, yield* webhooks.getConfig(principal)) }
+        }))
+        .handle("v1UpdateWebhookConfig", Effect.fnUntraced(function*({ payload }) {
+          const principal = yield* CurrentPrincipal
+          const config = yield* webhooks.updateConfig(principal, {
+            ...(payload.url !== undefined ? { url: payload.url } : {}),
+            ...(payload.enabled !== undefined ? { enabled: payload.enabled } : {}),
+            ...(payload.rotate_secret !== undefined ? { rotateSecret: payload.rotate_secret } : {})
+          })
+          return { success: true as const, data: toV1Config(principal.accountId, config) }
+        }, Effect.catchTag("InvalidWebhookConfig", (e) => Errors.invalidRequest(`Invalid webhook configuration: ${e.reason}`))))
+        .handle("v1ListWebhookDeliveries", Effect.fnUntraced(function*({ query: queryParams }) {
+          const principal = yield* CurrentPrincipal
+          const list = yield* webhooks.listDeliveries(principal, queryParams.limit ?? DEFAULT_LIMIT, queryParams.offset ?? 0)
+          return { success: true as const, data: { ...list, deliveries: list.deliveries.map(toV1Delivery) } }
+        }))
         .handle("v1SendWebhookTest", () =>
           Effect.flatMap(CurrentPrincipal, webhooks.sendV1Test).pipe(
             Effect.map((delivery) => ({

@@ -35,27 +35,25 @@ export const VehiclesHttpLive = apiGroup(
     const searches = yield* VehicleSearches
 
     /** The query of an admitted request: answered (charged), or accepted as a vehicle search. */
-    const answer = (principal: Principal, plate: string, queryParams: VehicleQueryParams) =>
-      Effect.gen(function*() {
-        const outcome = yield* query.run(principal, plate, queryParams)
-        if (outcome._tag === "Answered") return outcome.response
-        return yield* searches.accept(principal, outcome.plate, queryParams)
-      }).pipe(refuseVehicleQuery)
+    const answer = Effect.fnUntraced(function*(principal: Principal, plate: string, queryParams: VehicleQueryParams) {
+      const outcome = yield* query.run(principal, plate, queryParams)
+      if (outcome._tag === "Answered") return outcome.response
+      return yield* searches.accept(principal, outcome.plate, queryParams)
+    }, refuseVehicleQuery)
 
     return HttpApiBuilder.group(Api, "vehicles", (handlers) =>
-      handlers.handle("getVehicle", ({ params, query: queryParams }) =>
-        Effect.gen(function*() {
-          const principal = yield* CurrentPrincipal
-          const pending = yield* RequestAdmission
-          if (pending === undefined || pending.admitted) return yield* answer(principal, params.plate, queryParams)
-          // answered here, and charged with the request's admission: one round trip
-          const prepared = yield* query.prepare(principal, params.plate, queryParams)
-          const admission = yield* pending.admit(prepared && { expected: pending.expected, consumption: prepared.consumption })
-          if (prepared === undefined || !admission.charged) {
-            // a refusal, the source, a search, or an account changed since: as any query
-            return yield* answer(admission.admitted.principal, params.plate, queryParams)
-          }
-          if (admission.refused !== undefined) return yield* Errors.limitReached(admission.refused)
-          return preEncoded(VehicleResponse, prepared.response)
-        })))
+      handlers.handle("getVehicle", Effect.fnUntraced(function*({ params, query: queryParams }) {
+        const principal = yield* CurrentPrincipal
+        const pending = yield* RequestAdmission
+        if (pending === undefined || pending.admitted) return yield* answer(principal, params.plate, queryParams)
+        // answered here, and charged with the request's admission: one round trip
+        const prepared = yield* query.prepare(principal, params.plate, queryParams)
+        const admission = yield* pending.admit(prepared && { expected: pending.expected, consumption: prepared.consumption })
+        if (prepared === undefined || !admission.charged) {
+          // a refusal, the source, a search, or an account changed since: as any query
+          return yield* answer(admission.admitted.principal, params.plate, queryParams)
+        }
+        if (admission.refused !== undefined) return yield* Errors.limitReached(admission.refused)
+        return preEncoded(VehicleResponse, prepared.response)
+      })))
   }))

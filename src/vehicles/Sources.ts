@@ -119,20 +119,19 @@ const fromStore = (stored: StoredVehicle | undefined, stale: boolean, lookupMs: 
  * Asks the upstream (cache refreshed); a stale answer beats none when it is down. `retry` is
  * the request's own policy; a search leaves retries to its workflow.
  */
-const fromUpstream = (
+const fromUpstream = Effect.fnUntraced(function*(
   store: typeof VehicleStore.Service,
   upstream: typeof VehicleUpstream.Service,
   plate: string,
   stored: StoredVehicle | undefined,
   started: number,
   retry?: RetryPolicy
-) =>
-  Effect.gen(function*() {
-    const answer = yield* upstream.fetch(plate, retry).pipe(
-      Effect.catchTag("SourceUnavailable", (e) => (stored?.found ? Effect.succeed(undefined) : Effect.fail(e)))
-    )
-    const lookupMs = yield* elapsedSince(started)
-    if (answer === undefined) return fromStore(stored, true, lookupMs)
-    yield* store.cacheUpstream(plate, Option.getOrNull(answer), new Date(yield* Clock.currentTimeMillis))
-    return { facts: answer, source: "upstream", cache: "miss", lookupMs } satisfies Lookup
-  })
+) {
+  const answer = yield* upstream.fetch(plate, retry).pipe(
+    Effect.catchTag("SourceUnavailable", (e) => (stored?.found ? Effect.succeed(undefined) : Effect.fail(e)))
+  )
+  const lookupMs = yield* elapsedSince(started)
+  if (answer === undefined) return fromStore(stored, true, lookupMs)
+  yield* store.cacheUpstream(plate, Option.getOrNull(answer), new Date(yield* Clock.currentTimeMillis))
+  return { facts: answer, source: "upstream", cache: "miss", lookupMs } satisfies Lookup
+})

@@ -69,24 +69,23 @@ const make = Effect.gen(function*() {
         where vehicles.source = 'upstream'`), Effect.asVoid, Effect.orDie),
 
     /** Adds or replaces registry vehicles (in the caller's transaction). */
-    importRegistry: (vehicles: ReadonlyArray<RegistryVehicle>, at: Date) =>
-      Effect.gen(function*() {
-        for (const chunk of Arr.chunksOf(vehicles, 500)) {
-          const rows = Arr.map(chunk, ({ kind: _kind, plate, ...facts }) => ({
-            plate,
-            source: "registry",
-            found: true,
-            facts: JSON.stringify(facts),
-            fetchedAt: at
-          }))
-          yield* sql`
-            insert into vehicles ${sql.insert(rows)}
-            on conflict (plate) do update set source = 'registry', found = true, facts = excluded.facts,
-              fetched_at = excluded.fetched_at`
-        }
-        hot.clear()
-        return vehicles.length
-      }).pipe(Effect.orDie)
+    importRegistry: Effect.fnUntraced(function*(vehicles: ReadonlyArray<RegistryVehicle>, at: Date) {
+      for (const chunk of Arr.chunksOf(vehicles, 500)) {
+        const rows = Arr.map(chunk, ({ kind: _kind, plate, ...facts }) => ({
+          plate,
+          source: "registry",
+          found: true,
+          facts: JSON.stringify(facts),
+          fetchedAt: at
+        }))
+        yield* sql`
+          insert into vehicles ${sql.insert(rows)}
+          on conflict (plate) do update set source = 'registry', found = true, facts = excluded.facts,
+            fetched_at = excluded.fetched_at`
+      }
+      hot.clear()
+      return vehicles.length
+    }, Effect.orDie)
   }
 })
 

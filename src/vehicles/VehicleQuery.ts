@@ -35,55 +35,53 @@ const make = Effect.gen(function*() {
   const catalog = yield* Catalog
   const metering = yield* Metering
 
-  const enrich = (facts: VehicleFacts, params: VehicleQueryParams) =>
-    Effect.gen(function*() {
-      if (!params.codia && !params.sheet && !params.tires && !params.classification) return {}
-      const vehicle = { make: facts.make, model: facts.model, year: facts.year }
-      const id = yield* catalog.identify(vehicle)
-      return {
-        ...(params.codia ? { codia: codiaLookup(id) } : {}),
-        ...(params.sheet ? { sheet: sheetLookup(id) } : {}),
-        ...(params.classification ? { classification: classification(id, vehicle) } : {}),
-        ...(params.tires ? { tires: tires(id) } : {})
-      }
-    })
+  const enrich = Effect.fnUntraced(function*(facts: VehicleFacts, params: VehicleQueryParams) {
+    if (!params.codia && !params.sheet && !params.tires && !params.classification) return {}
+    const vehicle = { make: facts.make, model: facts.model, year: facts.year }
+    const id = yield* catalog.identify(vehicle)
+    return {
+      ...(params.codia ? { codia: codiaLookup(id) } : {}),
+      ...(params.sheet ? { sheet: sheetLookup(id) } : {}),
+      ...(params.classification ? { classification: classification(id, vehicle) } : {}),
+      ...(params.tires ? { tires: tires(id) } : {})
+    }
+  })
 
   /** The Vehicle response for what the lookup found. */
-  const respond = (plate: string, lookup: Lookup, params: VehicleQueryParams, requestId: string) =>
-    Effect.gen(function*() {
-      const started = yield* Clock.currentTimeMillis
-      const data: VehicleData | null = yield* Option.match(lookup.facts, {
-        onNone: () => Effect.succeed(null),
-        onSome: (facts) =>
-          Effect.map(enrich(facts, params), (enrichments): VehicleData => ({
-            plate,
-            ...facts,
-            ...enrichments,
-            ...(lookup.sandbox
-              ? {
-                ...(lookup.sandbox.vehicleType ? { vehicleType: lookup.sandbox.vehicleType } : {}),
-                sandbox: true as const,
-                scenario: lookup.sandbox.scenario
-              }
-              : {})
-          }))
-      })
-      const debug = params.debug
-        ? {
-          requestId,
-          cache: lookup.cache,
-          source: lookup.source,
-          ...(lookup.stale ? { stale: true } : {}),
-          ...(lookup.sandbox ? { scenario: lookup.sandbox.scenario, seed: lookup.sandbox.seed } : {}),
-          timings: { lookupMs: lookup.lookupMs, enrichmentMs: yield* elapsedSince(started) }
-        }
-        : undefined
-      return {
-        success: true,
-        found: data !== null,
-        data: data !== null && debug !== undefined ? { ...data, debug } : data
-      } satisfies VehicleResponse
+  const respond = Effect.fnUntraced(function*(plate: string, lookup: Lookup, params: VehicleQueryParams, requestId: string) {
+    const started = yield* Clock.currentTimeMillis
+    const data: VehicleData | null = yield* Option.match(lookup.facts, {
+      onNone: () => Effect.succeed(null),
+      onSome: (facts) =>
+        Effect.map(enrich(facts, params), (enrichments): VehicleData => ({
+          plate,
+          ...facts,
+          ...enrichments,
+          ...(lookup.sandbox
+            ? {
+              ...(lookup.sandbox.vehicleType ? { vehicleType: lookup.sandbox.vehicleType } : {}),
+              sandbox: true as const,
+              scenario: lookup.sandbox.scenario
+            }
+            : {})
+        }))
     })
+    const debug = params.debug
+      ? {
+        requestId,
+        cache: lookup.cache,
+        source: lookup.source,
+        ...(lookup.stale ? { stale: true } : {}),
+        ...(lookup.sandbox ? { scenario: lookup.sandbox.scenario, seed: lookup.sandbox.seed } : {}),
+        timings: { lookupMs: lookup.lookupMs, enrichmentMs: yield* elapsedSince(started) }
+      }
+      : undefined
+    return {
+      success: true,
+      found: data !== null,
+      data: data !== null && debug !== undefined ? { ...data, debug } : data
+    } satisfies VehicleResponse
+  })
 
   /** The plate, unless the query is refused as it stands (a plain check: no effect to run). */
   const validate = (
@@ -115,24 +113,23 @@ const make = Effect.gen(function*() {
    * Answers a query (charging one plate query last), or says a vehicle search must be accepted
    * (`onMiss=search` with a plate the source must be asked for).
    */
-  const run = (principal: Principal, rawPlate: string, params: VehicleQueryParams, version: ApiVersion = "v2") =>
-    Effect.gen(function*() {
-      const plate = yield* Effect.fromResult(validate(principal, rawPlate, params))
-      const started = yield* Clock.currentTimeMillis
-      const local = yield* sources[principal.environment].findLocally(plate, params, started)
-      if (local._tag === "SearchAccepted") return { _tag: "SearchAccepted", plate } satisfies QueryOutcome
-      let lookup: Lookup
-      if (local._tag === "Found") {
-        lookup = local.lookup
-      } else {
-        // refuse before calling the upstream for a request that could not be charged anyway
-        yield* metering.precheck(Charges.plateQuery(principal, plate, started))
-        lookup = yield* local.ask(VEHICLE_REQUEST_RETRY)
-      }
-      const response = yield* respond(plate, lookup, params, yield* RequestId)
-      yield* metering.consume(Charges.plateQuery(principal, plate, yield* Clock.currentTimeMillis, version))
-      return { _tag: "Answered", response } satisfies QueryOutcome
-    })
+  const run = Effect.fnUntraced(function*(principal: Principal, rawPlate: string, params: VehicleQueryParams, version: ApiVersion = "v2") {
+    const plate = yield* Effect.fromResult(validate(principal, rawPlate, params))
+    const started = yield* Clock.currentTimeMillis
+    const local = yield* sources[principal.environment].findLocally(plate, params, started)
+    if (local._tag === "SearchAccepted") return { _tag: "SearchAccepted", plate } satisfies QueryOutcome
+    let lookup: Lookup
+    if (local._tag === "Found") {
+      lookup = local.lookup
+    } else {
+      // refuse before calling the upstream for a request that could not be charged anyway
+      yield* metering.precheck(Charges.plateQuery(principal, plate, started))
+      lookup = yield* local.ask(VEHICLE_REQUEST_RETRY)
+    }
+    const response = yield* respond(plate, lookup, params, yield* RequestId)
+    yield* metering.consume(Charges.plateQuery(principal, plate, yield* Clock.currentTimeMillis, version))
+    return { _tag: "Answered", response } satisfies QueryOutcome
+  })
 
   /**
    * The answer to a query that needs neither the source nor a search, with the plate query it
@@ -155,12 +152,11 @@ const make = Effect.gen(function*() {
   }
 
   /** The search a vehicle operation runs: waits for the source; charges nothing (done at acceptance). */
-  const search = (environment: Environment, plate: string, params: VehicleQueryParams, requestId: string) =>
-    Effect.gen(function*() {
-      const started = yield* Clock.currentTimeMillis
-      const lookup = yield* sources[environment].search(plate, params, started)
-      return yield* respond(plate, lookup, params, requestId)
-    })
+  const search = Effect.fnUntraced(function*(environment: Environment, plate: string, params: VehicleQueryParams, requestId: string) {
+    const started = yield* Clock.currentTimeMillis
+    const lookup = yield* sources[environment].search(plate, params, started)
+    return yield* respond(plate, lookup, params, requestId)
+  })
 
   return { run, prepare, search }
 })

@@ -96,7 +96,7 @@ const make = Effect.gen(function*() {
   const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
 
   /** Records an event (its body built from its id and time) and its pending delivery; returns the delivery id. */
-  const record = (input: {
+  const record = Effect.fnUntraced(function*(input: {
     readonly accountId: string
     readonly environment: Environment
     readonly apiVersion: "v1" | "v2"
@@ -104,44 +104,42 @@ const make = Effect.gen(function*() {
     readonly operationId: string | null
     readonly sendsWhenDisabled?: boolean
     readonly body: (eventId: string, at: Date) => unknown
-  }) =>
-    Effect.gen(function*() {
-      const at = yield* now
-      const id = randomUUID()
-      const cause = yield* Effect.option(Effect.currentSpan)
-      return yield* repo.insertDelivery({
-        id,
-        accountId: input.accountId,
-        environment: input.environment,
-        apiVersion: input.apiVersion,
-        eventType: input.type,
-        operationId: input.operationId,
-        body: JSON.stringify(input.body(`evt_${id}`, at)),
-        sendsWhenDisabled: input.sendsWhenDisabled ?? false,
-        createdAt: at,
-        traceParent: Option.isSome(cause) && isRecordedSpan(cause.value) ? HttpTraceContext.toHeaders(cause.value).traceparent ?? null : null
-      })
+  }) {
+    const at = yield* now
+    const id = randomUUID()
+    const cause = yield* Effect.option(Effect.currentSpan)
+    return yield* repo.insertDelivery({
+      id,
+      accountId: input.accountId,
+      environment: input.environment,
+      apiVersion: input.apiVersion,
+      eventType: input.type,
+      operationId: input.operationId,
+      body: JSON.stringify(input.body(`evt_${id}`, at)),
+      sendsWhenDisabled: input.sendsWhenDisabled ?? false,
+      createdAt: at,
+      traceParent: Option.isSome(cause) && isRecordedSpan(cause.value) ? HttpTraceContext.toHeaders(cause.value).traceparent ?? null : null
     })
+  })
 
   /**
    * The event step of an operation's workflow: when the operation is final and the webhook is
    * enabled with a URL, records its event (once) and returns the delivery to start.
    */
-  const emitForOperation = (operationId: string) =>
-    Effect.gen(function*() {
-      const row = Option.getOrUndefined(yield* operations.find(operationId))
-      if (row === undefined || !isFinal(row.status)) return null
-      const webhook = Option.getOrUndefined(yield* repo.findConfig(row.accountId, row.environment))
-      if (webhook === undefined || !webhook.enabled || webhook.url === null) return null
-      const modules = row.kind === "vehicle" ? [] : yield* operations.modules(operationId)
-      return yield* record({
-        accountId: row.accountId,
-        environment: row.environment,
-        apiVersion: row.apiVersion,
-        operationId,
-        ...(row.kind === "report" || row.apiVersion === "v1" ? v1.ofOperation(row, modules) : v2EventOf(row, modules))
-      })
+  const emitForOperation = Effect.fnUntraced(function*(operationId: string) {
+    const row = Option.getOrUndefined(yield* operations.find(operationId))
+    if (row === undefined || !isFinal(row.status)) return null
+    const webhook = Option.getOrUndefined(yield* repo.findConfig(row.accountId, row.environment))
+    if (webhook === undefined || !webhook.enabled || webhook.url === null) return null
+    const modules = row.kind === "vehicle" ? [] : yield* operations.modules(operationId)
+    return yield* record({
+      accountId: row.accountId,
+      environment: row.environment,
+      apiVersion: row.apiVersion,
+      operationId,
+      ...(row.kind === "report" || row.apiVersion === "v1" ? v1.ofOperation(row, modules) : v2EventOf(row, modules))
     })
+  })
 
   const recordTest = (accountId: string, environment: Environment) =>
     record({
@@ -197,78 +195,75 @@ const make = Effect.gen(function*() {
       )
     })
 
-  const attemptPending = (input: AttemptInput, delivery: DeliveryRow) =>
-    Effect.gen(function*() {
-      const at = yield* now
-      const last = input.policy.maximumAttempts > 0 && input.attempt >= input.policy.maximumAttempts
-      const fail = (message: string, responseStatus: number | null, retryable: boolean) =>
-        Effect.gen(function*() {
-          const final = last || !retryable
-          const recorded = yield* repo.recordAttempt(input.deliveryId, {
-            series: delivery.series,
-            attempts: input.attempt,
-            status: final ? "failed" : "pending",
-            responseStatus,
-            lastError: message,
-            nextAttemptAt: final ? at : new Date(at.getTime() + retryDelayMs(input.policy, input.attempt)),
-            at
-          })
-          // the attempt was made either way; its end is told only by the attempt that ended it
-          yield* logAttempt(input.attempt, responseStatus, message)
-          if (recorded && final) yield* logSettled("failed", input.attempt, responseStatus === null ? message : `HTTP ${responseStatus}`)
-          return yield* new DeliveryFailed({ message, retryable: retryable && !last })
+  const attemptPending = Effect.fnUntraced(function*(input: AttemptInput, delivery: DeliveryRow) {
+    const at = yield* now
+    const last = input.policy.maximumAttempts > 0 && input.attempt >= input.policy.maximumAttempts
+    const fail = Effect.fnUntraced(function*(message: string, responseStatus: number | null, retryable: boolean) {
+        const final = last || !retryable
+        const recorded = yield* repo.recordAttempt(input.deliveryId, {
+          series: delivery.series,
+          attempts: input.attempt,
+          status: final ? "failed" : "pending",
+          responseStatus,
+          lastError: message,
+          nextAttemptAt: final ? at : new Date(at.getTime() + retryDelayMs(input.policy, input.attempt)),
+          at
+        })
+        // the attempt was made either way; its end is told only by the attempt that ended it
+        yield* logAttempt(input.attempt, responseStatus, message)
+        if (recorded && final) yield* logSettled("failed", input.attempt, responseStatus === null ? message : `HTTP ${responseStatus}`)
+        return yield* new DeliveryFailed({ message, retryable: retryable && !last })
         })
 
-      const webhook = Option.getOrUndefined(yield* repo.findConfig(delivery.accountId, delivery.environment))
-      if (webhook === undefined || webhook.url === null || (!webhook.enabled && !delivery.sendsWhenDisabled)) {
-        return yield* fail("the webhook is disabled or has no URL", null, false)
+    const webhook = Option.getOrUndefined(yield* repo.findConfig(delivery.accountId, delivery.environment))
+    if (webhook === undefined || webhook.url === null || (!webhook.enabled && !delivery.sendsWhenDisabled)) {
+      return yield* fail("the webhook is disabled or has no URL", null, false)
+    }
+    const url = yield* checkUrlSyntax(webhook.url).pipe(Effect.result)
+    if (Result.isFailure(url)) return yield* fail(url.failure.reason, null, false)
+    const timestamp = String(Math.floor(at.getTime() / 1000))
+    const answer = yield* sender.send({
+      url: webhook.url,
+      body: delivery.body,
+      headers: {
+        [WEBHOOK_HEADERS.signature]: signWebhook(webhook.secret, timestamp, delivery.body),
+        [WEBHOOK_HEADERS.timestamp]: timestamp,
+        [WEBHOOK_HEADERS.event]: `${delivery.apiVersion}.${delivery.eventType}`,
+        [WEBHOOK_HEADERS.delivery]: delivery.id,
+        "user-agent": "vehicle-data-api-webhooks"
       }
-      const url = yield* checkUrlSyntax(webhook.url).pipe(Effect.result)
-      if (Result.isFailure(url)) return yield* fail(url.failure.reason, null, false)
-      const timestamp = String(Math.floor(at.getTime() / 1000))
-      const answer = yield* sender.send({
-        url: webhook.url,
-        body: delivery.body,
-        headers: {
-          [WEBHOOK_HEADERS.signature]: signWebhook(webhook.secret, timestamp, delivery.body),
-          [WEBHOOK_HEADERS.timestamp]: timestamp,
-          [WEBHOOK_HEADERS.event]: `${delivery.apiVersion}.${delivery.eventType}`,
-          [WEBHOOK_HEADERS.delivery]: delivery.id,
-          "user-agent": "vehicle-data-api-webhooks"
-        }
-      })
-      yield* Effect.annotateCurrentSpan("http.response.status_code", answer._tag === "NoAnswer" ? 0 : answer.status)
-      if (answer._tag === "NoAnswer") return yield* fail(answer.reason, null, true)
-      if (answer.status < 200 || answer.status >= 300) return yield* fail(`the endpoint answered ${answer.status}`, answer.status, true)
-      const recorded = yield* repo.recordAttempt(input.deliveryId, {
-        series: delivery.series,
-        attempts: input.attempt,
-        status: "processed",
-        responseStatus: answer.status,
-        lastError: null,
-        nextAttemptAt: at,
-        at
-      })
-      yield* logAttempt(input.attempt, answer.status, null)
-      if (recorded) yield* logSettled("processed", input.attempt)
-      return "processed" as DeliveryStatus
     })
+    yield* Effect.annotateCurrentSpan("http.response.status_code", answer._tag === "NoAnswer" ? 0 : answer.status)
+    if (answer._tag === "NoAnswer") return yield* fail(answer.reason, null, true)
+    if (answer.status < 200 || answer.status >= 300) return yield* fail(`the endpoint answered ${answer.status}`, answer.status, true)
+    const recorded = yield* repo.recordAttempt(input.deliveryId, {
+      series: delivery.series,
+      attempts: input.attempt,
+      status: "processed",
+      responseStatus: answer.status,
+      lastError: null,
+      nextAttemptAt: at,
+      at
+    })
+    yield* logAttempt(input.attempt, answer.status, null)
+    if (recorded) yield* logSettled("processed", input.attempt)
+    return "processed" as DeliveryStatus
+  })
 
   /**
    * Ends a delivery still pending in `series` `failed` (that series' workflow is gone, or its
    * attempts ran out); a delivery resent since is left to its new series.
    */
-  const settle = (deliveryId: string, series: number | undefined, reason: string) =>
-    Effect.gen(function*() {
-      const settled = yield* repo.settle(deliveryId, series ?? FIRST_SERIES, reason, yield* now)
-      if (!settled) return false
-      // rare (the attempts failed inside the activity, or its workflow is gone): read back for its log line
-      const delivery = Option.getOrUndefined(yield* repo.findDelivery(deliveryId))
-      yield* logSettled("failed", delivery?.attempts ?? 0, reason).pipe(
-        Effect.annotateLogs(delivery === undefined ? { deliveryId } : deliveryAnnotations(delivery))
-      )
-      return true
-    })
+  const settle = Effect.fnUntraced(function*(deliveryId: string, series: number | undefined, reason: string) {
+    const settled = yield* repo.settle(deliveryId, series ?? FIRST_SERIES, reason, yield* now)
+    if (!settled) return false
+    // rare (the attempts failed inside the activity, or its workflow is gone): read back for its log line
+    const delivery = Option.getOrUndefined(yield* repo.findDelivery(deliveryId))
+    yield* logSettled("failed", delivery?.attempts ?? 0, reason).pipe(
+      Effect.annotateLogs(delivery === undefined ? { deliveryId } : deliveryAnnotations(delivery))
+    )
+    return true
+  })
 
   return { emitForOperation, recordTest, recordV1Test, attempt, settle }
 })

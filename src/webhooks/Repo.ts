@@ -108,47 +108,45 @@ const make = Effect.gen(function*() {
 
   return {
     /** The configuration, created (disabled, with this secret) on first use. */
-    config: (accountId: string, environment: Environment, secret: string, at: Date) =>
-      Effect.gen(function*() {
-        // one round trip: the row as it is, or as this statement creates it (a row another
-        // transaction created after this one's snapshot is read by a second statement)
-        const row = yield* storedConfig(sql`
-          with created as (
-            insert into webhook_configs (account_id, environment, url, enabled, secret, updated_at)
-            values (${accountId}, ${environment}, null, false, ${secret}, ${at})
-            on conflict (account_id, environment) do nothing
-            returning url, enabled, secret, updated_at)
-          select url, enabled, secret, updated_at from created
-          union all
-          select url, enabled, secret, updated_at from webhook_configs
-          where account_id = ${accountId} and environment = ${environment} and not exists (select from created)`)
-        if (Option.isSome(row)) return row.value
-        return yield* committedConfig(sql`
-          select url, enabled, secret, updated_at from webhook_configs where account_id = ${accountId} and environment = ${environment}`)
-      }).pipe(Effect.orDie),
+    config: Effect.fnUntraced(function*(accountId: string, environment: Environment, secret: string, at: Date) {
+      // one round trip: the row as it is, or as this statement creates it (a row another
+      // transaction created after this one's snapshot is read by a second statement)
+      const row = yield* storedConfig(sql`
+        with created as (
+          insert into webhook_configs (account_id, environment, url, enabled, secret, updated_at)
+          values (${accountId}, ${environment}, null, false, ${secret}, ${at})
+          on conflict (account_id, environment) do nothing
+          returning url, enabled, secret, updated_at)
+        select url, enabled, secret, updated_at from created
+        union all
+        select url, enabled, secret, updated_at from webhook_configs
+        where account_id = ${accountId} and environment = ${environment} and not exists (select from created)`)
+      if (Option.isSome(row)) return row.value
+      return yield* committedConfig(sql`
+        select url, enabled, secret, updated_at from webhook_configs where account_id = ${accountId} and environment = ${environment}`)
+    }, Effect.orDie),
 
     /**
      * Changes the configuration (created first with `secret` if missing) under its row lock, so
      * concurrent changes apply one after the other; `change` may refuse, and then nothing changes.
      */
-    updateConfig: <E>(
+    updateConfig: Effect.fnUntraced(function*<E>(
       accountId: string,
       environment: Environment,
       secret: string,
       at: Date,
       change: (current: ConfigRow) => Effect.Effect<ConfigRow, E>
-    ) =>
-      Effect.gen(function*() {
-        yield* ensureConfig(accountId, environment, secret, at).pipe(Effect.orDie)
-        const current = yield* lockedConfig(sql`
-          select url, enabled, secret from webhook_configs
-          where account_id = ${accountId} and environment = ${environment} for update`).pipe(Effect.orDie)
-        const next = yield* change(current)
-        yield* sql`
-          update webhook_configs set url = ${next.url}, enabled = ${next.enabled}, secret = ${next.secret}, updated_at = ${at}
-          where account_id = ${accountId} and environment = ${environment}`.pipe(Effect.orDie)
-        return { ...next, updatedAt: at } satisfies StoredConfig
-      }).pipe(sql.withTransaction, Effect.catchIf(SqlError.isSqlError, Effect.die)),
+    ) {
+      yield* ensureConfig(accountId, environment, secret, at).pipe(Effect.orDie)
+      const current = yield* lockedConfig(sql`
+        select url, enabled, secret from webhook_configs
+        where account_id = ${accountId} and environment = ${environment} for update`).pipe(Effect.orDie)
+      const next = yield* change(current)
+      yield* sql`
+        update webhook_configs set url = ${next.url}, enabled = ${next.enabled}, secret = ${next.secret}, updated_at = ${at}
+        where account_id = ${accountId} and environment = ${environment}`.pipe(Effect.orDie)
+      return { ...next, updatedAt: at } satisfies StoredConfig
+    }, sql.withTransaction, Effect.catchIf(SqlError.isSqlError, Effect.die)),
 
     findConfig: (accountId: string, environment: Environment) =>
       config(sql`
@@ -157,21 +155,20 @@ const make = Effect.gen(function*() {
       ),
 
     /** Inserts unless the operation already has its delivery; the delivery's id either way. */
-    insertDelivery: (delivery: NewDelivery) =>
-      Effect.gen(function*() {
-        const inserted = yield* insertedId(sql`
-          insert into webhook_deliveries (id, account_id, environment, api_version, event_type, operation_id, body,
-            sends_when_disabled, status, attempts, next_attempt_at, created_at, updated_at, trace_parent)
-          values (${delivery.id}, ${delivery.accountId}, ${delivery.environment}, ${delivery.apiVersion}, ${delivery.eventType},
-            ${delivery.operationId}, ${delivery.body}, ${delivery.sendsWhenDisabled}, 'pending', 0, ${delivery.createdAt},
-            ${delivery.createdAt}, ${delivery.createdAt}, ${delivery.traceParent ?? null})
-          on conflict (operation_id) do nothing
-          returning id::text as id`)
-        if (Option.isSome(inserted)) return inserted.value.id
-        const existing = yield* existingId(sql`
-          select id::text as id from webhook_deliveries where operation_id = ${delivery.operationId}`)
-        return existing.id
-      }).pipe(Effect.orDie),
+    insertDelivery: Effect.fnUntraced(function*(delivery: NewDelivery) {
+      const inserted = yield* insertedId(sql`
+        insert into webhook_deliveries (id, account_id, environment, api_version, event_type, operation_id, body,
+          sends_when_disabled, status, attempts, next_attempt_at, created_at, updated_at, trace_parent)
+        values (${delivery.id}, ${delivery.accountId}, ${delivery.environment}, ${delivery.apiVersion}, ${delivery.eventType},
+          ${delivery.operationId}, ${delivery.body}, ${delivery.sendsWhenDisabled}, 'pending', 0, ${delivery.createdAt},
+          ${delivery.createdAt}, ${delivery.createdAt}, ${delivery.traceParent ?? null})
+        on conflict (operation_id) do nothing
+        returning id::text as id`)
+      if (Option.isSome(inserted)) return inserted.value.id
+      const existing = yield* existingId(sql`
+        select id::text as id from webhook_deliveries where operation_id = ${delivery.operationId}`)
+      return existing.id
+    }, Effect.orDie),
 
     /** How many deliveries are pending, and when the oldest of them was created. */
     pendingSummary: pendingSummary(sql`

@@ -94,46 +94,44 @@ export const SystemResolverLive = Layer.succeed(HostResolver, {
 })
 
 /** The URL's syntax: HTTPS, length, no credentials. Returns the parsed URL. */
-export const checkUrlSyntax = (raw: string): Effect.Effect<URL, UrlRejected> =>
-  Effect.gen(function*() {
-    if (raw.length > MAX_URL_LENGTH) {
-      return yield* new UrlRejected({ reason: `url must be at most ${MAX_URL_LENGTH} characters` })
-    }
-    let url: URL
-    try {
-      url = new URL(raw)
-    } catch {
-      return yield* new UrlRejected({ reason: "url is not a valid absolute URL" })
-    }
-    if (url.protocol !== "https:") return yield* new UrlRejected({ reason: "url must use https" })
-    if (url.username !== "" || url.password !== "") {
-      return yield* new UrlRejected({ reason: "url must not contain credentials" })
-    }
-    return url
-  })
+export const checkUrlSyntax = Effect.fnUntraced(function*(raw: string) {
+  if (raw.length > MAX_URL_LENGTH) {
+    return yield* new UrlRejected({ reason: `url must be at most ${MAX_URL_LENGTH} characters` })
+  }
+  let url: URL
+  try {
+    url = new URL(raw)
+  } catch {
+    return yield* new UrlRejected({ reason: "url is not a valid absolute URL" })
+  }
+  if (url.protocol !== "https:") return yield* new UrlRejected({ reason: "url must use https" })
+  if (url.username !== "" || url.password !== "") {
+    return yield* new UrlRejected({ reason: "url must not contain credentials" })
+  }
+  return url
+})
 
 /** The host with IPv6 brackets removed. */
 export const hostOf = (url: URL) => url.hostname.replace(/^\[(.*)\]$/, "$1")
 
 /** Every address the URL's host stands for must be public. */
-export const checkPublicHost = (url: URL) =>
-  Effect.gen(function*() {
-    const host = hostOf(url)
-    if (host === "localhost" || host.endsWith(".localhost")) {
-      return yield* new UrlRejected({ reason: "url must be publicly reachable: localhost is not" })
+export const checkPublicHost = Effect.fnUntraced(function*(url: URL) {
+  const host = hostOf(url)
+  if (host === "localhost" || host.endsWith(".localhost")) {
+    return yield* new UrlRejected({ reason: "url must be publicly reachable: localhost is not" })
+  }
+  const addresses = Net.isIP(host) ? [host] : yield* HostResolver.use((r) => r.resolve(host))
+  for (const address of addresses) {
+    const reason = nonPublicReason(address)
+    if (reason !== undefined) {
+      return yield* new UrlRejected({
+        reason: Net.isIP(host)
+          ? `url must be publicly reachable: ${reason}`
+          : `url must be publicly reachable: ${host} resolves to ${address}, which is not a public address`
+      })
     }
-    const addresses = Net.isIP(host) ? [host] : yield* HostResolver.use((r) => r.resolve(host))
-    for (const address of addresses) {
-      const reason = nonPublicReason(address)
-      if (reason !== undefined) {
-        return yield* new UrlRejected({
-          reason: Net.isIP(host)
-            ? `url must be publicly reachable: ${reason}`
-            : `url must be publicly reachable: ${host} resolves to ${address}, which is not a public address`
-        })
-      }
-    }
-  })
+  }
+})
 
 /** The whole policy; `allowPrivate` (development, tests) lifts the address check, not HTTPS. */
 export const checkWebhookUrl = (raw: string, allowPrivate: boolean) =>

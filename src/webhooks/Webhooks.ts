@@ -64,25 +64,24 @@ const make = Effect.gen(function*() {
    * Omitted fields are kept; `url: null` removes the URL and disables; enabling needs a URL
    * (the one given or the one kept); `rotateSecret` replaces the secret. All or nothing.
    */
-  const updateConfig = (principal: Principal, update: WebhookConfigUpdate) =>
-    Effect.gen(function*() {
-      // checked before the row is locked: resolving a name may take a while
-      if (typeof update.url === "string") {
-        yield* checkWebhookUrl(update.url, config.webhookAllowPrivateNetworks).pipe(
-          Effect.provideService(HostResolver, resolver),
-          Effect.mapError((rejected: UrlRejected) => new InvalidWebhookConfig({ reason: rejected.reason }))
-        )
+  const updateConfig = Effect.fnUntraced(function*(principal: Principal, update: WebhookConfigUpdate) {
+    // checked before the row is locked: resolving a name may take a while
+    if (typeof update.url === "string") {
+      yield* checkWebhookUrl(update.url, config.webhookAllowPrivateNetworks).pipe(
+        Effect.provideService(HostResolver, resolver),
+        Effect.mapError((rejected: UrlRejected) => new InvalidWebhookConfig({ reason: rejected.reason }))
+      )
+    }
+    const at = yield* now
+    return yield* repo.updateConfig(principal.accountId, principal.environment, generateSecret(), at, (current) => {
+      const url = update.url === undefined ? current.url : update.url
+      const enabled = url === null ? false : update.enabled ?? current.enabled
+      if (update.enabled === true && url === null) {
+        return Effect.fail(new InvalidWebhookConfig({ reason: "enabled: true requires a url" }))
       }
-      const at = yield* now
-      return yield* repo.updateConfig(principal.accountId, principal.environment, generateSecret(), at, (current) => {
-        const url = update.url === undefined ? current.url : update.url
-        const enabled = url === null ? false : update.enabled ?? current.enabled
-        if (update.enabled === true && url === null) {
-          return Effect.fail(new InvalidWebhookConfig({ reason: "enabled: true requires a url" }))
-        }
-        return Effect.succeed({ url, enabled, secret: update.rotateSecret === true ? generateSecret() : current.secret })
-      })
+      return Effect.succeed({ url, enabled, secret: update.rotateSecret === true ? generateSecret() : current.secret })
     })
+  })
 
   const listDeliveries = (principal: Principal, limit: number, offset: number) =>
     Effect.map(repo.list(principal.accountId, principal.environment, limit, offset), (rows) => ({
@@ -92,57 +91,54 @@ const make = Effect.gen(function*() {
     }))
 
   /** Records a `webhook.test` event and starts its delivery, like any other event's. */
-  const sendTest = (principal: Principal) =>
-    Effect.gen(function*() {
-      const webhook = yield* getConfig(principal)
-      if (webhook.url === null) {
-        return yield* new WebhookNotReady({ reason: "No webhook URL is configured: set one with PATCH /v2/webhooks/config" })
-      }
-      if (!webhook.enabled) {
-        return yield* new WebhookNotReady({ reason: "The webhook is disabled: enable it with PATCH /v2/webhooks/config" })
-      }
-      const id = yield* deliveries.recordTest(principal.accountId, principal.environment)
-      yield* startRecorded(principal, id)
-      return { id, status: "pending" as const }
-    })
+  const sendTest = Effect.fnUntraced(function*(principal: Principal) {
+    const webhook = yield* getConfig(principal)
+    if (webhook.url === null) {
+      return yield* new WebhookNotReady({ reason: "No webhook URL is configured: set one with PATCH /v2/webhooks/config" })
+    }
+    if (!webhook.enabled) {
+      return yield* new WebhookNotReady({ reason: "The webhook is disabled: enable it with PATCH /v2/webhooks/config" })
+    }
+    const id = yield* deliveries.recordTest(principal.accountId, principal.environment)
+    yield* startRecorded(principal, id)
+    return { id, status: "pending" as const }
+  })
 
   /**
    * v1's test (paid and custom plans): a sample `report.completed`, sent to the configured URL
    * even while deliveries are disabled. The delivery as listed, payload included.
    */
-  const sendV1Test = (principal: Principal) =>
-    Effect.gen(function*() {
-      if (!isPaidOrCustom(principal.entitlements.plan)) return yield* new PaidPlanRequired({ options: ["test events"] })
-      const webhook = yield* getConfig(principal)
-      if (webhook.url === null) {
-        return yield* new WebhookNotReady({ reason: "No webhook URL is configured: set one with PATCH /v1/webhooks/config" })
-      }
-      const id = yield* deliveries.recordV1Test(principal.accountId, principal.environment)
-      const recorded = toDelivery(Option.getOrThrow(yield* repo.findDelivery(id)))
-      yield* startRecorded(principal, id)
-      return recorded
-    })
+  const sendV1Test = Effect.fnUntraced(function*(principal: Principal) {
+    if (!isPaidOrCustom(principal.entitlements.plan)) return yield* new PaidPlanRequired({ options: ["test events"] })
+    const webhook = yield* getConfig(principal)
+    if (webhook.url === null) {
+      return yield* new WebhookNotReady({ reason: "No webhook URL is configured: set one with PATCH /v1/webhooks/config" })
+    }
+    const id = yield* deliveries.recordV1Test(principal.accountId, principal.environment)
+    const recorded = toDelivery(Option.getOrThrow(yield* repo.findDelivery(id)))
+    yield* startRecorded(principal, id)
+    return recorded
+  })
 
   /**
    * Sends a failed or processed delivery again: a new attempt series of the same event (same
    * id, same body) through the delivery workflow, its attempts counted from one. Its attempts
    * follow the webhook's configuration as any attempt does. The delivery as listed, pending.
    */
-  const resend = (principal: Principal, deliveryId: string) =>
-    Effect.gen(function*() {
-      const at = yield* now
-      const resent = yield* repo.resend(deliveryId, principal.accountId, principal.environment, at)
-      if (Option.isSome(resent)) {
-        yield* engine.startDelivery(deliveryStartRequestOf(resent.value))
-        return toDelivery(resent.value)
-      }
-      // refused: this account's delivery was pending at that moment, or there is none of its own
-      const own = Option.filter(
-        yield* repo.findDelivery(deliveryId),
-        (row) => row.accountId === principal.accountId && row.environment === principal.environment
-      )
-      return yield* Option.isSome(own) ? new DeliveryInProgress({ id: deliveryId }) : new DeliveryNotFound({ id: deliveryId })
-    })
+  const resend = Effect.fnUntraced(function*(principal: Principal, deliveryId: string) {
+    const at = yield* now
+    const resent = yield* repo.resend(deliveryId, principal.accountId, principal.environment, at)
+    if (Option.isSome(resent)) {
+      yield* engine.startDelivery(deliveryStartRequestOf(resent.value))
+      return toDelivery(resent.value)
+    }
+    // refused: this account's delivery was pending at that moment, or there is none of its own
+    const own = Option.filter(
+      yield* repo.findDelivery(deliveryId),
+      (row) => row.accountId === principal.accountId && row.environment === principal.environment
+    )
+    return yield* Option.isSome(own) ? new DeliveryInProgress({ id: deliveryId }) : new DeliveryNotFound({ id: deliveryId })
+  })
 
   return { getConfig, updateConfig, listDeliveries, sendTest, sendV1Test, resend }
 })

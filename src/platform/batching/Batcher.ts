@@ -35,80 +35,81 @@ interface Lane<A, B, E> {
   inFlight: ReadonlyArray<Pending<A, B, E>>
 }
 
-export const make = <A, B, E, E2>(
+export const make: <A, B, E, E2>(
   options: BatcherOptions<A, B, E, E2>
-): Effect.Effect<Batcher<A, B, E | E2>, never, Scope.Scope> =>
-  Effect.gen(function*() {
-    const fibers = yield* FiberSet.make()
-    const runFork = yield* FiberSet.runtime(fibers)<never>()
-    const lanes = new Map<string, Lane<A, B, E | E2>>()
-    const maxBatchSize = options.maxBatchSize ?? 500
+) => Effect.Effect<Batcher<A, B, E | E2>, never, Scope.Scope> = Effect.fnUntraced(function*<A, B, E, E2>(
+  options: BatcherOptions<A, B, E, E2>
+) {
+  const fibers = yield* FiberSet.make()
+  const runFork = yield* FiberSet.runtime(fibers)<never>()
+  const lanes = new Map<string, Lane<A, B, E | E2>>()
+  const maxBatchSize = options.maxBatchSize ?? 500
 
-    const settle = (batch: ReadonlyArray<Pending<A, B, E | E2>>, exit: Exit.Exit<ReadonlyArray<Result.Result<B, E>>, E2>) => {
-      if (Exit.isFailure(exit)) {
-        const failed = Exit.failCause(exit.cause)
-        for (const pending of batch) pending.resume(failed)
-        return
-      }
-      batch.forEach((pending, i) => {
-        const result = exit.value[i]
-        pending.resume(
-          result === undefined
-            ? Exit.die(new Error("batch returned fewer results than items"))
-            : Result.isSuccess(result) ? Exit.succeed(result.success) : Exit.fail(result.failure)
-        )
-      })
+  const settle = (batch: ReadonlyArray<Pending<A, B, E | E2>>, exit: Exit.Exit<ReadonlyArray<Result.Result<B, E>>, E2>) => {
+    if (Exit.isFailure(exit)) {
+      const failed = Exit.failCause(exit.cause)
+      for (const pending of batch) pending.resume(failed)
+      return
     }
-
-    const drain = (key: string, lane: Lane<A, B, E | E2>): Effect.Effect<void> =>
-      Effect.gen(function*() {
-        for (;;) {
-          // Taking a batch and retiring an empty lane happen in one synchronous step, so an item
-          // submitted in between always finds either a running lane or none.
-          const batch = lane.queue.splice(0, maxBatchSize)
-          lane.inFlight = batch
-          if (batch.length === 0) {
-            lanes.delete(key)
-            return
-          }
-          settle(batch, yield* Effect.exit(options.process(key, batch.map((p) => p.item))))
-        }
-      }).pipe(
-        Effect.onInterrupt(() =>
-          Effect.sync(() => {
-            for (const pending of [...lane.inFlight, ...lane.queue.splice(0)]) pending.resume(Exit.interrupt())
-            lanes.delete(key)
-          })
-        )
+    batch.forEach((pending, i) => {
+      const result = exit.value[i]
+      pending.resume(
+        result === undefined
+          ? Exit.die(new Error("batch returned fewer results than items"))
+          : Result.isSuccess(result) ? Exit.succeed(result.success) : Exit.fail(result.failure)
       )
+    })
+  }
 
-    const enqueue = (pending: Pending<A, B, E | E2>) => {
-      const key = options.key(pending.item)
-      const existing = lanes.get(key)
-      if (existing) {
-        existing.queue.push(pending)
-      } else {
-        const lane: Lane<A, B, E | E2> = { queue: [pending], inFlight: [] }
-        lanes.set(key, lane)
-        runFork(drain(key, lane))
+  const drain: (key: string, lane: Lane<A, B, E | E2>) => Effect.Effect<void> = Effect.fnUntraced(
+    function*(key: string, lane: Lane<A, B, E | E2>) {
+      for (;;) {
+        // Taking a batch and retiring an empty lane happen in one synchronous step, so an item
+        // submitted in between always finds either a running lane or none.
+        const batch = lane.queue.splice(0, maxBatchSize)
+        lane.inFlight = batch
+        if (batch.length === 0) {
+          lanes.delete(key)
+          return
+        }
+        settle(batch, yield* Effect.exit(options.process(key, batch.map((p) => p.item))))
       }
-      return key
+    },
+    (effect, key, lane) =>
+      Effect.onInterrupt(effect, () =>
+        Effect.sync(() => {
+          for (const pending of [...lane.inFlight, ...lane.queue.splice(0)]) pending.resume(Exit.interrupt())
+          lanes.delete(key)
+        }))
+  )
+
+  const enqueue = (pending: Pending<A, B, E | E2>) => {
+    const key = options.key(pending.item)
+    const existing = lanes.get(key)
+    if (existing) {
+      existing.queue.push(pending)
+    } else {
+      const lane: Lane<A, B, E | E2> = { queue: [pending], inFlight: [] }
+      lanes.set(key, lane)
+      runFork(drain(key, lane))
     }
+    return key
+  }
 
-    const submit = (item: A): Effect.Effect<B, E | E2> =>
-      Effect.callback<B, E | E2>((resume) => {
-        const pending: Pending<A, B, E | E2> = { item, resume }
-        const key = enqueue(pending)
-        // A caller that gives up before its batch starts leaves nothing behind.
-        return Effect.sync(() => {
-          const lane = lanes.get(key)
-          const index = lane ? lane.queue.indexOf(pending) : -1
-          if (lane && index >= 0) lane.queue.splice(index, 1)
-        })
+  const submit = (item: A): Effect.Effect<B, E | E2> =>
+    Effect.callback<B, E | E2>((resume) => {
+      const pending: Pending<A, B, E | E2> = { item, resume }
+      const key = enqueue(pending)
+      // A caller that gives up before its batch starts leaves nothing behind.
+      return Effect.sync(() => {
+        const lane = lanes.get(key)
+        const index = lane ? lane.queue.indexOf(pending) : -1
+        if (lane && index >= 0) lane.queue.splice(index, 1)
       })
+    })
 
-    return { submit }
-  })
+  return { submit }
+})
 
 /**
  * Reads that concurrent requests with the same key share: one read per batch, made for the batch's

@@ -107,16 +107,15 @@ export const makeDatabaseLocation = (role: EmbeddedRole) =>
       const log = (message: string) => Effect.runSyncWith(services)(Effect.logInfo(message))
       const cluster = yield* Effect.acquireRelease(
         Effect.tryPromise(() => startCluster({ dataDir: config.dataDir, log })).pipe(Effect.orDie),
-        (cluster) =>
-          Effect.gen(function*() {
-            if (role === "cli") {
-              if (!cluster.startedHere) return
-              const others = yield* Effect.promise(() => otherSessions(cluster).catch(() => 0))
-              if (others > 0) return
-            }
-            yield* Effect.promise(() => stopCluster(cluster))
-            yield* Effect.logInfo("embedded PostgreSQL stopped")
-          })
+        Effect.fnUntraced(function*(cluster) {
+          if (role === "cli") {
+            if (!cluster.startedHere) return
+            const others = yield* Effect.promise(() => otherSessions(cluster).catch(() => 0))
+            if (others > 0) return
+          }
+          yield* Effect.promise(() => stopCluster(cluster))
+          yield* Effect.logInfo("embedded PostgreSQL stopped")
+        })
       )
       return { url: Redacted.make(cluster.url("postgres")), embedded: true }
     })
@@ -146,20 +145,19 @@ const PoolCounts = SqlRows.single("pool connections", Schema.Struct({ inUse: Non
  * The pool's gauges, read at each scrape from the server's own view of this process's
  * connections (the driver keeps no counts of its own). Unregistered when the scope closes.
  */
-const watchPool = (sql: SqlClient.SqlClient) =>
-  Effect.gen(function*() {
-    const services = yield* Effect.context<never>()
-    const read = PoolCounts(sql`
-      select count(*) filter (where state <> 'idle')::int as in_use, count(*) filter (where state = 'idle')::int as idle
-      from pg_stat_activity where application_name = ${applicationNameOf()} and pid <> pg_backend_pid()`)
-    const unwatch = onScrape(() =>
-      Effect.runPromiseWith(services)(read).then((counts) => {
-        // the scrape's own statement holds one connection: it is not the application's
-        updateUnsafe(poolConnections, counts.inUse, poolState("in_use"))
-        updateUnsafe(poolConnections, counts.idle + 1, poolState("idle"))
-      }))
-    yield* Effect.addFinalizer(() => Effect.sync(unwatch))
-  })
+const watchPool = Effect.fnUntraced(function*(sql: SqlClient.SqlClient) {
+  const services = yield* Effect.context<never>()
+  const read = PoolCounts(sql`
+    select count(*) filter (where state <> 'idle')::int as in_use, count(*) filter (where state = 'idle')::int as idle
+    from pg_stat_activity where application_name = ${applicationNameOf()} and pid <> pg_backend_pid()`)
+  const unwatch = onScrape(() =>
+    Effect.runPromiseWith(services)(read).then((counts) => {
+      // the scrape's own statement holds one connection: it is not the application's
+      updateUnsafe(poolConnections, counts.inUse, poolState("in_use"))
+      updateUnsafe(poolConnections, counts.idle + 1, poolState("idle"))
+    }))
+  yield* Effect.addFinalizer(() => Effect.sync(unwatch))
+})
 
 /** Result names as our SQL client gives them (snake_case columns to camelCase fields). */
 const RESULT_NAMES = Str.snakeToCamel
@@ -209,8 +207,7 @@ const PgLive = Layer.unwrap(
  * The first connection fails at the migrations: a database that cannot be reached or refuses us
  * stops the process with the one line of its setting.
  */
-const asStartupError = <E>(error: E): Effect.Effect<E | StartupError, never, DatabaseLocation | AppConfig> =>
-  Effect.gen(function*() {
+const asStartupError = Effect.fnUntraced(function*<E>(error: E) {
     if (!SqlError.isSqlError(error) || !(isUnavailable(error) || isRefusedLogin(error))) return error as E | StartupError
     const location = yield* DatabaseLocation
     const remedy = location.embedded

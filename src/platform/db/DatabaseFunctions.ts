@@ -36,21 +36,20 @@ export const databaseFunction = (source: string): DatabaseFunction => {
  */
 const installedRows = SqlRows.findAll("database functions", Schema.Struct({ name: Schema.String, sha256: Schema.String }))
 
-export const installFunctions = (functions: ReadonlyArray<DatabaseFunction>) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    yield* sql.withTransaction(Effect.gen(function*() {
-      yield* sql`lock table database_functions in exclusive mode`
-      const installed = new Map(
-        (yield* installedRows(sql`select name, sha256 from database_functions`)).map((row) => [row.name, row.sha256])
-      )
-      for (const fn of functions) {
-        if (installed.get(fn.name) === fn.sha256) continue
-        yield* sql.unsafe(fn.source)
-        yield* sql`
-          insert into database_functions (name, sha256) values (${fn.name}, ${fn.sha256})
-          on conflict (name) do update set sha256 = excluded.sha256, installed_at = now()`
-        yield* Effect.logDebug("database function installed").pipe(Effect.annotateLogs("function", fn.name))
-      }
-    }))
-  })
+export const installFunctions = Effect.fnUntraced(function*(functions: ReadonlyArray<DatabaseFunction>) {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql.withTransaction(Effect.gen(function*() {
+    yield* sql`lock table database_functions in exclusive mode`
+    const installed = new Map(
+      (yield* installedRows(sql`select name, sha256 from database_functions`)).map((row) => [row.name, row.sha256])
+    )
+    for (const fn of functions) {
+      if (installed.get(fn.name) === fn.sha256) continue
+      yield* sql.unsafe(fn.source)
+      yield* sql`
+        insert into database_functions (name, sha256) values (${fn.name}, ${fn.sha256})
+        on conflict (name) do update set sha256 = excluded.sha256, installed_at = now()`
+      yield* Effect.logDebug("database function installed").pipe(Effect.annotateLogs("function", fn.name))
+    }
+  }))
+})

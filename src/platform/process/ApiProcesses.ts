@@ -48,51 +48,46 @@ const stopWorker = (worker: Worker, graceMs: number) =>
  * Starts `count` workers with `env` and waits until each listens; answers the first one's URLs.
  * A worker that dies is replaced; closing the scope stops them all, each within `graceMs`.
  */
-export const startApiProcesses = (count: number, env: Record<string, string>, graceMs: number) =>
-  Effect.gen(function*() {
-    const runSync = Effect.runSyncWith(yield* Effect.context<never>())
-    const log = (message: string) => runSync(Effect.logWarning(message))
-    const workers = new Set<Worker>()
-    let stopping = false
+export const startApiProcesses = Effect.fnUntraced(function*(count: number, env: Record<string, string>, graceMs: number) {
+  const runSync = Effect.runSyncWith(yield* Effect.context<never>())
+  const log = (message: string) => runSync(Effect.logWarning(message))
+  const workers = new Set<Worker>()
+  let stopping = false
 
-    const fork = (index: number, listening?: Deferred.Deferred<ReadonlyArray<string>, Error>) => {
-      const worker = Cluster.fork({ ...env, [INDEX_VARIABLE]: String(index) })
-      let listened = false
-      workers.add(worker)
-      worker.on("message", (message: unknown) => {
-        if (!isListening(message)) return
-        listened = true
-        if (listening) runSync(Deferred.succeed(listening, message.urls))
-      })
-      worker.once("exit", (code, signal) => {
-        workers.delete(worker)
-        const how = signal ?? `code ${code}`
-        if (stopping) return
-        // one that never started would fail again: start-up fails instead
-        if (!listened) {
-          if (listening) runSync(Deferred.fail(listening, new Error(`an API process exited while starting (${how})`)))
-          return
-        }
-        log(`API process ${worker.process.pid} exited (${how}); starting another`)
-        fork(index)
-      })
-    }
+  const fork = (index: number, listening?: Deferred.Deferred<ReadonlyArray<string>, Error>) => {
+    const worker = Cluster.fork({ ...env, [INDEX_VARIABLE]: String(index) })
+    let listened = false
+    workers.add(worker)
+    worker.on("message", (message: unknown) => {
+      if (!isListening(message)) return
+      listened = true
+      if (listening) runSync(Deferred.succeed(listening, message.urls))
+    })
+    worker.once("exit", (code, signal) => {
+      workers.delete(worker)
+      const how = signal ?? `code ${code}`
+      if (stopping) return
+      // one that never started would fail again: start-up fails instead
+      if (!listened) {
+        if (listening) runSync(Deferred.fail(listening, new Error(`an API process exited while starting (${how})`)))
+        return
+      }
+      log(`API process ${worker.process.pid} exited (${how}); starting another`)
+      fork(index)
+    })
+  }
 
-    yield* Effect.addFinalizer(() =>
-      Effect.suspend(() => {
-        stopping = true
-        return Effect.forEach([...workers], (worker) => stopWorker(worker, graceMs), { concurrency: "unbounded", discard: true })
-      })
-    )
+  yield* Effect.addFinalizer(() =>
+    Effect.suspend(() => {
+      stopping = true
+      return Effect.forEach([...workers], (worker) => stopWorker(worker, graceMs), { concurrency: "unbounded", discard: true })
+    })
+  )
 
-    const started = yield* Effect.forEach(Array.from({ length: count }), (_, index) =>
-      Effect.gen(function*() {
-        const listening = yield* Deferred.make<ReadonlyArray<string>, Error>()
-        fork(index, listening)
-        return listening
-      }))
-    const urls = yield* Effect.forEach(started, Deferred.await).pipe(
-      Effect.mapError((error) => startupError("API_PROCESSES", count, error.message, "the process's own line above says why"))
-    )
-    return urls[0] ?? []
-  })
+  const started = yield* Effect.forEach(Array.from({ length: count }), (_, index) =>
+    Effect.tap(Deferred.make<ReadonlyArray<string>, Error>(), (listening) => Effect.sync(() => fork(index, listening))))
+  const urls = yield* Effect.forEach(started, Deferred.await).pipe(
+    Effect.mapError((error) => startupError("API_PROCESSES", count, error.message, "the process's own line above says why"))
+  )
+  return urls[0] ?? []
+})

@@ -86,82 +86,80 @@ const readSecretsFile = (file: string) =>
  * The data directory's secrets, made on first use. Made whole and linked into place, so two
  * processes starting at once never read half a file, and the second keeps the first one's.
  */
-const dataDirectorySecrets = (dataDir: string, now: Date) =>
-  Effect.gen(function*() {
-    const file = Path.join(dataDir, SECRETS_FILE)
-    const existing = yield* readSecretsFile(file)
-    if (Option.isSome(existing)) return { values: existing.value, made: false, file }
-    const scratch = `${file}.${process.pid}.tmp`
-    const made = yield* Effect.tryPromise(async () => {
-      await Fs.mkdir(dataDir, { recursive: true })
-      await Fs.writeFile(scratch, `${JSON.stringify(generateSecrets(now), null, 2)}\n`, { mode: 0o600 })
-      try {
-        await Fs.link(scratch, file)
-        return true
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === "EEXIST") return false
-        throw error
-      } finally {
-        await Fs.rm(scratch, { force: true })
-      }
-    }).pipe(Effect.mapError((error) =>
-      startupError("DATA_DIR", dataDir, `cannot write ${file} (${describeCause(error.cause)})`, "make the data directory writable")
-    ))
-    const values = yield* readSecretsFile(file)
-    return { values: Option.getOrElse(values, (): Partial<SecretValues> => ({})), made, file }
-  })
+const dataDirectorySecrets = Effect.fnUntraced(function*(dataDir: string, now: Date) {
+  const file = Path.join(dataDir, SECRETS_FILE)
+  const existing = yield* readSecretsFile(file)
+  if (Option.isSome(existing)) return { values: existing.value, made: false, file }
+  const scratch = `${file}.${process.pid}.tmp`
+  const made = yield* Effect.tryPromise(async () => {
+    await Fs.mkdir(dataDir, { recursive: true })
+    await Fs.writeFile(scratch, `${JSON.stringify(generateSecrets(now), null, 2)}\n`, { mode: 0o600 })
+    try {
+      await Fs.link(scratch, file)
+      return true
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "EEXIST") return false
+      throw error
+    } finally {
+      await Fs.rm(scratch, { force: true })
+    }
+  }).pipe(Effect.mapError((error) =>
+    startupError("DATA_DIR", dataDir, `cannot write ${file} (${describeCause(error.cause)})`, "make the data directory writable")
+  ))
+  const values = yield* readSecretsFile(file)
+  return { values: Option.getOrElse(values, (): Partial<SecretValues> => ({})), made, file }
+})
 
 const redacted = (value: string | undefined) => (value === undefined || value === "" ? Option.none() : Option.some(Redacted.make(value)))
 
-export const resolveTemporalSecrets = (role: TemporalRole) =>
-  Effect.gen(function*() {
-    const config = yield* AppConfig
-    const given: Partial<Record<SecretSetting, Option.Option<Redacted.Redacted<string>>>> = {
-      TEMPORAL_CODEC_KEYS: config.temporal.codecKeys,
-      PLATE_HASH_SALT: config.plateHashSalt,
-      CODEC_SERVER_TOKEN: config.temporal.codecServer.token
-    }
-    const clear = config.temporal.payloads === "clear"
-    const wanted = clear ? [] : needed(role)
-    const missing = wanted.filter((name) => Option.isNone(given[name]!))
+export const resolveTemporalSecrets = Effect.fnUntraced(function*(role: TemporalRole) {
+  const config = yield* AppConfig
+  const given: Partial<Record<SecretSetting, Option.Option<Redacted.Redacted<string>>>> = {
+    TEMPORAL_CODEC_KEYS: config.temporal.codecKeys,
+    PLATE_HASH_SALT: config.plateHashSalt,
+    CODEC_SERVER_TOKEN: config.temporal.codecServer.token
+  }
+  const clear = config.temporal.payloads === "clear"
+  const wanted = clear ? [] : needed(role)
+  const missing = wanted.filter((name) => Option.isNone(given[name]!))
 
-    let source = "from the environment"
-    const values = { ...given }
-    if (missing.length > 0 || (clear && Option.isNone(config.plateHashSalt) && Option.isNone(config.databaseUrl))) {
-      if (Option.isSome(config.databaseUrl)) {
-        return yield* new StartupError({
-          message: `${listed(missing)} ${missing.length > 1 ? "are" : "is"} not set: ` +
-            `${ROLES[role].who} with DATABASE_URL needs ${listed(needed(role))} ` +
-            `(${HOW_TO_MAKE_SECRETS}), or TEMPORAL_PAYLOADS=clear to send workflow payloads in clear on purpose`
-        })
-      }
-      const stored = yield* dataDirectorySecrets(config.dataDir, new Date())
-      for (const name of SECRET_SETTINGS) if (Option.isNone(values[name]!)) values[name] = redacted(stored.values[name])
-      source = `${stored.made ? "generated into" : "read from"} ${stored.file}${missing.length < wanted.length ? " and the environment" : ""}`
-    }
-
-    const warnings: Array<string> = []
-    if (clear) warnings.push("TEMPORAL_PAYLOADS=clear: workflow payloads (plates, results) reach Temporal in clear; unset it to encrypt them")
-    const salt = Option.getOrElse(values.PLATE_HASH_SALT!, () => {
-      warnings.push("PLATE_HASH_SALT is not set: plate hashes use the public development salt, so they can be reversed")
-      return Redacted.make(DEVELOPMENT_PLATE_HASH_SALT)
-    })
-    const keys = values.TEMPORAL_CODEC_KEYS!
-    const codec = clear || Option.isNone(keys)
-      ? Option.none()
-      : yield* Effect.try({
-        try: () => Option.some(makeAesGcmCodec(parseKeyRing(Redacted.value(keys.value)))),
-        catch: (error) => startupError("TEMPORAL_CODEC_KEYS", "<redacted>", describeCause(error), HOW_TO_MAKE_SECRETS)
+  let source = "from the environment"
+  const values = { ...given }
+  if (missing.length > 0 || (clear && Option.isNone(config.plateHashSalt) && Option.isNone(config.databaseUrl))) {
+    if (Option.isSome(config.databaseUrl)) {
+      return yield* new StartupError({
+        message: `${listed(missing)} ${missing.length > 1 ? "are" : "is"} not set: ` +
+          `${ROLES[role].who} with DATABASE_URL needs ${listed(needed(role))} ` +
+          `(${HOW_TO_MAKE_SECRETS}), or TEMPORAL_PAYLOADS=clear to send workflow payloads in clear on purpose`
       })
-    return TemporalSecrets.of({
-      payloads: clear ? "clear" : "encrypted",
-      codec,
-      plateHashSalt: salt,
-      codecServerToken: clear ? Option.none() : values.CODEC_SERVER_TOKEN!,
-      source,
-      warnings
-    })
+    }
+    const stored = yield* dataDirectorySecrets(config.dataDir, new Date())
+    for (const name of SECRET_SETTINGS) if (Option.isNone(values[name]!)) values[name] = redacted(stored.values[name])
+    source = `${stored.made ? "generated into" : "read from"} ${stored.file}${missing.length < wanted.length ? " and the environment" : ""}`
+  }
+
+  const warnings: Array<string> = []
+  if (clear) warnings.push("TEMPORAL_PAYLOADS=clear: workflow payloads (plates, results) reach Temporal in clear; unset it to encrypt them")
+  const salt = Option.getOrElse(values.PLATE_HASH_SALT!, () => {
+    warnings.push("PLATE_HASH_SALT is not set: plate hashes use the public development salt, so they can be reversed")
+    return Redacted.make(DEVELOPMENT_PLATE_HASH_SALT)
   })
+  const keys = values.TEMPORAL_CODEC_KEYS!
+  const codec = clear || Option.isNone(keys)
+    ? Option.none()
+    : yield* Effect.try({
+      try: () => Option.some(makeAesGcmCodec(parseKeyRing(Redacted.value(keys.value)))),
+      catch: (error) => startupError("TEMPORAL_CODEC_KEYS", "<redacted>", describeCause(error), HOW_TO_MAKE_SECRETS)
+    })
+  return TemporalSecrets.of({
+    payloads: clear ? "clear" : "encrypted",
+    codec,
+    plateHashSalt: salt,
+    codecServerToken: clear ? Option.none() : values.CODEC_SERVER_TOKEN!,
+    source,
+    warnings
+  })
+})
 
 export const temporalSecretsLayer = (role: TemporalRole) => Layer.effect(TemporalSecrets, resolveTemporalSecrets(role))
 

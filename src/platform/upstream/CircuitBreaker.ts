@@ -13,31 +13,30 @@ class Failed<E> {
   constructor(readonly cause: Cause.Cause<E>) {}
 }
 
-export const make = (options: { readonly threshold: number; readonly cooldown: Duration.Input }) =>
-  Effect.gen(function*() {
-    const policy = circuitBreaker(handleAll, {
-      halfOpenAfter: Duration.toMillis(options.cooldown),
-      breaker: new ConsecutiveBreaker(options.threshold)
-    })
-    const services = yield* Effect.context<never>()
-
-    return <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E | CircuitOpen> =>
-      Effect.tryPromise({
-        try: (signal) =>
-          policy.execute(async () => {
-            const exit = await Effect.runPromiseExitWith(services)(effect, { signal })
-            if (Exit.isFailure(exit)) throw new Failed(exit.cause)
-            return exit.value
-          }),
-        catch: (error) => error
-      }).pipe(
-        Effect.catch((error): Effect.Effect<never, E | CircuitOpen> => {
-          if (error instanceof Failed) return Effect.failCause(error.cause as Cause.Cause<E>)
-          if (error instanceof BrokenCircuitError || error instanceof IsolatedCircuitError) return Effect.fail(new CircuitOpen())
-          return Effect.die(error)
-        })
-      )
+export const make = Effect.fnUntraced(function*(options: { readonly threshold: number; readonly cooldown: Duration.Input }) {
+  const policy = circuitBreaker(handleAll, {
+    halfOpenAfter: Duration.toMillis(options.cooldown),
+    breaker: new ConsecutiveBreaker(options.threshold)
   })
+  const services = yield* Effect.context<never>()
+
+  return <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E | CircuitOpen> =>
+    Effect.tryPromise({
+      try: (signal) =>
+        policy.execute(async () => {
+          const exit = await Effect.runPromiseExitWith(services)(effect, { signal })
+          if (Exit.isFailure(exit)) throw new Failed(exit.cause)
+          return exit.value
+        }),
+      catch: (error) => error
+    }).pipe(
+      Effect.catch((error): Effect.Effect<never, E | CircuitOpen> => {
+        if (error instanceof Failed) return Effect.failCause(error.cause as Cause.Cause<E>)
+        if (error instanceof BrokenCircuitError || error instanceof IsolatedCircuitError) return Effect.fail(new CircuitOpen())
+        return Effect.die(error)
+      })
+    )
+})
 
 /** A breaker as the upstream settings describe it (UPSTREAM_BREAKER_FAILURES, UPSTREAM_BREAKER_COOLDOWN_MS). */
 export const fromSettings = (settings: { readonly breakerFailures: number; readonly breakerCooldownMs: number }) =>
