@@ -15,7 +15,7 @@ import { MODULES, type ModuleName, modulesKey } from "../../workflows/shared.js"
 import { type DuplicateModule, requestedModules, type UnsupportedModule } from "../modules/Names.js"
 import type { Principal } from "../principal/Domain.js"
 import * as Charges from "../metering/Charges.js"
-import { type LimitReached, Metering } from "../metering/Metering.js"
+import { Metering } from "../metering/Metering.js"
 import { countCommitted, countReused } from "../metering/Outcomes.js"
 import type { ApiVersion } from "../metering/Meters.js"
 import * as Batcher from "../platform/batching/Batcher.js"
@@ -146,12 +146,27 @@ const make = Effect.gen(function*() {
       return disabled.length > 0 ? Result.fail(new ModuleNotEnabled({ modules: disabled })) : Result.succeed(modules)
     })
 
-  /** Charges and inserts in the current transaction; fails with LostRace on a concurrent twin. */
+  /** Inserts and charges in the current transaction; fails with LostRace on a concurrent twin. */
   const chargeAndInsert = Effect.fnUntraced(function*(operation: NewOperation, consumption: Parameters<typeof metering.applyBatch>[0][number]) {
+    if (!(yield* repo.insert(operation))) return yield* new LostRace()
+    // charged last: the account's counters stay locked only until the commit that follows (a
+    // refusal rolls the insert back with the transaction)
     const [decision] = yield* metering.applyBatch([consumption])
     if (decision && Result.isFailure(decision)) return yield* Effect.fail(decision.failure)
-    if (!(yield* repo.insert(operation))) return yield* new LostRace()
   })
+
+  /**
+   * In one transaction: the active identical operation's id, or `row` inserted and charged
+   * (undefined). Identical requests queue on the reuse key's lock, in every process: the second
+   * sees the first's operation (reuse is decided before quota, and the unique index is never raced).
+   */
+  const insertUnlessActive = Effect.fnUntraced(function*(key: ReuseKey, row: NewOperation, consumption: Parameters<typeof chargeAndInsert>[1]) {
+    yield* repo.lockReuseKey(key)
+    const active = yield* repo.findActiveModules(key)
+    if (Option.isSome(active)) return active.value.id
+    yield* chargeAndInsert(row, consumption)
+    return undefined
+  }, sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
 
   /** A modules request checked for `principal`: its plate, its modules in canonical order, its reuse key. */
   const modulesRequestOf = (
@@ -199,15 +214,7 @@ const make = Effect.gen(function*() {
     const at = yield* Clock.currentTimeMillis
     const id = `op_${yield* ulid}`
     const row: NewOperation = { id, ...key, kind: "modules", input: { kind: "modules", modules }, createdAt: new Date(at) }
-    const attempt: Effect.Effect<string | undefined, LimitReached | LostRace> = Effect.gen(function*() {
-      // identical requests queue here, in every process: the second sees the first's operation
-      // (reuse is decided before quota, and the unique index is never raced)
-      yield* repo.lockReuseKey(key)
-      const active = yield* repo.findActiveModules(key)
-      if (Option.isSome(active)) return active.value.id
-      yield* chargeAndInsert(row, Charges.moduleQueries(principal, modules, at, apiVersion))
-      return undefined
-    }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+    const attempt = insertUnlessActive(key, row, Charges.moduleQueries(principal, modules, at, apiVersion))
     // once committed the operation is durable: if the client leaves before the engine has it,
     // the engine's sweep (inline) or reconciler (Temporal) starts it
     const reused = yield* countCommitted(key.environment)(attempt.pipe(Effect.catchTag("LostRace", Effect.die)), (id) => id === undefined)
