@@ -21,11 +21,12 @@ const storedOutcome = (row: ModuleRow): ModuleOutcome =>
 
 /**
  * An activity's span (under the workflow's, on either engine) and its logs' operation id. With
- * tracing off the span is a no-op.
+ * tracing off the span is a no-op. No stack trace: it would always name this line, and capturing
+ * it costs an Error per activity.
  */
 const activity = (name: string, attributes: Record<string, string | number>) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   effect.pipe(
-    Effect.withSpan(`activity.${name}`, { attributes }),
+    Effect.withSpan(`activity.${name}`, { attributes }, { captureStackTrace: false }),
     Effect.annotateLogs(typeof attributes["vda.operation_id"] === "string" ? { operationId: attributes["vda.operation_id"] } : {})
   )
 
@@ -89,8 +90,11 @@ const make = Effect.gen(function*() {
 
     /** A module already recorded answers what was recorded: nothing is looked up twice. */
     fetchModule: Effect.fnUntraced(function*({ module, operationId }: { readonly operationId: string; readonly module: ModuleName }) {
-      const op = yield* operation(operationId)
-      const recorded = (yield* repo.modules(operationId)).find((m) => m.module === module)
+      // the operation and its modules in one read
+      const [found] = yield* repo.findManyWithModules([operationId])
+      if (found === undefined) return yield* Effect.die(new Error(`unknown operation ${operationId}`))
+      const op = found.row
+      const recorded = found.modules.find((m) => m.module === module)
       if (recorded !== undefined && isFinal(recorded.status)) return storedOutcome(recorded)
       const requested = op.input.kind === "vehicle" ? [module] : op.input.modules
       return yield* sources[op.environment].fetch({ plate: op.plate, module, requested })

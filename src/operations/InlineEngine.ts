@@ -9,7 +9,7 @@
  * by Temporal.
  */
 import { randomUUID } from "node:crypto"
-import { Cause, Clock, Duration, Effect, FiberMap, Layer, Option, Result, Schedule, type Tracer } from "effect"
+import { Cause, Clock, Duration, Effect, FiberMap, FiberSet, Layer, Option, Result, Schedule, type Tracer } from "effect"
 import {
   type Attempted,
   type EventActivities,
@@ -79,26 +79,25 @@ export const InlineEngineLive = Layer.effect(
     const activities = yield* OperationActivities
     const repo = yield* OperationsRepo
     const deliveries = yield* DeliveryRuns
-    const context = yield* Effect.context<never>()
     const workflows = yield* FiberMap.make<string>()
     // this process, as the holder of the operations and deliveries it runs
     const holder = randomUUID()
     const claimTtlMs = config.inlineClaimTtlMs
     // while it is open, this process's claims hold; when it dies, they lapse at once
     yield* presence(holder).pipe(Effect.orDie)
-    // Aborted when the engine stops: running activities are interrupted and their operations,
-    // not final, are resumed on the next start.
+    // When the engine stops, running activities are interrupted (their set closes) and their
+    // operations, not final, are resumed on the next start. A set rather than an abort signal per
+    // activity: adding and removing a signal's listener cost more than the rest of the run.
     const stopping = new AbortController()
     yield* Effect.addFinalizer(() => Effect.sync(() => stopping.abort()))
-
-    const runPromise = Effect.runPromiseWith(context)
+    const runPromise = yield* FiberSet.runtimePromise(yield* FiberSet.make<unknown, unknown>())<never>()
 
     /**
      * How a workflow runs its activities: on the engine's services, under the workflow's span (so
      * a trace goes from the request to each activity), and its bookkeeping retried.
      */
     const within = (workflow: Tracer.Span) => {
-      const run = <A>(effect: Effect.Effect<A>) => runPromise(Effect.withParentSpan(effect, workflow), { signal: stopping.signal })
+      const run = <A>(effect: Effect.Effect<A>) => runPromise(Effect.withParentSpan(effect, workflow, { captureStackTrace: false }))
       const bookkeeping = <A, E>(effect: Effect.Effect<A, E>) => run(withRetry(BOOKKEEPING_RETRY, effect).pipe(Effect.orDie))
       return { run, bookkeeping }
     }
@@ -230,7 +229,7 @@ export const InlineEngineLive = Layer.effect(
           )
           : Effect.logDebug(`operation ${request.operationId} runs in another process`)).pipe(
           Effect.catchCause((cause) => Effect.logError("could not start an operation", cause)),
-          Effect.withSpan("workflow.start", { attributes: { "vda.operation_id": request.operationId, "vda.kind": request.kind } })
+          Effect.withSpan("workflow.start", { attributes: { "vda.operation_id": request.operationId, "vda.kind": request.kind } }, { captureStackTrace: false })
         )
 
     /**

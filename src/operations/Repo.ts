@@ -133,7 +133,7 @@ const make = Effect.gen(function*() {
   const withTheirModules = SqlRows.findAll("operations with their modules", OperationWithModulesRow)
   const eachWithTheirModules = SqlRows.findEach("operations with their modules", OperationWithModulesRow, (row) => row.id)
   const moduleRows = SqlRows.findAll("operation modules", ModuleRow)
-  const recordedIn = SqlRows.findOneOption("operation updated", Schema.Struct({ accountId: Schema.String }))
+  const moduleRecorded = SqlRows.single("module recorded", Schema.Struct({ recorded: Schema.Boolean, accountId: Schema.NullOr(Schema.String) }))
   const finalized = SqlRows.findOneOption("operation finalized", OperationRow.mapFields(Struct.pick(["kind", "accountId", "createdAt"])))
 
   return {
@@ -237,29 +237,36 @@ const make = Effect.gen(function*() {
     markStarted: (id: string, at: Date) =>
       sql`update operations set started_at = coalesce(started_at, ${at}) where id = ${id}`.pipe(Effect.asVoid, Effect.orDie),
 
-    markProcessing: Effect.fnUntraced(function*(id: string, at: Date) {
-      yield* sql`update operations set status = 'processing', updated_at = ${at} where id = ${id} and status = 'queued'`
-      yield* sql`update operation_modules set status = 'processing', updated_at = ${at}
-                 where operation_id = ${id} and status = 'queued'`
-    }, sql.withTransaction, Effect.orDie),
+    // one statement, so one round trip: its two updates commit together
+    markProcessing: (id: string, at: Date) =>
+      sql`
+        with operation as (
+          update operations set status = 'processing', updated_at = ${at} where id = ${id} and status = 'queued'
+        )
+        update operation_modules set status = 'processing', updated_at = ${at}
+        where operation_id = ${id} and status = 'queued'`.pipe(Effect.asVoid, Effect.orDie),
 
     /**
      * Records a module's outcome once: `recorded` is false when the module already had one (a
      * repeated activity changes nothing). `accountId` is the operation's, while it is active.
      */
-    recordModule: Effect.fnUntraced(function*(id: string, module: ModuleName, outcome: ModuleOutcome, at: Date) {
-      const recorded = yield* sql`
-        update operation_modules set status = ${outcome.status},
-          data = ${outcome.data === null ? null : JSON.stringify(outcome.data)},
-          error = ${outcome.error === null ? null : JSON.stringify(outcome.error)},
-          warnings = ${JSON.stringify(outcome.warnings)}, updated_at = ${at}
-        where operation_id = ${id} and module = ${module} and status in ${sql.literal(ACTIVE_SQL)}
-        returning module`
-      const active = yield* recordedIn(sql`
-        update operations set updated_at = ${at} where id = ${id} and status in ${sql.literal(ACTIVE_SQL)}
-        returning account_id`)
-      return { recorded: recorded.length > 0, accountId: Option.getOrUndefined(active)?.accountId } satisfies ModuleRecorded
-    }, sql.withTransaction, Effect.orDie),
+    recordModule: (id: string, module: ModuleName, outcome: ModuleOutcome, at: Date) =>
+      moduleRecorded(sql`
+        with recorded as (
+          update operation_modules set status = ${outcome.status},
+            data = ${outcome.data === null ? null : JSON.stringify(outcome.data)},
+            error = ${outcome.error === null ? null : JSON.stringify(outcome.error)},
+            warnings = ${JSON.stringify(outcome.warnings)}, updated_at = ${at}
+          where operation_id = ${id} and module = ${module} and status in ${sql.literal(ACTIVE_SQL)}
+          returning module
+        ), active as (
+          update operations set updated_at = ${at} where id = ${id} and status in ${sql.literal(ACTIVE_SQL)}
+          returning account_id
+        )
+        select exists (select 1 from recorded) as recorded, (select account_id from active) as account_id`).pipe(
+        Effect.map(({ accountId, recorded }): ModuleRecorded => ({ recorded, accountId: accountId ?? undefined })),
+        Effect.orDie
+      ),
 
     /** Moves an operation to its final state once; None when it already was final. */
     finalize: (id: string, status: FinalStatus, at: Date, result?: VehicleSearchResult) =>
