@@ -222,11 +222,9 @@ export const InlineEngineLive = Layer.effect(
       )
 
     const start = (request: StartRequest) =>
-      Effect.flatMap(repo.claim(request.operationId, holder, claimTtlMs), (claimed) =>
+      Effect.flatMap(Effect.flatMap(Clock.currentTimeMillis, (now) => repo.claim(request.operationId, holder, claimTtlMs, new Date(now))), (claimed) =>
         claimed
-          ? FiberMap.run(workflows, request.operationId, workflow(request), { onlyIfMissing: true }).pipe(
-            Effect.andThen(repo.markStarted(request.operationId, new Date()))
-          )
+          ? FiberMap.run(workflows, request.operationId, workflow(request), { onlyIfMissing: true })
           : Effect.logDebug(`operation ${request.operationId} runs in another process`)).pipe(
           Effect.catchCause((cause) => Effect.logError("could not start an operation", cause)),
           Effect.withSpan("workflow.start", { attributes: { "vda.operation_id": request.operationId, "vda.kind": request.kind } }, { captureStackTrace: false })

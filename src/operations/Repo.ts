@@ -282,10 +282,14 @@ const make = Effect.gen(function*() {
         Effect.orDie
       ),
 
-    /** Claims an active operation for `holder` (the inline engine of one process); false if another holds it. */
-    claim: (id: string, holder: string, ttlMs: number) =>
+    /**
+     * Claims an active operation for `holder` (the inline engine of one process), which starts it
+     * (`started_at`, if it was not yet); false if another holds it.
+     */
+    claim: (id: string, holder: string, ttlMs: number, at: Date) =>
       sql`
-        update operations set claimed_by = ${holder}, claimed_until = now() + ${ttlMs} * interval '1 millisecond'
+        update operations set claimed_by = ${holder}, claimed_until = now() + ${ttlMs} * interval '1 millisecond',
+          started_at = coalesce(started_at, ${at})
         where id = ${id} and status in ${sql.literal(ACTIVE_SQL)}
           and ${claimOpenTo(holder)}
         returning id`.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie),

@@ -57,8 +57,8 @@ const presenceOf = (holder: string) =>
   })
 
 const row = (id: string) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ status: string; claimedBy: string | null }>`
-    select status, claimed_by from operations where id = ${id}`).pipe(Effect.map((rows) => rows[0]!))
+  Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ status: string; claimedBy: string | null; startedAt: Date | null }>`
+    select status, claimed_by, started_at from operations where id = ${id}`).pipe(Effect.map((rows) => rows[0]!))
 
 layer(Services, { excludeTestServices: true })("claims", (it) => {
   it.effect("work claimed by another live process is left alone, and taken over as soon as that process is gone", () =>
@@ -70,7 +70,7 @@ layer(Services, { excludeTestServices: true })("claims", (it) => {
 
       // the sweep that finished the free operation saw the claimed one too, and left it
       yield* eventually(Effect.map(row("op_claims_free_102"), (r) => (r.status === "completed" ? true : undefined)), "the free operation")
-      expect(yield* row("op_claims_foreign_101")).toEqual({ status: "queued", claimedBy: "another-process" })
+      expect(yield* row("op_claims_foreign_101")).toEqual({ status: "queued", claimedBy: "another-process", startedAt: null })
 
       yield* other.end // the other process dies: its claim is open at once, an hour before it would lapse
       const taken = yield* eventually(
@@ -86,9 +86,15 @@ layer(Services, { excludeTestServices: true })("claims", (it) => {
       const accountId = yield* newAccountId
       const holderA = yield* presenceOf("holder-a")
       yield* insertClaimed(accountId, "op_claims_exclusive_103", "holder-a")
-      const claim = (holder: string) => Effect.flatMap(OperationsRepo, (repo) => repo.claim("op_claims_exclusive_103", holder, 60_000))
+      const startedAt = new Date("2026-11-27T12:00:00.000Z")
+      const claim = (holder: string, at = startedAt) =>
+        Effect.flatMap(OperationsRepo, (repo) => repo.claim("op_claims_exclusive_103", holder, 60_000, at))
       expect(yield* claim("holder-b")).toBe(false)
+      expect((yield* row("op_claims_exclusive_103")).startedAt).toBeNull() // a refused claim starts nothing
       expect(yield* claim("holder-a")).toBe(true) // its holder renews it
+      expect((yield* row("op_claims_exclusive_103")).startedAt).toEqual(startedAt) // and the claim started it
+      expect(yield* claim("holder-a", new Date("2026-11-27T12:05:00.000Z"))).toBe(true)
+      expect((yield* row("op_claims_exclusive_103")).startedAt).toEqual(startedAt) // once
       expect(yield* claim("holder-b")).toBe(false)
       yield* holderA.end
     }))
