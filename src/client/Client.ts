@@ -65,7 +65,7 @@ const notSent = (failure: unknown) =>
     : invalidRequest(failure)
 
 /** The client over `httpClient`, for the API at `options.baseUrl` with `options.apiKey`. */
-export const makeWith: (httpClient: HttpClient.HttpClient, options: ClientOptions) => Effect.Effect<Client> = Effect.fnUntraced(
+export const makeWith = Effect.fnUntraced(
   function*(httpClient: HttpClient.HttpClient, options: ClientOptions) {
     const apiKey = Redacted.isRedacted(options.apiKey) ? options.apiKey : Redacted.make(options.apiKey)
     const authenticated = HttpClient.mapRequest(httpClient, (request) =>

@@ -15,7 +15,7 @@ import { MODULES, type ModuleName, modulesKey } from "../../workflows/shared.js"
 import { type DuplicateModule, requestedModules, type UnsupportedModule } from "../modules/Names.js"
 import type { Principal } from "../principal/Domain.js"
 import * as Charges from "../metering/Charges.js"
-import { Metering } from "../metering/Metering.js"
+import { type Consumption, Metering } from "../metering/Metering.js"
 import { countCommitted, countReused } from "../metering/Outcomes.js"
 import type { ApiVersion } from "../metering/Meters.js"
 import * as Batcher from "../platform/batching/Batcher.js"
@@ -147,7 +147,7 @@ const make = Effect.gen(function*() {
     })
 
   /** Inserts and charges in the current transaction; fails with LostRace on a concurrent twin. */
-  const chargeAndInsert = Effect.fnUntraced(function*(operation: NewOperation, consumption: Parameters<typeof metering.applyBatch>[0][number]) {
+  const chargeAndInsert = Effect.fnUntraced(function*(operation: NewOperation, consumption: Consumption) {
     if (!(yield* repo.insert(operation))) return yield* new LostRace()
     // charged last: the account's counters stay locked only until the commit that follows (a
     // refusal rolls the insert back with the transaction)
@@ -160,7 +160,7 @@ const make = Effect.gen(function*() {
    * (undefined). Identical requests queue on the reuse key's lock, in every process: the second
    * sees the first's operation (reuse is decided before quota, and the unique index is never raced).
    */
-  const insertUnlessActive = Effect.fnUntraced(function*(key: ReuseKey, row: NewOperation, consumption: Parameters<typeof chargeAndInsert>[1]) {
+  const insertUnlessActive = Effect.fnUntraced(function*(key: ReuseKey, row: NewOperation, consumption: Consumption) {
     yield* repo.lockReuseKey(key)
     const active = yield* repo.findActiveModules(key)
     if (Option.isSome(active)) return active.value.id

@@ -35,11 +35,7 @@ interface Lane<A, B, E> {
   inFlight: ReadonlyArray<Pending<A, B, E>>
 }
 
-export const make: <A, B, E, E2>(
-  options: BatcherOptions<A, B, E, E2>
-) => Effect.Effect<Batcher<A, B, E | E2>, never, Scope.Scope> = Effect.fnUntraced(function*<A, B, E, E2>(
-  options: BatcherOptions<A, B, E, E2>
-) {
+export const make = Effect.fnUntraced(function*<A, B, E, E2>(options: BatcherOptions<A, B, E, E2>) {
   const fibers = yield* FiberSet.make()
   const runFork = yield* FiberSet.runtime(fibers)<never>()
   const lanes = new Map<string, Lane<A, B, E | E2>>()
@@ -61,7 +57,7 @@ export const make: <A, B, E, E2>(
     })
   }
 
-  const drain: (key: string, lane: Lane<A, B, E | E2>) => Effect.Effect<void> = Effect.fnUntraced(
+  const drain = Effect.fnUntraced(
     function*(key: string, lane: Lane<A, B, E | E2>) {
       for (;;) {
         // Taking a batch and retiring an empty lane happen in one synchronous step, so an item
@@ -108,7 +104,7 @@ export const make: <A, B, E, E2>(
       })
     })
 
-  return { submit }
+  return { submit } satisfies Batcher<A, B, E | E2>
 })
 
 /**
