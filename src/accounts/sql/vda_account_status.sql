@@ -11,7 +11,8 @@ returns table (
   value text, kind text, meter text, period_start timestamptz, used integer, unit_price_cents integer, included integer,
   id text, name text, prefix text, last4 text, created_at timestamptz, revoked_at timestamptz, last_used_at timestamptz)
 language plpgsql volatile
-set plan_cache_mode = force_generic_plan as $fn$
+set plan_cache_mode = force_generic_plan
+set enable_seqscan = off as $fn$
 begin
   return query
     with r as (select * from unnest(p_value, p_account, p_environment, p_month, p_day, p_minute)

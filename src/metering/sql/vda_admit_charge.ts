@@ -38,7 +38,8 @@ export default `create or replace function vda_admit_charge(
   ${admitChargeArguments.join(",\n  ")}
 ) returns jsonb
 language plpgsql
-set plan_cache_mode = force_generic_plan as $fn$
+set plan_cache_mode = force_generic_plan
+set enable_seqscan = off as $fn$
 declare
   k record;
   applies boolean;

@@ -46,7 +46,8 @@ export default `create or replace function vda_admit_charge_in_order(
   ${batchArguments.join(",\n  ")}
 ) returns jsonb
 language plpgsql
-set plan_cache_mode = force_generic_plan as $fn$
+set plan_cache_mode = force_generic_plan
+set enable_seqscan = off as $fn$
 declare
   k record;
   n integer := coalesce(cardinality(p_request_window), 0);

@@ -31,7 +31,8 @@ create or replace function vda_consume(
   p_after integer[] default null
 ) returns table (charge integer, item_ok boolean, failed boolean, used integer, charged integer)
 language plpgsql
-set plan_cache_mode = force_generic_plan as $fn$
+set plan_cache_mode = force_generic_plan
+set enable_seqscan = off as $fn$
 #variable_conflict use_column
 declare
   n integer := coalesce(array_length(p_item, 1), 0);

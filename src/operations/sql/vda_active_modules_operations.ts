@@ -12,7 +12,8 @@ export default `create or replace function vda_active_modules_operations(
   p_account text[], p_environment text[], p_api_version text[], p_plate text[], p_modules_key text[])
 returns table (${returned})
 language plpgsql stable
-set plan_cache_mode = force_generic_plan as $fn$
+set plan_cache_mode = force_generic_plan
+set enable_seqscan = off as $fn$
 begin
   return query select ${selected} from operations o
     where o.kind = 'modules' and o.status in ('queued', 'processing')

@@ -10,7 +10,8 @@ import { returned, selected } from "./operationRow.js"
 export default `create or replace function vda_operations_by_id(p_ids text[])
 returns table (${returned})
 language plpgsql stable
-set plan_cache_mode = force_generic_plan as $fn$
+set plan_cache_mode = force_generic_plan
+set enable_seqscan = off as $fn$
 begin
   return query select ${selected} from operations o where o.id = any(p_ids);
 end $fn$

@@ -8,6 +8,11 @@
  * functions of the running code's sources. Changing a function's arguments or result type needs a
  * migration that drops the old one first: `create or replace` would make a second function beside
  * it for new arguments, and refuses a new result type.
+ *
+ * A function that keeps one generic plan per session (`plan_cache_mode = force_generic_plan`) also
+ * sets `enable_seqscan = off`: its plan is made at the session's first call, often on nearly empty
+ * tables, where reading a table whole is cheapest, and the session would keep doing so as the
+ * table grows (test/platform/KeyedLookups.test.ts).
  */
 import { createHash } from "node:crypto"
 import { Effect, Schema } from "effect"
