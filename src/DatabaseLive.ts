@@ -9,8 +9,9 @@ import vdaAdmitCharge from "./metering/sql/vda_admit_charge.js"
 import vdaAdmitChargeInOrder from "./metering/sql/vda_admit_charge_in_order.js"
 import vdaAdmitChargeOrBusy from "./metering/sql/vda_admit_charge_or_busy.js"
 import vdaAdmitKeys from "./metering/sql/vda_admit_keys.js"
-import vdaConsume from "./metering/sql/vda_consume.sql"
+import vdaConsume from "./metering/sql/vda_consume.js"
 import vdaActiveModulesOperations from "./operations/sql/vda_active_modules_operations.js"
+import vdaCreateOperation from "./operations/sql/vda_create_operation.js"
 import vdaOperationsById from "./operations/sql/vda_operations_by_id.js"
 import { databaseFunction } from "./platform/db/DatabaseFunctions.js"
 import { type EmbeddedRole, makeDatabaseLive, makeMigratorLive } from "./platform/db/Database.js"
@@ -24,7 +25,8 @@ export const databaseFunctions = [
   vdaAdmitKeys,
   vdaAccountStatus,
   vdaOperationsById,
-  vdaActiveModulesOperations
+  vdaActiveModulesOperations,
+  vdaCreateOperation
 ].map(databaseFunction)
 
 /** SqlClient on the migrated database, its functions installed. */

@@ -8,7 +8,7 @@
  */
 import { PgTypes } from "@effect/sql-pg"
 import { Context, Data, Effect, Layer, Result, Schema } from "effect"
-import { SqlClient } from "effect/sql"
+import { SqlClient, type SqlError, type Statement } from "effect/sql"
 import * as Batcher from "../platform/batching/Batcher.js"
 import type { MeterName } from "../platform/contract/MeterNames.js"
 import type { Environment } from "../platform/http/RequestContext.js"
@@ -109,33 +109,53 @@ const decisionsOf = (items: ReadonlyArray<Consumption>, rows: ReadonlyArray<Char
   })
 }
 
+/**
+ * Consumptions charged by a statement of another feature that calls `vda_consume` itself, with
+ * these arguments in the place of its `consumeArguments`; their decisions come from the rows it
+ * answers, read as `vda_consume`'s.
+ */
+export interface ChargedWithin {
+  readonly arguments: Statement.Fragment
+  readonly decisions: (rows: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<Decision>>
+}
+
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   // decoded once per batch
   const consumed = SqlRows.findAll("vda_consume", ChargeRow)
 
-  const run = (items: ReadonlyArray<Consumption>, dryRun: boolean) => {
+  /** `consumeArguments` (src/metering/sql/vda_consume.ts) for `items`, in order. */
+  const argumentsOf = (items: ReadonlyArray<Consumption>) => {
     const { charges, pricing } = flatten(items)
-    return consumed(sql`
-      select charge, item_ok, failed, used, charged from vda_consume(
-        ${charges.map((c) => c.index)}::integer[],
-        ${charges.map((c) => c.item.accountId)}::text[],
-        ${charges.map((c) => c.item.environment)}::text[],
-        ${charges.map((c) => c.charge.meter)}::text[],
-        ${charges.map((c) => c.charge.period.start)}::timestamptz[],
-        ${charges.map((c) => c.charge.amount)}::integer[],
-        ${charges.map((c) => c.charge.limit !== undefined)}::boolean[],
-        ${nullableArray(charges.map((c) => c.charge.limit ?? null), PgTypes.OID.int4)}::integer[],
-        ${nullableArray(charges.map((c) => c.charge.distinctValue ?? null), PgTypes.OID.text)}::text[],
-        ${pricing.map((p) => p.index)}::integer[],
-        ${pricing.map((p) => p.pricing.period.start)}::timestamptz[],
-        ${pricing.map((p) => p.pricing.unitPriceCents)}::integer[],
-        ${pricing.map((p) => p.pricing.included)}::integer[],
-        ${dryRun})`).pipe(
-      Effect.map((rows) => decisionsOf(items, rows)),
+    return sql`
+      ${charges.map((c) => c.index)}::integer[],
+      ${charges.map((c) => c.item.accountId)}::text[],
+      ${charges.map((c) => c.item.environment)}::text[],
+      ${charges.map((c) => c.charge.meter)}::text[],
+      ${charges.map((c) => c.charge.period.start)}::timestamptz[],
+      ${charges.map((c) => c.charge.amount)}::integer[],
+      ${charges.map((c) => c.charge.limit !== undefined)}::boolean[],
+      ${nullableArray(charges.map((c) => c.charge.limit ?? null), PgTypes.OID.int4)}::integer[],
+      ${nullableArray(charges.map((c) => c.charge.distinctValue ?? null), PgTypes.OID.text)}::text[],
+      ${pricing.map((p) => p.index)}::integer[],
+      ${pricing.map((p) => p.pricing.period.start)}::timestamptz[],
+      ${pricing.map((p) => p.pricing.unitPriceCents)}::integer[],
+      ${pricing.map((p) => p.pricing.included)}::integer[]`
+  }
+
+  const decided = (items: ReadonlyArray<Consumption>) => (rows: Effect.Effect<ReadonlyArray<unknown>, SqlError.SqlError>) =>
+    consumed(rows).pipe(
+      Effect.map((decoded) => decisionsOf(items, decoded)),
       Effect.catchTag(["SqlError", "MalformedRow"], Effect.die)
     )
-  }
+
+  const run = (items: ReadonlyArray<Consumption>, dryRun: boolean) =>
+    decided(items)(sql`select charge, item_ok, failed, used, charged from vda_consume(${argumentsOf(items)}, ${dryRun})`)
+
+  const chargedWithin = (items: ReadonlyArray<Consumption>): ChargedWithin => ({
+    arguments: argumentsOf(items),
+    decisions: (rows) => decided(items)(Effect.succeed(rows))
+  })
 
   /**
    * Applies a batch (of any accounts) in one statement; one decision each. Inside a caller's
@@ -170,7 +190,8 @@ const make = Effect.gen(function*() {
     consume: (consumption: Consumption): Effect.Effect<ReadonlyArray<ChargeResult>, LimitReached> =>
       batcher.submit(consumption),
     /** Applies consumptions a caller has already batched; one decision each. */
-    applyBatch
+    applyBatch,
+    chargedWithin
   }
 })
 

@@ -10,7 +10,6 @@
  * as the guarantee behind it.
  */
 import { Clock, Context, Data, Effect, Layer, Option, Result } from "effect"
-import { SqlClient } from "effect/sql"
 import { MODULES, type ModuleName, modulesKey } from "../../workflows/shared.js"
 import { type DuplicateModule, requestedModules, type UnsupportedModule } from "../modules/Names.js"
 import type { Principal } from "../principal/Domain.js"
@@ -32,6 +31,7 @@ import {
   OperationsRepo,
   type OperationWithModules,
   type ReuseKey,
+  type ReuseLock,
   reuseKeyText
 } from "./Repo.js"
 import { perObject } from "../platform/caching/PerObject.js"
@@ -49,7 +49,6 @@ export class ModuleNotEnabled extends Data.TaggedError("ModuleNotEnabled")<{ rea
 export class OperationNotFound extends Data.TaggedError("OperationNotFound")<{ readonly id: string }> {}
 
 /** An identical operation became active while ours was being created: use that one. */
-class LostRace extends Data.TaggedError("LostRace") {}
 
 export interface Created<A> {
   readonly operation: A
@@ -126,16 +125,14 @@ const logCreated = (row: NewOperation) =>
 type ModulesRefusal = InvalidModulesPlate | UnsupportedModule | DuplicateModule | ModuleNotEnabled
 
 const make = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
   const repo = yield* OperationsRepo
   const metering = yield* Metering
   const engine = yield* WorkflowEngine
 
-  const requireOperation = (id: string) =>
+  const requireWithModules = (id: string) =>
     Effect.flatMap(repo.findManyWithModules([id]), ([found]) =>
-      found === undefined
-        ? Effect.die(new Error(`operation ${id} vanished`))
-        : Effect.succeed(operationOf(found)))
+      found === undefined ? Effect.die(new Error(`operation ${id} vanished`)) : Effect.succeed(found))
+  const requireOperation = (id: string) => Effect.map(requireWithModules(id), operationOf)
 
   const validateModules = (
     principal: Principal,
@@ -146,27 +143,19 @@ const make = Effect.gen(function*() {
       return disabled.length > 0 ? Result.fail(new ModuleNotEnabled({ modules: disabled })) : Result.succeed(modules)
     })
 
-  /** Inserts and charges in the current transaction; fails with LostRace on a concurrent twin. */
-  const chargeAndInsert = Effect.fnUntraced(function*(operation: NewOperation, consumption: Consumption) {
-    if (!(yield* repo.insert(operation))) return yield* new LostRace()
-    // charged last: the account's counters stay locked only until the commit that follows (a
-    // refusal rolls the insert back with the transaction)
-    const [decision] = yield* metering.applyBatch([consumption])
-    if (decision && Result.isFailure(decision)) return yield* Effect.fail(decision.failure)
-  })
-
   /**
-   * In one transaction: the active identical operation's id, or `row` inserted and charged
-   * (undefined). Identical requests queue on the reuse key's lock, in every process: the second
-   * sees the first's operation (reuse is decided before quota, and the unique index is never raced).
+   * `row` created, in one statement, unless an identical operation is active (with `reuse`): the
+   * active one's id, or undefined once `row` is inserted and charged. A refused charge fails with
+   * `LimitReached`, nothing created.
    */
-  const insertUnlessActive = Effect.fnUntraced(function*(key: ReuseKey, row: NewOperation, consumption: Consumption) {
-    yield* repo.lockReuseKey(key)
-    const active = yield* repo.findActiveModules(key)
-    if (Option.isSome(active)) return active.value.id
-    yield* chargeAndInsert(row, consumption)
+  const create = Effect.fnUntraced(function*(row: NewOperation, reuse: ReuseLock | null, consumption: Consumption) {
+    const charge = metering.chargedWithin([consumption])
+    const created = yield* repo.create(row, reuse, charge.arguments)
+    if ("activeId" in created) return created.activeId
+    const [decision] = yield* charge.decisions(created.charged)
+    if (decision && Result.isFailure(decision)) return yield* Effect.fail(decision.failure)
     return undefined
-  }, sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+  })
 
   /** A modules request checked for `principal`: its plate, its modules in canonical order, its reuse key. */
   const modulesRequestOf = (
@@ -214,10 +203,12 @@ const make = Effect.gen(function*() {
     const at = yield* Clock.currentTimeMillis
     const id = `op_${yield* ulid}`
     const row: NewOperation = { id, ...key, kind: "modules", input: { kind: "modules", modules }, createdAt: new Date(at) }
-    const attempt = insertUnlessActive(key, row, Charges.moduleQueries(principal, modules, at, apiVersion))
     // once committed the operation is durable: if the client leaves before the engine has it,
     // the engine's sweep (inline) or reconciler (Temporal) starts it
-    const reused = yield* countCommitted(key.environment)(attempt.pipe(Effect.catchTag("LostRace", Effect.die)), (id) => id === undefined)
+    const reused = yield* countCommitted(key.environment)(
+      create(row, key, Charges.moduleQueries(principal, modules, at, apiVersion)),
+      (id) => id === undefined
+    )
     if (reused !== undefined) {
       countReused(key.environment)
       return { operation: (yield* requireOperation(reused)) as ModulesOperation, created: false }
@@ -248,17 +239,13 @@ const make = Effect.gen(function*() {
     const row: NewOperation = {
       id, ...key, kind: "report", apiVersion: "v1", modulesKey: null, input: { kind: "report", modules }, createdAt: new Date(at)
     }
-    const reused = yield* countCommitted(key.environment)(Effect.gen(function*() {
-      yield* repo.lockReuseKey({ ...key, apiVersion: "v1", modulesKey: "report" })
-      const active = yield* repo.findActiveReport(key)
-      if (Option.isSome(active)) return active.value
-      yield* chargeAndInsert(row, Charges.report(principal, plate, modules, at))
-      return undefined
-    }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die), Effect.catchTag("LostRace", Effect.die)), (active) =>
-      active === undefined)
+    const reused = yield* countCommitted(key.environment)(
+      create(row, { ...key, apiVersion: "v1", modulesKey: null }, Charges.report(principal, plate, modules, at)),
+      (active) => active === undefined
+    )
     if (reused !== undefined) {
       countReused(key.environment)
-      return { row: reused, modules: yield* repo.modules(reused.id), created: false }
+      return { ...(yield* requireWithModules(reused)), created: false }
     }
     yield* logCreated(row)
     yield* engine.start({ kind: "report", operationId: id, accountId: key.accountId, environment: key.environment, plate, modules })
@@ -284,14 +271,7 @@ const make = Effect.gen(function*() {
       input: { kind: "vehicle", params: { ...params }, requestId },
       createdAt: new Date(at)
     }
-    yield* countCommitted(principal.environment)(
-      chargeAndInsert(search, Charges.plateQuery(principal, plate, at)).pipe(
-        sql.withTransaction,
-        Effect.catchTag("SqlError", Effect.die),
-        Effect.catchTag("LostRace", Effect.die)
-      ),
-      () => true
-    )
+    yield* countCommitted(principal.environment)(create(search, null, Charges.plateQuery(principal, plate, at)), () => true)
     yield* logCreated(search)
     yield* engine.start({ kind: "vehicle", operationId: id, accountId: principal.accountId, environment: principal.environment, plate })
     return toOperation(justCommitted(search).row, []) as VehicleOperation

@@ -2,7 +2,7 @@
  * SQL for operations and their module results.
  */
 import { Context, Effect, Layer, Option, Result, Schema, Struct } from "effect"
-import { SqlClient } from "effect/sql"
+import { SqlClient, type Statement } from "effect/sql"
 import {
   ACTIVE_STATUSES,
   FINAL_STATUSES,
@@ -80,9 +80,11 @@ const withModules = ({ modules, ...row }: typeof OperationWithModulesRow.Type): 
   modules: modules.map(({ operation_id, updated_at, ...module }) => ({ operationId: operation_id, ...module, updatedAt: updated_at }))
 })
 
+/** What identical requests that may share an operation queue on: its reuse key (a report's names no modules). */
+export type ReuseLock = Omit<ReuseKey, "modulesKey"> & { readonly modulesKey: string | null }
+
 /** A reuse key as one string: what identical requests share. */
-export const reuseKeyText = (key: Omit<ReuseKey, "modulesKey"> & { readonly modulesKey: string | null }) =>
-  `${key.accountId}/${key.environment}/${key.apiVersion}/${key.plate}/${key.modulesKey}`
+export const reuseKeyText = (key: ReuseLock) => `${key.accountId}/${key.environment}/${key.apiVersion}/${key.plate}/${key.modulesKey}`
 
 /** An operation as a list shows it. */
 export const OperationSummaryRow = OperationRow.mapFields(Struct.pick(["id", "kind", "apiVersion", "plate", "status", "createdAt", "updatedAt"]))
@@ -157,35 +159,23 @@ const make = Effect.gen(function*() {
         }
         order by created_at desc, id desc limit ${limit}`).pipe(Effect.orDie),
 
-    /** Inserts unless an identical active modules operation exists; true when inserted. */
-    insert: Effect.fnUntraced(function*(operation: NewOperation) {
-      const rows = yield* sql`
-        insert into operations (id, account_id, environment, kind, api_version, plate, modules_key, status, input, created_at, updated_at)
-        values (${operation.id}, ${operation.accountId}, ${operation.environment}, ${operation.kind}, ${operation.apiVersion},
-          ${operation.plate}, ${operation.modulesKey}, 'queued', ${JSON.stringify(operation.input)}, ${operation.createdAt},
-          ${operation.createdAt})
-        on conflict do nothing
-        returning id`
-      if (rows.length === 0) return false
-      if (operation.input.kind !== "vehicle") {
-        yield* sql`
-          insert into operation_modules (operation_id, module, status, updated_at)
-          select ${operation.id}, module, 'queued', ${operation.createdAt}
-          from unnest(${[...operation.input.modules]}::text[]) as module`
-      }
-      return true
-    }),
-
-    /** Held until the transaction ends: requests with the same reuse key are decided one at a time. */
-    lockReuseKey: (key: ReuseKey) =>
-      sql`select pg_advisory_xact_lock(hashtextextended(${reuseKeyText(key)}, 0))`.pipe(Effect.asVoid),
-
-    findActiveModules: (key: ReuseKey) =>
-      operation(sql`
-        select ${columns} from operations
-        where account_id = ${key.accountId} and environment = ${key.environment} and api_version = ${key.apiVersion}
-          and plate = ${key.plate} and modules_key = ${key.modulesKey} and kind = 'modules' and status in ${sql.literal(ACTIVE_SQL)}`).pipe(
-        Effect.catchTag("MalformedRow", Effect.die)
+    /**
+     * Creates `operation` in one statement (`vda_create_operation`): unless an identical one is
+     * active (with `reuse`, the lock identical requests queue on), its consumption charged with
+     * `charge` (Metering's `chargedWithin`) and the operation inserted if the charge fits. The
+     * active operation's id, or the charge's rows.
+     */
+    create: (operation: NewOperation, reuse: ReuseLock | null, charge: Statement.Fragment) =>
+      sql<{ readonly activeId: string | null }>`
+        select * from vda_create_operation(
+          ${reuse === null ? null : reuseKeyText(reuse)}, ${operation.id}, ${operation.accountId}, ${operation.environment},
+          ${operation.kind}, ${operation.apiVersion}, ${operation.plate}, ${operation.modulesKey}, ${JSON.stringify(operation.input)}::jsonb,
+          ${operation.input.kind === "vehicle" ? null : [...operation.input.modules]}::text[], ${operation.createdAt}, ${charge})`.pipe(
+        Effect.map((rows) => {
+          const activeId = rows[0]?.activeId
+          return typeof activeId === "string" ? { activeId } : { charged: rows as ReadonlyArray<unknown> }
+        }),
+        Effect.orDie
       ),
 
     /**

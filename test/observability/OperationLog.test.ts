@@ -18,12 +18,12 @@ import { afterAll, beforeAll, describe, expect, it, layer } from "@effect/vitest
 import { Context, Effect, Layer, Redacted } from "effect"
 import { ActivitiesLive } from "../../src/ActivitiesLive.js"
 import { OperationActivities } from "../../src/operations/Activities.js"
-import { OperationsRepo } from "../../src/operations/Repo.js"
 import { pgClientLayer } from "../../src/platform/db/Database.js"
 import { loggerLayer } from "../../src/platform/observability/Logging.js"
 import { WebhooksRepo } from "../../src/webhooks/Repo.js"
 import type { ModuleName } from "../../workflows/shared.js"
 import { DELIVERY_RETRY } from "../../src/platform/sandboxSafe/RetryPolicy.js"
+import { insertOperation as insertRow } from "../support/Operations.js"
 import { freshDatabase } from "../support/Postgres.js"
 import { cliAccount, type ServerProcess, startServer, waitFor } from "../support/Processes.js"
 import { json, testConfig } from "../support/TestApp.js"
@@ -208,7 +208,7 @@ layer(ActivitiesFixture, { excludeTestServices: true, timeout: "60 seconds" })("
   const insertOperation = (modules: ReadonlyArray<ModuleName>, ageMs: number) =>
     Effect.gen(function*() {
       const id = `op_log_${randomUUID().replaceAll("-", "")}`
-      yield* (yield* OperationsRepo).insert({
+      yield* insertRow({
         id,
         accountId: (yield* ActivitiesAccount).id,
         environment: "sandbox",

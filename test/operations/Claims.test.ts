@@ -11,6 +11,7 @@ import { ActivitiesLive } from "../../src/ActivitiesLive.js"
 import { InlineEngineLive } from "../../src/operations/InlineEngine.js"
 import { OperationsRepo } from "../../src/operations/Repo.js"
 import { presence } from "../../src/platform/db/Presence.js"
+import { insertOperation } from "../support/Operations.js"
 import { freshDatabaseLayer } from "../support/Postgres.js"
 import { eventually } from "../support/Processes.js"
 import { testConfig } from "../support/TestApp.js"
@@ -27,18 +28,17 @@ const newAccountId = Effect.flatMap(Accounts, (accounts) =>
   )
 
 const insert = (accountId: string, id: string) =>
-  Effect.flatMap(OperationsRepo, (repo) =>
-    repo.insert({
-      id,
-      accountId,
-      environment: "sandbox",
-      kind: "modules",
-      apiVersion: "v2",
-      plate: `AB${id.slice(-3)}CD`,
-      modulesKey: "fines",
-      input: { kind: "modules", modules: ["fines"] },
-      createdAt: new Date()
-    }))
+  insertOperation({
+    id,
+    accountId,
+    environment: "sandbox",
+    kind: "modules",
+    apiVersion: "v2",
+    plate: `AB${id.slice(-3)}CD`,
+    modulesKey: "fines",
+    input: { kind: "modules", modules: ["fines"] },
+    createdAt: new Date()
+  })
 
 /** An operation claimed by `holder` from the start: the engine's sweep never sees it unclaimed. */
 const insertClaimed = (accountId: string, id: string, holder: string) =>

@@ -18,6 +18,7 @@ import { deliveryStartRequestOf } from "../../src/operations/WorkflowEngine.js"
 import { plateHash } from "../../src/platform/ids/PlateHash.js"
 import { temporalSecretsLayer } from "../../src/platform/temporal/TemporalSecrets.js"
 import { WebhooksRepo } from "../../src/webhooks/Repo.js"
+import { insertOperation } from "../support/Operations.js"
 import { LIVE_CODEC_KEYS } from "../support/LiveCodec.js"
 import { freshDatabaseLayer } from "../support/Postgres.js"
 import { testConfig } from "../support/TestApp.js"
@@ -59,7 +60,7 @@ const newOperation = (kind: "modules" | "vehicle" | "report", createdAt = new Da
   Effect.gen(function*() {
     const account = yield* newAccount
     const id = `op_${kind}_${Math.random().toString(36).slice(2, 10)}`
-    yield* (yield* OperationsRepo).insert({
+    yield* insertOperation({
       id,
       accountId: account.id,
       environment: "sandbox",

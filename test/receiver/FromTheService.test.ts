@@ -18,10 +18,12 @@ import { WebhooksRepo } from "../../src/webhooks/Repo.js"
 import { SentWebhooks, WebhookSender } from "../../src/webhooks/Sender.js"
 import { freshDatabaseLayer } from "../support/Postgres.js"
 import { testConfig } from "../support/TestApp.js"
+import { insertOperation } from "../support/Operations.js"
+import { Metering } from "../../src/metering/Metering.js"
 
 const SECRET = "whsec_receiver"
 
-const Services = Layer.mergeAll(WebhookDeliveries.layer, WebhooksRepo.layer, Accounts.layer).pipe(
+const Services = Layer.mergeAll(WebhookDeliveries.layer, WebhooksRepo.layer, Accounts.layer, Metering.layer).pipe(
   Layer.provideMerge(WebhookSender.Test()),
   Layer.provideMerge(OperationsRepo.layer),
   Layer.provide(V1EventBodiesLive),
@@ -63,7 +65,7 @@ const failedOperation = (kind: "modules" | "report", apiVersion: "v1" | "v2") =>
       input: { kind, modules: ["fines"] },
       createdAt: at
     }
-    yield* repo.insert(operation)
+    yield* insertOperation(operation)
     yield* repo.recordModule(operation.id, "fines", {
       status: "failed",
       data: null,
@@ -106,7 +108,7 @@ layer(Services, { excludeTestServices: true })("a delivery as the service sends 
       const repo = yield* OperationsRepo
       const at = new Date()
       const id = `op_vehicle_${at.getTime()}`
-      yield* repo.insert({
+      yield* insertOperation({
         id,
         accountId,
         environment: "production",

@@ -7,12 +7,13 @@ import { randomUUID } from "node:crypto"
 import { Context, Effect, Layer, ManagedRuntime } from "effect"
 import { Accounts } from "../../src/accounts/Accounts.js"
 import { OperationActivities } from "../../src/operations/Activities.js"
-import { type OperationInput, OperationsRepo } from "../../src/operations/Repo.js"
+import type { OperationInput } from "../../src/operations/Repo.js"
 import type { Environment } from "../../src/platform/http/RequestContext.js"
 import { WebhookDeliveries } from "../../src/webhooks/Deliveries.js"
 import { WebhooksRepo } from "../../src/webhooks/Repo.js"
 import { modulesKey, type WorkflowActivities } from "../../workflows/shared.js"
 import { createActivities } from "../../worker/Activities.js"
+import { insertOperation as insertRow } from "./Operations.js"
 
 export class WorkerActivities extends Context.Service<WorkerActivities, WorkflowActivities>()("test/WorkerActivities") {
   /** On one ManagedRuntime of the services (as `worker/main.ts` makes it), disposed with the layer. */
@@ -44,7 +45,7 @@ export const newAccount = Effect.flatMap(Accounts, (accounts) =>
 export const insertOperation = (accountId: string, environment: Environment, plate: string, input: OperationInput) =>
   Effect.gen(function*() {
     const id = `op_worker_${randomUUID().replaceAll("-", "")}`
-    yield* (yield* OperationsRepo).insert({
+    yield* insertRow({
       id,
       accountId,
       environment,

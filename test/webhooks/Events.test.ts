@@ -7,11 +7,11 @@
 import { Effect, Result } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { OperationActivities } from "../../src/operations/Activities.js"
-import { OperationsRepo } from "../../src/operations/Repo.js"
 import { DELIVERY_RETRY } from "../../src/platform/sandboxSafe/RetryPolicy.js"
 import { waitFor } from "../support/Processes.js"
 import { DeliveriesList, expectShape } from "../support/SpecShapes.js"
 import { json, makeTestApp, type TestAccount, type TestApp, withKey } from "../support/TestApp.js"
+import { insertOperation } from "../support/Operations.js"
 
 let app: TestApp
 beforeAll(async () => {
@@ -75,8 +75,7 @@ describe("operation events", () => {
 
     await configure(account, { url: "https://127.0.0.1:1/events", enabled: true })
     const running = await app.run(Effect.gen(function*() {
-      const repo = yield* OperationsRepo
-      yield* repo.insert({
+      yield* insertOperation({
         id: "op_still_running_1",
         accountId: account.id,
         environment: "sandbox",
@@ -98,8 +97,7 @@ describe("operation events", () => {
     await configure(account, { url: "https://127.0.0.1:1/events", enabled: true })
     const id = "op_vehicle_failed_1"
     await app.run(Effect.gen(function*() {
-      const repo = yield* OperationsRepo
-      yield* repo.insert({
+      yield* insertOperation({
         id,
         accountId: account.id,
         environment: "sandbox",

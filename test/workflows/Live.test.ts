@@ -21,7 +21,6 @@ import { Effect, Layer, ManagedRuntime, Redacted } from "effect"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { Accounts } from "../../src/accounts/Accounts.js"
 import { ActivitiesLive } from "../../src/ActivitiesLive.js"
-import { OperationsRepo } from "../../src/operations/Repo.js"
 import { clientGateway, makeTemporalEngine, TemporalGateway } from "../../src/operations/TemporalEngine.js"
 import { AppConfig } from "../../src/platform/config/Config.js"
 import { plateHash } from "../../src/platform/ids/PlateHash.js"
@@ -42,6 +41,7 @@ import {
   type TlsFixture,
   trustingReceiver
 } from "../support/WebhookReceiver.js"
+import { insertOperation } from "../support/Operations.js"
 
 const address = inject("temporal").address
 const exportDir = process.env.EXPORT_HISTORIES
@@ -444,7 +444,7 @@ describe.skipIf(address === undefined)("traces with a live Temporal server", () 
     const { accountId, operationId } = await runtime.runPromise(Effect.gen(function*() {
       const account = yield* (yield* Accounts).create({ owner: "Trace", plan: "growth", timezone: "America/Argentina/Buenos_Aires" })
       const id = `op_trace_${Date.now().toString(36)}`
-      yield* (yield* OperationsRepo).insert({
+      yield* insertOperation({
         id,
         accountId: account.id,
         environment: "sandbox",

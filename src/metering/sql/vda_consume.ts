@@ -1,32 +1,40 @@
--- The metering rule, so that a whole batch is decided and written in one round trip (one
--- statement, one transaction).
---
--- Applies charges in arrival order. An item (a consumption) either fits every limit it touches
--- and is applied in full, or fails on the first limit it would cross and changes nothing.
--- Counters are locked in one canonical order (account, environment, meter, period), so
--- concurrent batches never deadlock and limits hold across processes. A distinct charge (a plate
--- toward unique plates) counts only the first time its value is seen in the period. An item may
--- name an earlier item it comes after (`p_after`), and applies only if that one did: a request's
--- charges come after its count toward the per-minute limit, so a request refused by the limit
--- charges nothing, and one refused by a quota is still counted. With p_dry_run nothing is locked
--- or written: the answer is what would happen now.
---
--- Generic plans: its statements' inputs are arrays whose sizes vary batch to batch, and
--- PostgreSQL would plan them again on every call (custom plans), a third of their time.
-create or replace function vda_consume(
-  p_item integer[],
-  p_account text[],
-  p_environment text[],
-  p_meter text[],
-  p_period_start timestamptz[],
-  p_amount integer[],
-  p_limited boolean[],
-  p_limit integer[],
-  p_distinct text[],
-  p_pricing_item integer[],
-  p_pricing_period timestamptz[],
-  p_pricing_price integer[],
-  p_pricing_included integer[],
+/**
+ * The metering rule, so that a whole batch is decided and written in one round trip (one
+ * statement, one transaction).
+ *
+ * Applies charges in arrival order. An item (a consumption) either fits every limit it touches
+ * and is applied in full, or fails on the first limit it would cross and changes nothing.
+ * Counters are locked in one canonical order (account, environment, meter, period), so
+ * concurrent batches never deadlock and limits hold across processes. A distinct charge (a plate
+ * toward unique plates) counts only the first time its value is seen in the period. An item may
+ * name an earlier item it comes after (`p_after`), and applies only if that one did: a request's
+ * charges come after its count toward the per-minute limit, so a request refused by the limit
+ * charges nothing, and one refused by a quota is still counted. With p_dry_run nothing is locked
+ * or written: the answer is what would happen now.
+ *
+ * Generic plans: its statements' inputs are arrays whose sizes vary batch to batch, and
+ * PostgreSQL would plan them again on every call (custom plans), a third of their time.
+ */
+
+/** The consumptions' arguments, as callers pass them (`vda_create_operation` passes them through). */
+export const consumeArguments = [
+  "p_item integer[]",
+  "p_account text[]",
+  "p_environment text[]",
+  "p_meter text[]",
+  "p_period_start timestamptz[]",
+  "p_amount integer[]",
+  "p_limited boolean[]",
+  "p_limit integer[]",
+  "p_distinct text[]",
+  "p_pricing_item integer[]",
+  "p_pricing_period timestamptz[]",
+  "p_pricing_price integer[]",
+  "p_pricing_included integer[]"
+]
+
+export default `create or replace function vda_consume(
+  ${consumeArguments.join(",\n  ")},
   p_dry_run boolean,
   p_after integer[] default null
 ) returns table (charge integer, item_ok boolean, failed boolean, used integer, charged integer)
@@ -202,3 +210,4 @@ begin
     from generate_series(1, n) as g(i);
 end
 $fn$
+`
