@@ -138,7 +138,7 @@ export type V1Status = typeof V1Status.Type
 
 // the success envelopes that two endpoints share, defined once
 const V1ModulesOperationResponse = ok(V1ModulesOperation, "V1ModulesOperationResponse")
-const V1ReportResponse = ok(V1Report, "V1ReportResponse")
+export const V1ReportResponse = ok(V1Report, "V1ReportResponse")
 
 /** A new v1 operation, answered 202 (documents the second success status; see v1/Http.ts). */
 export class AcceptedV1ModulesOperation extends Schema.Class<AcceptedV1ModulesOperation>("AcceptedV1ModulesOperation")(

@@ -12,13 +12,15 @@ import { type ModulesOperation, operationNotFoundMessage } from "../operations/A
 import { pollHint, refuseModulesRequest } from "../operations/Http.js"
 import { Operations } from "../operations/Operations.js"
 import * as Errors from "../platform/http/Errors.js"
+import { preEncodedPerObject } from "../platform/http/PreEncoded.js"
+import type { OperationWithModules } from "../operations/Repo.js"
 import { refuseVehicleQuery } from "../vehicles/Http.js"
 import { VehicleQuery } from "../vehicles/VehicleQuery.js"
 import type { Delivery } from "../webhooks/Api.js"
 import type { StoredConfig } from "../webhooks/Repo.js"
 import { v1ModulesFields } from "./Events.js"
 import { Webhooks } from "../webhooks/Webhooks.js"
-import type { V1ModulesOperation } from "./Api.js"
+import { type V1ModulesOperation, V1ReportResponse } from "./Api.js"
 import { toV1Report } from "../reports/Report.js"
 import { toV1Status } from "./Status.js"
 
@@ -57,6 +59,11 @@ export const V1HttpLive = apiGroup(
     const operations = yield* Operations
     const status = yield* AccountStatus
     const webhooks = yield* Webhooks
+    // a report's polls that share one read share its encoded answer
+    const reportAnswer = preEncodedPerObject(V1ReportResponse, ({ modules, row }: OperationWithModules) => ({
+      success: true as const,
+      data: toV1Report(row, modules)
+    }))
     return HttpApiBuilder.group(Api, "v1", (handlers) =>
       handlers
         .handle("v1GetBasicVehicle", Effect.fnUntraced(function*({ query: queryParams }) {
@@ -86,7 +93,7 @@ export const V1HttpLive = apiGroup(
         .handle("v1GetReport", ({ params }) =>
           Effect.flatMap(CurrentPrincipal, (principal) => operations.getReport(principal, params.id)).pipe(
             Effect.tap(({ row }) => pollHint(row.status)),
-            Effect.map(({ modules, row }) => ({ success: true as const, data: toV1Report(row, modules) })),
+            Effect.map(reportAnswer),
             Effect.catchTag("OperationNotFound", (e) => Errors.notFound("operation_not_found", `No report ${e.id}`))
           ))
         .handle("v1GetStatus", () =>
