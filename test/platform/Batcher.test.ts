@@ -7,32 +7,50 @@ import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Exit, Fiber, Result } from "effect"
 import * as Batcher from "../../src/platform/batching/Batcher.js"
 
-/** A batcher that doubles items, fails odd ones, records its batches and holds each batch at `gate`. */
+/**
+ * A batcher that doubles items, fails odd ones, records its batches and holds each batch at `gate`;
+ * `started` is done once the first batch has begun.
+ */
 const makeBatcher = Effect.gen(function*() {
   const batches: Array<ReadonlyArray<number>> = []
   const gate = yield* Deferred.make<void>()
+  const started = yield* Deferred.make<void>()
   const batcher: Batcher.Batcher<number, string, string> = yield* Batcher.make({
     key: () => "one",
     process: (_key, items: ReadonlyArray<number>) =>
-      Effect.andThen(Deferred.await(gate), Effect.sync(() => {
-        batches.push(items)
-        return items.map((item) => (item % 2 === 0 ? Result.succeed(`${item * 2}`) : Result.fail(`odd ${item}`)))
-      }))
+      Deferred.succeed(started, undefined).pipe(
+        Effect.andThen(Deferred.await(gate)),
+        Effect.andThen(Effect.sync(() => {
+          batches.push(items)
+          return items.map((item) => (item % 2 === 0 ? Result.succeed(`${item * 2}`) : Result.fail(`odd ${item}`)))
+        }))
+      )
   })
-  return { batcher, batches, gate }
+  return { batcher, batches, gate, started }
 })
 
 describe("Batcher.submit", () => {
   it.effect("items submitted while a batch runs share the next batch; each submitter gets its own result", () =>
     Effect.gen(function*() {
-      const { batcher, batches, gate } = yield* makeBatcher
+      const { batcher, batches, gate, started } = yield* makeBatcher
       const first = yield* Effect.forkChild(Effect.exit(batcher.submit(2))) // starts the first batch, held at the gate
+      yield* Deferred.await(started)
       const rest = yield* Effect.forEach([4, 5, 6], (item) => Effect.forkChild(Effect.exit(batcher.submit(item))))
       yield* Effect.yieldNow
       yield* Deferred.succeed(gate, undefined)
       const results = yield* Effect.forEach([first, ...rest], Fiber.join)
       expect(batches).toEqual([[2], [4, 5, 6]])
       expect(results).toEqual([Exit.succeed("4"), Exit.succeed("8"), Exit.fail("odd 5"), Exit.succeed("12")])
+    }))
+
+  it.effect("items submitted in one turn of the event loop share one batch", () =>
+    Effect.gen(function*() {
+      const { batcher, batches, gate } = yield* makeBatcher
+      const submitted = yield* Effect.forEach([2, 4, 5], (item) => Effect.forkChild(Effect.exit(batcher.submit(item))))
+      yield* Deferred.succeed(gate, undefined)
+      const results = yield* Effect.forEach(submitted, Fiber.join)
+      expect(batches).toEqual([[2, 4, 5]])
+      expect(results).toEqual([Exit.succeed("4"), Exit.succeed("8"), Exit.fail("odd 5")])
     }))
 
   it.effect("a batch that fails as a whole fails every item with its cause", () =>
@@ -47,9 +65,9 @@ describe("Batcher.submit", () => {
 
   it.effect("a submitter that gives up before its batch starts is left out of it", () =>
     Effect.gen(function*() {
-      const { batcher, batches, gate } = yield* makeBatcher
+      const { batcher, batches, gate, started } = yield* makeBatcher
       const first = yield* Effect.forkChild(batcher.submit(2))
-      yield* Effect.yieldNow
+      yield* Deferred.await(started)
       const leaving = yield* Effect.forkChild(batcher.submit(4))
       const staying = yield* Effect.forkChild(batcher.submit(6))
       yield* Effect.yieldNow
@@ -66,18 +84,19 @@ describe("Batcher.sharedReads", () => {
     Effect.gen(function*() {
       const reads: Array<string> = []
       const gate = yield* Deferred.make<void>()
+      const began = yield* Deferred.make<void>()
       let version = 0
       const read = yield* Batcher.sharedReads({
         key: (item: string) => item.split("#")[0]!,
         read: (latest: string) =>
           Effect.flatMap(Effect.sync(() => version), (seen) =>
-            Effect.andThen(Deferred.await(gate), Effect.sync(() => {
+            Effect.andThen(Effect.andThen(Deferred.succeed(began, undefined), Deferred.await(gate)), Effect.sync(() => {
               reads.push(latest)
               return `${latest} saw v${seen}`
             })))
       })
       const first = yield* Effect.forkChild(read("a#1")) // the first read, held at the gate
-      yield* Effect.yieldNow
+      yield* Deferred.await(began)
       version = 1 // committed after the first read began: only the reads that arrive later must see it
       const waiting = yield* Effect.forEach(["a#2", "a#3", "b#1"], (item) => Effect.forkChild(read(item)))
       yield* Effect.yieldNow

@@ -1,7 +1,8 @@
 /**
  * Group commit: items submitted concurrently under the same key are processed together, one batch
  * at a time per key. A batch takes every item that arrived while the previous batch was running,
- * so an idle key adds no delay and a busy key pays one round trip for many items.
+ * and in the event loop's turn it was due in, so an idle key adds one turn of delay and a busy key
+ * pays one round trip for many items.
  *
  * This sits on every request's path, so a waiting item is just a callback: no fiber or deferred
  * per item, one fiber per busy key.
@@ -13,6 +14,16 @@ import { Effect, Exit, FiberSet, Result, type Scope } from "effect"
  * character, so that one slow batch holds only a share of them.
  */
 export const spreadOver = (lanes: number) => (item: string) => String(item.charCodeAt(item.length - 1) % lanes)
+
+/**
+ * The event loop's next turn: a batch starts once the current turn's callbacks have run, so the
+ * requests that one read or one answer woke together (a batch's requests going on to their next
+ * step) join one batch rather than the first of them running alone.
+ */
+const nextTurn = Effect.callback<void>((resume) => {
+  const turn = setImmediate(() => resume(Effect.void))
+  return Effect.sync(() => clearImmediate(turn))
+})
 
 export interface Batcher<A, B, E> {
   readonly submit: (item: A) => Effect.Effect<B, E>
@@ -60,6 +71,7 @@ export const make = Effect.fnUntraced(function*<A, B, E, E2>(options: BatcherOpt
   const drain = Effect.fnUntraced(
     function*(key: string, lane: Lane<A, B, E | E2>) {
       for (;;) {
+        yield* nextTurn
         // Taking a batch and retiring an empty lane happen in one synchronous step, so an item
         // submitted in between always finds either a running lane or none.
         const batch = lane.queue.splice(0, maxBatchSize)
