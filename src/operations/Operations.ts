@@ -48,8 +48,6 @@ export class InvalidModulesPlate extends Data.TaggedError("InvalidModulesPlate")
 export class ModuleNotEnabled extends Data.TaggedError("ModuleNotEnabled")<{ readonly modules: ReadonlyArray<string> }> {}
 export class OperationNotFound extends Data.TaggedError("OperationNotFound")<{ readonly id: string }> {}
 
-/** An identical operation became active while ours was being created: use that one. */
-
 export interface Created<A> {
   readonly operation: A
   /** False when an active identical operation was reused (nothing charged). */
@@ -240,7 +238,7 @@ const make = Effect.gen(function*() {
       id, ...key, kind: "report", apiVersion: "v1", modulesKey: null, input: { kind: "report", modules }, createdAt: new Date(at)
     }
     const reused = yield* countCommitted(key.environment)(
-      create(row, { ...key, apiVersion: "v1", modulesKey: null }, Charges.report(principal, plate, modules, at)),
+      create(row, { ...key, apiVersion: "v1", modulesKey: "report" }, Charges.report(principal, plate, modules, at)),
       (active) => active === undefined
     )
     if (reused !== undefined) {

@@ -4,7 +4,6 @@
 import { Context, Effect, Layer, Option, Result, Schema, Struct } from "effect"
 import { SqlClient, type Statement } from "effect/sql"
 import {
-  ACTIVE_STATUSES,
   FINAL_STATUSES,
   type FinalStatus,
   type ModuleName,
@@ -19,6 +18,7 @@ import { OperationStatus } from "../contract/Operation.js"
 import { VehicleSearchError } from "../vehicles/SearchOperation.js"
 import { ModuleErrorJson, ModuleWarningJson } from "./Api.js"
 import { countFinished } from "./Metrics.js"
+import { ACTIVE_SQL } from "./sql/operationRow.js"
 
 const OperationKind = Schema.Literals(["modules", "vehicle", "report"])
 
@@ -113,11 +113,6 @@ export type NewOperation = Omit<OperationRow, "result" | "startedAt" | "updatedA
 /** Identical requests (same account, environment, API version, plate and module set) share one active operation. */
 export type ReuseKey = Pick<OperationRow, "accountId" | "environment" | "apiVersion" | "plate"> & { readonly modulesKey: string }
 
-/**
- * The active statuses as SQL text, spliced into statements (not bound): the partial indexes on
- * active operations are used only when a query's predicate repeats theirs.
- */
-const ACTIVE_SQL = `(${ACTIVE_STATUSES.map((status) => `'${status}'`).join(", ")})`
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient

@@ -51,6 +51,10 @@ const create = (row: NewOperation, reuse: ReuseKey | null, consumption: Consumpt
     return { decision: decision! }
   })
 
+/** A fines and vtv operation `id` for `key`, charged to `principal`, looking for its twin when `reuse` says so. */
+const createModules = (principal: Principal, key: ReuseKey, id: string, reuse: "reuse" | "no reuse lock" = "reuse") =>
+  create(rowOf(key, id), reuse === "reuse" ? key : null, Charges.moduleQueries(principal, ["fines", "vtv"], AT))
+
 /** The account's counters of the month, by meter, and its operations with their module rows. */
 const stateOf = (principal: Principal) =>
   Effect.gen(function*() {
@@ -68,7 +72,7 @@ layer(Services, { excludeTestServices: true })("creating an operation in one sta
     Effect.gen(function*() {
       const principal = yield* newPrincipal(10)
       const key = keyOf(principal, "AB100CD")
-      const outcome = yield* create(rowOf(key, "op_create_1"), key, Charges.moduleQueries(principal, ["fines", "vtv"], AT))
+      const outcome = yield* createModules(principal, key, "op_create_1")
       expect("decision" in outcome && Result.isSuccess(outcome.decision)).toBe(true)
       const state = yield* stateOf(principal)
       expect(state.operations).toEqual([{ id: "op_create_1", modules: 2 }])
@@ -79,9 +83,9 @@ layer(Services, { excludeTestServices: true })("creating an operation in one sta
     Effect.gen(function*() {
       const principal = yield* newPrincipal(10)
       const key = keyOf(principal, "AB200CD")
-      yield* create(rowOf(key, "op_create_first"), key, Charges.moduleQueries(principal, ["fines", "vtv"], AT))
+      yield* createModules(principal, key, "op_create_first")
       const before = yield* stateOf(principal)
-      const second = yield* create(rowOf(key, "op_create_second"), key, Charges.moduleQueries(principal, ["fines", "vtv"], AT))
+      const second = yield* createModules(principal, key, "op_create_second")
       expect(second).toEqual({ activeId: "op_create_first" })
       expect(yield* stateOf(principal)).toEqual(before)
     }))
@@ -98,7 +102,7 @@ layer(Services, { excludeTestServices: true })("creating an operation in one sta
         )
       const scanned = yield* sql.withTransaction(Effect.gen(function*() {
         const before = yield* indexScans
-        yield* create(rowOf(key, "op_create_indexed"), key, Charges.moduleQueries(principal, ["fines", "vtv"], AT))
+        yield* createModules(principal, key, "op_create_indexed")
         const after = yield* indexScans
         return [...after].filter(([index, scans]) => scans > (before.get(index) ?? 0)).map(([index]) => index).sort()
       }))
@@ -110,7 +114,7 @@ layer(Services, { excludeTestServices: true })("creating an operation in one sta
     Effect.gen(function*() {
       const principal = yield* newPrincipal(1)
       const key = keyOf(principal, "AB300CD")
-      const outcome = yield* create(rowOf(key, "op_create_refused"), key, Charges.moduleQueries(principal, ["fines", "vtv"], AT))
+      const outcome = yield* createModules(principal, key, "op_create_refused")
       expect("decision" in outcome && Result.isFailure(outcome.decision) && outcome.decision.failure).toMatchObject({
         _tag: "LimitReached", meter: "module_queries", limit: 1, used: 0
       })
@@ -123,10 +127,10 @@ layer(Services, { excludeTestServices: true })("creating an operation in one sta
     Effect.gen(function*() {
       const principal = yield* newPrincipal(10)
       const key = keyOf(principal, "AB400CD")
-      yield* create(rowOf(key, "op_create_active"), key, Charges.moduleQueries(principal, ["fines", "vtv"], AT))
+      yield* createModules(principal, key, "op_create_active")
       const before = yield* stateOf(principal)
       // not told to look for it (no reuse lock): the unique index on active operations stops it
-      const exit = yield* Effect.exit(create(rowOf(key, "op_create_twin"), null, Charges.moduleQueries(principal, ["fines", "vtv"], AT)))
+      const exit = yield* Effect.exit(createModules(principal, key, "op_create_twin", "no reuse lock"))
       expect(exit._tag).toBe("Failure")
       expect(yield* stateOf(principal)).toEqual(before)
     }))

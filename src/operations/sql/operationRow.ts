@@ -1,3 +1,11 @@
+import { ACTIVE_STATUSES } from "../../../workflows/shared.js"
+
+/**
+ * The active statuses as SQL text, spliced into statements (not bound): the partial indexes on
+ * active operations are used only when a query's predicate repeats theirs.
+ */
+export const ACTIVE_SQL = `(${ACTIVE_STATUSES.map((status) => `'${status}'`).join(", ")})`
+
 /**
  * An operation as the two hot reads of operations answer it (`vda_operations_by_id` and
  * `vda_active_modules_operations`): its row, with its module rows as one JSON column.

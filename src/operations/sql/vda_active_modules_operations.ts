@@ -6,7 +6,7 @@
  * of execution. A PL/pgSQL function keeps its statement's plan for the session, and with a
  * generic plan from the first call it plans it once.
  */
-import { returned, selected } from "./operationRow.js"
+import { ACTIVE_SQL, returned, selected } from "./operationRow.js"
 
 export default `create or replace function vda_active_modules_operations(
   p_account text[], p_environment text[], p_api_version text[], p_plate text[], p_modules_key text[])
@@ -16,7 +16,7 @@ set plan_cache_mode = force_generic_plan
 set enable_seqscan = off as $fn$
 begin
   return query select ${selected} from operations o
-    where o.kind = 'modules' and o.status in ('queued', 'processing')
+    where o.kind = 'modules' and o.status in ${ACTIVE_SQL}
       and (o.account_id, o.environment, o.api_version, o.plate, o.modules_key) in (
         select * from unnest(p_account, p_environment, p_api_version, p_plate, p_modules_key));
 end $fn$

@@ -16,11 +16,9 @@
  *
  * The answer: one row naming the active operation (`active_id`), or `vda_consume`'s rows.
  */
-import { ACTIVE_STATUSES } from "../../../workflows/shared.js"
 import { consumeArguments } from "../../metering/sql/vda_consume.js"
 import { callByName } from "../../metering/sql/vda_admit_charge_in_order.js"
-
-const active = ACTIVE_STATUSES.map((status) => `'${status}'`).join(", ")
+import { ACTIVE_SQL } from "./operationRow.js"
 
 export default `create or replace function vda_create_operation(
   p_reuse_lock text,
@@ -53,12 +51,12 @@ begin
     -- each kind's predicate as its partial unique index states it, so that the plan uses it
     if p_kind = 'modules' then
       select o.id into twin from operations o
-      where o.kind = 'modules' and o.status in (${active}) and o.account_id = p_operation_account
+      where o.kind = 'modules' and o.status in ${ACTIVE_SQL} and o.account_id = p_operation_account
         and o.environment = p_operation_environment and o.api_version = p_api_version and o.plate = p_plate
         and o.modules_key = p_modules_key;
     elsif p_kind = 'report' then
       select o.id into twin from operations o
-      where o.kind = 'report' and o.status in (${active}) and o.account_id = p_operation_account
+      where o.kind = 'report' and o.status in ${ACTIVE_SQL} and o.account_id = p_operation_account
         and o.environment = p_operation_environment and o.plate = p_plate;
     else
       raise exception 'operations of kind % are not reused', p_kind;
