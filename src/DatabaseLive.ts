@@ -3,7 +3,7 @@
  * functions installed from their sources, in this order (a function before the SQL-language
  * functions that call it, since PostgreSQL checks those bodies when they are created).
  */
-import vdaAccountStatus from "./accounts/sql/vda_account_status.sql"
+import vdaAccountStatus from "./accounts/sql/vda_account_status.js"
 import vdaKeyAccount from "./accounts/sql/vda_key_account.sql"
 import vdaAdmitCharge from "./metering/sql/vda_admit_charge.js"
 import vdaAdmitChargeInOrder from "./metering/sql/vda_admit_charge_in_order.js"

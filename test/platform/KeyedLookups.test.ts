@@ -1,10 +1,11 @@
 /**
  * The database functions that look rows up by key keep one generic plan per session, made at
  * their first call. Made on a nearly empty table, PostgreSQL's cheapest plan reads the whole
- * table, and the session would keep reading it whole as it grows (a poll batch read every
- * operation, a status read every account's counters). So those functions plan without sequential
- * scans (`enable_seqscan = off`): here each is called first on a fresh database, on one
- * connection, and the transaction that called it read no table from end to end.
+ * table, or every row of an account, and the session would keep doing so as the table grows (a
+ * poll batch read every operation, an admission every counter of the environment). So those
+ * functions plan keyed lookups only (`KEYED_LOOKUP_PLANS`): here each is called first on a fresh
+ * database, on one connection, and reads no table from end to end; then the tables grow (an
+ * account's request windows of days, its distinct plates), and it still reads a few rows.
  */
 import { describe, expect, it, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
@@ -15,6 +16,7 @@ import { databaseFunctions } from "../../src/DatabaseLive.js"
 import { ADMIT_CHARGE, admitChargeParameters, batchOf } from "../../src/metering/Admission.js"
 import * as Charges from "../../src/metering/Charges.js"
 import { Metering } from "../../src/metering/Metering.js"
+import { KEYED_LOOKUP_PLANS } from "../../src/platform/db/DatabaseFunctions.js"
 import { sha256Hex } from "../../src/platform/ids/Ids.js"
 import type { Principal } from "../../src/principal/Domain.js"
 import { freshDatabaseLayer } from "../support/Postgres.js"
@@ -29,6 +31,19 @@ const sequentialScans = Effect.flatMap(Effect.service(SqlClient.SqlClient), (sql
   sql<{ readonly relname: string; readonly scans: number }>`select relname, seq_scan::int as scans from pg_stat_xact_user_tables`.pipe(
     Effect.map((rows) => new Map(rows.map((row) => [row.relname, row.scans])))
   ))
+
+/** The rows of each table `call` read, in a transaction of its own: by a sequential scan or fetched through an index. */
+const rowsReadBy = <A, E, R>(call: Effect.Effect<A, E, R>) =>
+  Effect.flatMap(Effect.service(SqlClient.SqlClient), (sql) => {
+    const rowsRead = sql<{ readonly relname: string; readonly rows: number }>`
+      select relname, (seq_tup_read + coalesce(idx_tup_fetch, 0))::int as rows from pg_stat_xact_user_tables`.pipe(Effect.map((rows) => new Map(rows.map((row) => [row.relname, row.rows]))))
+    return sql.withTransaction(Effect.gen(function*() {
+      const before = yield* rowsRead
+      yield* call
+      const after = yield* rowsRead
+      return Object.fromEntries([...after].map(([table, rows]) => [table, rows - (before.get(table) ?? 0)]).filter(([, rows]) => rows !== 0))
+    }))
+  })
 
 /** The tables `call` read from end to end, in a transaction of its own. */
 const tablesReadWholeBy = <A, E, R>(call: Effect.Effect<A, E, R>) =>
@@ -47,11 +62,40 @@ const newAccount = Effect.gen(function*() {
   return { accountId: account.id, keyHash: sha256Hex(key) }
 })
 
+/**
+ * Rows an account accumulates over days, for `accountIds`: a request window per minute of three
+ * and a half days, and 5,000 distinct plates of an earlier day.
+ */
+const grow = (accountIds: ReadonlyArray<string>) =>
+  Effect.flatMap(Effect.service(SqlClient.SqlClient), (sql) =>
+    Effect.andThen(
+      sql`insert into meter_counters (account_id, environment, meter, period_start, used)
+        select a, 'production', 'requests', ${new Date(AT).toISOString()}::timestamptz - make_interval(mins => g), 1
+        from generate_series(1, 5000) g, unnest(${accountIds}::text[]) a`,
+      sql`insert into meter_distinct_values (account_id, environment, meter, period_start, value)
+        select a, 'production', 'unique_plates', ${new Date(AT).toISOString()}::timestamptz - interval '1 day', 'P' || g
+        from generate_series(1, 5000) g, unnest(${accountIds}::text[]) a`
+    ))
+
+const TIMEZONE = "America/Argentina/Buenos_Aires"
+
+/** A growth-plan principal of `accountId`'s production key, as a charge takes it. */
+const principalOf = (accountId: string): Principal => ({
+  accountId, owner: "Lookups", keyId: "key_lookups", environment: "production", timezone: TIMEZONE, modulePricing: null,
+  entitlements: {
+    plan: "growth", plateQueriesMonthly: 100, moduleQueriesMonthly: 10, uniquePlatesDaily: 10, requestsPerMinute: 60,
+    enabledModules: ["fines"], timezone: TIMEZONE
+  }
+})
+
+/** Few rows of each table, whatever their size. */
+const FEW = 20
+
 describe("the database functions that run generic plans", () => {
-  it("plan without sequential scans: each says so where it is defined", () => {
+  it("plan keyed lookups only: each says so where it is defined", () => {
     const generic = databaseFunctions.filter((fn) => /plan_cache_mode\s*=\s*force_generic_plan/.test(fn.source))
     expect(generic.map((fn) => fn.name)).toEqual(expect.arrayContaining(["vda_consume", "vda_admit_charge", "vda_operations_by_id"]))
-    for (const fn of generic) expect({ name: fn.name, seqscan: /set enable_seqscan\s*=\s*off/.test(fn.source) }).toEqual({ name: fn.name, seqscan: true })
+    for (const fn of generic) expect({ name: fn.name, keyed: fn.source.includes(KEYED_LOOKUP_PLANS) }).toEqual({ name: fn.name, keyed: true })
   })
 })
 
@@ -72,15 +116,7 @@ layer(Layer.mergeAll(Accounts.layer, Metering.layer).pipe(Layer.provideMerge(fre
       Effect.gen(function*() {
         const { accountId } = yield* newAccount
         const metering = yield* Metering
-        const timezone = "America/Argentina/Buenos_Aires"
-        const principal: Principal = {
-          accountId, owner: "Lookups", keyId: "key_lookups", environment: "production", timezone, modulePricing: null,
-          entitlements: {
-            plan: "growth", plateQueriesMonthly: 100, moduleQueriesMonthly: 10, uniquePlatesDaily: 10, requestsPerMinute: 60,
-            enabledModules: ["fines"], timezone
-          }
-        }
-        const charge = metering.applyBatch([Charges.plateQuery(principal, "AB123CD", AT)])
+        const charge = metering.applyBatch([Charges.plateQuery(principalOf(accountId), "AB123CD", AT)])
         expect(yield* tablesReadWholeBy(charge)).toEqual([])
       }))
 
@@ -100,6 +136,38 @@ layer(Layer.mergeAll(Accounts.layer, Metering.layer).pipe(Layer.provideMerge(fre
         const reuse = sql`select * from vda_active_modules_operations(
           ${[accountId]}::text[], ${["production"]}::text[], ${["v2"]}::text[], ${["AB123CD"]}::text[], ${["fines"]}::text[])`
         expect(yield* tablesReadWholeBy(reuse)).toEqual([])
+      }))
+  }
+)
+
+// one connection again: each function is called first on nearly empty tables, which its plan is made for
+layer(Layer.mergeAll(Accounts.layer, Metering.layer).pipe(Layer.provideMerge(freshDatabaseLayer(1))), { excludeTestServices: true })(
+  "called first on a fresh database, then once the tables have grown",
+  (it) => {
+    it.effect("admission, a charge and a status read each read a few rows", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const metering = yield* Metering
+        const { accountId, keyHash } = yield* newAccount
+        const admit = (at: number) =>
+          sql.unsafe(ADMIT_CHARGE, admitChargeParameters(keyHash, "production", undefined, batchOf([{ keyHash, environment: "production", at }], undefined)))
+        const charge = (plate: string, at: number) => metering.applyBatch([Charges.plateQuery(principalOf(accountId), plate, at)])
+        const value = [accountId, "production", "2026-03-01T03:00:00.000Z", "2026-03-02T03:00:00.000Z", "2026-03-02T10:16:00.000Z"].join("/")
+        const status = sql.unsafe(STATUS_READ, statusReadParameters([value]))
+        yield* admit(AT)
+        yield* charge("AB123CD", AT)
+        yield* status
+
+        const other = yield* newAccount
+        yield* grow([accountId, other.accountId])
+        const reads = {
+          admission: yield* rowsReadBy(admit(AT + 60_000)),
+          charge: yield* rowsReadBy(charge("AC456DE", AT + 60_000)),
+          status: yield* rowsReadBy(status)
+        }
+        const many = Object.entries(reads).flatMap(([call, read]) =>
+          Object.entries(read).filter(([, rows]) => (rows as number) >= FEW).map(([table, rows]) => `${call}: ${rows} rows of ${table}`))
+        expect(many).toEqual([])
       }))
   }
 )

@@ -21,6 +21,7 @@
  */
 import { batchArguments, inOrderCall } from "./vda_admit_charge_in_order.js"
 import { meter } from "./meters.js"
+import { KEYED_LOOKUP_PLANS } from "../../platform/db/DatabaseFunctions.js"
 
 /** The batch's totals, after its arguments (`batchArguments`). */
 export const totalsArguments = [
@@ -38,13 +39,14 @@ export default `create or replace function vda_admit_charge(
   ${admitChargeArguments.join(",\n  ")}
 ) returns jsonb
 language plpgsql
-set plan_cache_mode = force_generic_plan
-set enable_seqscan = off as $fn$
+${KEYED_LOOKUP_PLANS} as $fn$
 declare
   k record;
   applies boolean;
   -- the windows' counts, then the counters', in the caller's order
   c_used integer[];
+  -- where those counters are (locked, they stay there): the update finds them by it
+  c_tids tid[];
   result jsonb;
 begin
   with key as materialized (
@@ -59,7 +61,8 @@ begin
     select key.account_id, p_environment, t.meter, t.period, 0 from key, touched t
     where key.key_environment = p_environment and not exists (
       select 1 from meter_counters c
-      where c.account_id = key.account_id and c.environment = p_environment and c.meter = t.meter and c.period_start = t.period)
+      where c.account_id = key.account_id and c.environment = p_environment and c.meter = t.meter and c.period_start = t.period
+      offset 0)
     order by t.meter, t.period
     on conflict do nothing
   )
@@ -72,19 +75,23 @@ begin
   end if;
   applies := k.fingerprint is not distinct from p_expected;
 
-  select array_agg(l.used order by l.i) into c_used
+  select array_agg(l.used order by l.i), array_agg(l.tid order by l.i) into c_used, c_tids
   from (
-    select t.i, c.used from meter_counters c
-    join (
+    select t.i, c.used, c.tid
+    from (
       select w.i, ${meter("requests")} as meter, w.period from unnest(p_windows) with ordinality as w(period, i)
       union all
       select cardinality(p_windows) + c.i, c.meter, c.period
       from unnest(p_counter_meter, p_counter_period) with ordinality as c(meter, period, i)
       where applies
-    ) t on c.meter = t.meter and c.period_start = t.period
-    where c.account_id = k.account_id and c.environment = p_environment
-    order by c.meter, c.period_start
-    for update of c
+      order by 2, 3
+    ) t
+    cross join lateral (
+      select c.used, c.ctid as tid from meter_counters c
+      where c.account_id = k.account_id and c.environment = p_environment and c.meter = t.meter and c.period_start = t.period
+      offset 0
+      for update
+    ) c
   ) l;
 
   with fresh as (
@@ -93,13 +100,14 @@ begin
     where applies and not exists (
       select 1 from meter_distinct_values v
       where v.account_id = k.account_id and v.environment = p_environment and v.meter = p_counter_meter[d.counter]
-        and v.period_start = p_counter_period[d.counter] and v.value = p_values[d.value])
+        and v.period_start = p_counter_period[d.counter] and v.value = p_values[d.value]
+      offset 0)
   ), totals as (
-    select ${meter("requests")} as meter, w.period, k.requests_per_minute as lim, w.total, c_used[w.i] as used
+    select k.requests_per_minute as lim, w.total, c_used[w.i] as used, c_tids[w.i] as tid
     from unnest(p_windows, p_window_count) with ordinality as w(period, total, i)
     union all
-    select c.meter, c.period, c.lim, c.total + coalesce((select sum(f.amount) from fresh f where f.counter = c.i), 0)::integer,
-      c_used[cardinality(p_windows) + c.i]
+    select c.lim, c.total + coalesce((select sum(f.amount) from fresh f where f.counter = c.i), 0)::integer,
+      c_used[cardinality(p_windows) + c.i], c_tids[cardinality(p_windows) + c.i]
     from unnest(p_counter_meter, p_counter_period, p_counter_limit, p_counter_total) with ordinality as c(meter, period, lim, total, i)
     where applies
   ), verdict as (
@@ -107,8 +115,7 @@ begin
   ), counted as (
     update meter_counters c set used = c.used + t.total
     from totals t, verdict
-    where verdict.fits and t.total > 0 and c.account_id = k.account_id and c.environment = p_environment
-      and c.meter = t.meter and c.period_start = t.period
+    where verdict.fits and t.total > 0 and c.ctid = any(c_tids) and c.ctid = t.tid
   ), recorded as (
     insert into meter_distinct_values (account_id, environment, meter, period_start, value)
     select k.account_id, p_environment, p_counter_meter[f.counter], p_counter_period[f.counter], f.value

@@ -14,6 +14,7 @@
  * Generic plans, as `vda_consume`'s: its inputs are arrays whose sizes vary batch to batch.
  */
 import { meter } from "./meters.js"
+import { KEYED_LOOKUP_PLANS } from "../../platform/db/DatabaseFunctions.js"
 
 /** A batch's arguments: this function's, and the first of `vda_admit_charge`'s. */
 export const batchArguments = [
@@ -46,8 +47,7 @@ export default `create or replace function vda_admit_charge_in_order(
   ${batchArguments.join(",\n  ")}
 ) returns jsonb
 language plpgsql
-set plan_cache_mode = force_generic_plan
-set enable_seqscan = off as $fn$
+${KEYED_LOOKUP_PLANS} as $fn$
 declare
   k record;
   n integer := coalesce(cardinality(p_request_window), 0);

@@ -15,6 +15,7 @@
  * Generic plans: its statements' inputs are arrays whose sizes vary batch to batch, and
  * PostgreSQL would plan them again on every call (custom plans), a third of their time.
  */
+import { KEYED_LOOKUP_PLANS } from "../../platform/db/DatabaseFunctions.js"
 
 /** The consumptions' arguments, as callers pass them (`vda_create_operation` passes them through). */
 export const consumeArguments = [
@@ -39,8 +40,7 @@ export default `create or replace function vda_consume(
   p_after integer[] default null
 ) returns table (charge integer, item_ok boolean, failed boolean, used integer, charged integer)
 language plpgsql
-set plan_cache_mode = force_generic_plan
-set enable_seqscan = off as $fn$
+${KEYED_LOOKUP_PLANS} as $fn$
 #variable_conflict use_column
 declare
   n integer := coalesce(array_length(p_item, 1), 0);

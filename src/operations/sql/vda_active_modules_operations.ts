@@ -7,13 +7,13 @@
  * generic plan from the first call it plans it once.
  */
 import { ACTIVE_SQL, returned, selected } from "./operationRow.js"
+import { KEYED_LOOKUP_PLANS } from "../../platform/db/DatabaseFunctions.js"
 
 export default `create or replace function vda_active_modules_operations(
   p_account text[], p_environment text[], p_api_version text[], p_plate text[], p_modules_key text[])
 returns table (${returned})
 language plpgsql stable
-set plan_cache_mode = force_generic_plan
-set enable_seqscan = off as $fn$
+${KEYED_LOOKUP_PLANS} as $fn$
 begin
   return query select ${selected} from operations o
     where o.kind = 'modules' and o.status in ${ACTIVE_SQL}

@@ -19,6 +19,7 @@
 import { consumeArguments } from "../../metering/sql/vda_consume.js"
 import { callByName } from "../../metering/sql/vda_admit_charge_in_order.js"
 import { ACTIVE_SQL } from "./operationRow.js"
+import { KEYED_LOOKUP_PLANS } from "../../platform/db/DatabaseFunctions.js"
 
 export default `create or replace function vda_create_operation(
   p_reuse_lock text,
@@ -35,8 +36,7 @@ export default `create or replace function vda_create_operation(
   ${consumeArguments.join(",\n  ")}
 ) returns table (active_id text, charge integer, item_ok boolean, failed boolean, used integer, charged integer)
 language plpgsql
-set plan_cache_mode = force_generic_plan
-set enable_seqscan = off as $fn$
+${KEYED_LOOKUP_PLANS} as $fn$
 #variable_conflict use_column
 declare
   twin text;

@@ -6,12 +6,12 @@
  * generic plan from the first call it plans it once.
  */
 import { returned, selected } from "./operationRow.js"
+import { KEYED_LOOKUP_PLANS } from "../../platform/db/DatabaseFunctions.js"
 
 export default `create or replace function vda_operations_by_id(p_ids text[])
 returns table (${returned})
 language plpgsql stable
-set plan_cache_mode = force_generic_plan
-set enable_seqscan = off as $fn$
+${KEYED_LOOKUP_PLANS} as $fn$
 begin
   return query select ${selected} from operations o where o.id = any(p_ids);
 end $fn$

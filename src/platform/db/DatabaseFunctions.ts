@@ -9,15 +9,28 @@
  * migration that drops the old one first: `create or replace` would make a second function beside
  * it for new arguments, and refuses a new result type.
  *
- * A function that keeps one generic plan per session (`plan_cache_mode = force_generic_plan`) also
- * sets `enable_seqscan = off`: its plan is made at the session's first call, often on nearly empty
- * tables, where reading a table whole is cheapest, and the session would keep doing so as the
- * table grows (test/platform/KeyedLookups.test.ts).
+ * A function that keeps one generic plan per session looks rows up by key, and says so with
+ * `KEYED_LOOKUP_PLANS` (test/platform/KeyedLookups.test.ts).
  */
 import { createHash } from "node:crypto"
 import { Effect, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import * as SqlRows from "./SqlRows.js"
+
+/**
+ * The settings of a function that keeps one generic plan per session (`force_generic_plan`: no
+ * planning per call) and looks rows up by key. Its plan is made at the session's first call, often
+ * on nearly empty tables, where reading a table whole is cheapest, by a sequential scan or by a
+ * whole index under a merge or hash join, and the session would keep doing so as the table grows.
+ * Those are off. A nested loop can still read a key's neighbours (every counter of an account, to
+ * keep the few the batch names): where it could, the function looks each row up by its whole key
+ * in a subquery of its own (`offset 0`, which PostgreSQL never flattens). Tested on grown tables
+ * in test/platform/KeyedLookups.test.ts.
+ */
+export const KEYED_LOOKUP_PLANS = `set plan_cache_mode = force_generic_plan
+set enable_seqscan = off
+set enable_mergejoin = off
+set enable_hashjoin = off`
 
 export interface DatabaseFunction {
   readonly name: string

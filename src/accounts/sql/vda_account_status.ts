@@ -1,18 +1,21 @@
--- An account's status (its counters of the current month, day and minute, its module billing
--- terms of the month, and its keys) read in one statement, as rows of three kinds, for a batch of
--- reads at once (src/accounts/Status.ts).
---
--- Volatile, so that each of its statements takes a fresh snapshot: read along with an admission
--- in one statement, it sees the counts that admission has just made, as a status read after it
--- would.
-create or replace function vda_account_status(
+/**
+ * An account's status (its counters of the current month, day and minute, its module billing
+ * terms of the month, and its keys) read in one statement, as rows of three kinds, for a batch of
+ * reads at once (src/accounts/Status.ts).
+ *
+ * Volatile, so that each of its statements takes a fresh snapshot: read along with an admission
+ * in one statement, it sees the counts that admission has just made, as a status read after it
+ * would.
+ */
+import { KEYED_LOOKUP_PLANS } from "../../platform/db/DatabaseFunctions.js"
+
+export default `create or replace function vda_account_status(
   p_value text[], p_account text[], p_environment text[], p_month timestamptz[], p_day timestamptz[], p_minute timestamptz[])
 returns table (
   value text, kind text, meter text, period_start timestamptz, used integer, unit_price_cents integer, included integer,
   id text, name text, prefix text, last4 text, created_at timestamptz, revoked_at timestamptz, last_used_at timestamptz)
 language plpgsql volatile
-set plan_cache_mode = force_generic_plan
-set enable_seqscan = off as $fn$
+${KEYED_LOOKUP_PLANS} as $fn$
 begin
   return query
     with r as (select * from unnest(p_value, p_account, p_environment, p_month, p_day, p_minute)
@@ -33,3 +36,4 @@ begin
     -- the keys in the order the account's lists show them
     order by 1, 2, 12, 8;
 end $fn$
+`
