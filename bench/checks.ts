@@ -27,7 +27,7 @@ export interface AllocationResult {
 /** One more run of each service vehicle row with the allocation counter on; not counted in the rates. */
 export const measureAllocation = async (root: string, prepared: Prepared, answers: Answers, seed: number) => {
   const { service } = prepared
-  const targets = prepared.sides.map((s) => s.target)
+  const targets = prepared.targets
   const allocation: Partial<Record<VehicleRow, AllocationResult>> = {}
   for (const kind of ["one", "many"] as const) {
     const row = prepared.rows.find((r) => r.target === service && r.vehicle === kind)!
@@ -55,7 +55,7 @@ export type BurstResult = BurstCheck & { readonly errorCodes: Record<string, num
 
 /** An account limited to 1,000 plate queries gets 1,500 requests at once, on every target. */
 export const runBursts = async (root: string, prepared: Prepared) => {
-  const targets = prepared.sides.map((s) => s.target)
+  const targets = prepared.targets
   const burst = async (target: Target, url: string, key: string, consumed: () => Promise<number>): Promise<BurstResult> => {
     const spec = { url, request: { method: "GET" as const, path: `/v2/vehicles/${settings.onePlate}`, headers: { "x-api-key": key } }, countErrorCodes: true }
     const { run } = await runWhenIdle(root, targets, spec, { amount: settings.burst.requests })

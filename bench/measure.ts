@@ -107,7 +107,7 @@ const pidsOf = async (targets: ReadonlyArray<Target>) => {
   const pids: Array<number> = []
   for (const target of targets) {
     pids.push(target.child.pid)
-    const postmaster = await target.database.postmaster()
+    const postmaster = await target.database?.postmaster() ?? null
     if (postmaster !== null) pids.push(postmaster)
   }
   return pids

@@ -6,7 +6,7 @@ import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
 import { settings } from "./config.js"
 import type { LoadSpec } from "./measure.js"
-import type { Service, Target } from "./targets.js"
+import type { Floor, Service, Target } from "./targets.js"
 
 export type VehicleRow = "one" | "many"
 
@@ -22,6 +22,7 @@ export interface Row {
 export const ROW_IDS = {
   vehicleOne: (target: string) => `vehicle-one/${target}`,
   vehicleMany: (target: string) => `vehicle-many/${target}`,
+  floor: (target: string) => `floor/${target}`,
   status: "status",
   poll: "poll",
   moduleCreation: "module-creation",
@@ -71,6 +72,20 @@ export const vehicleRows = async (scratch: string, sides: ReadonlyArray<VehicleS
   }
   return rows
 }
+
+const FLOOR_NAMES: Record<Floor["name"], string> = {
+  "node-floor": "floor: the vehicle answer as a constant — node:http",
+  "effect-floor": "floor: the vehicle answer as a constant — Effect HttpApi"
+}
+
+/** The floors' rows: the one-account vehicle query, answered with no work at all. */
+export const floorRows = (floors: ReadonlyArray<Floor>): Array<Row> =>
+  floors.map((floor) => ({
+    id: ROW_IDS.floor(floor.name),
+    name: FLOOR_NAMES[floor.name],
+    target: floor,
+    spec: () => ({ url: floor.url, request: get(`/v2/vehicles/${settings.onePlate}`, "") })
+  }))
 
 export const serviceOnlyRows = (
   service: Service,

@@ -16,7 +16,7 @@ import { decideGoals, readBaseline } from "./goals.js"
 import { describeCommit, describeMachine } from "./machine.js"
 import { type Run, runWhenIdle } from "./measure.js"
 import { printGoals, printTable, type RoundRecord, summarise, writeResults } from "./results.js"
-import type { Row } from "./rows.js"
+import { type Row, ROW_IDS } from "./rows.js"
 import { Answers, prepare, type Prepared } from "./setup.js"
 import { temporaryRoot } from "./targets.js"
 
@@ -40,7 +40,7 @@ const plan = (rows: number, peers: boolean) => {
 
 /** One warm-up run per row, then the rounds: round 1 runs every row once, then round 2… Every run is kept. */
 const runRounds = async (root: string, prepared: Prepared, answers: Answers) => {
-  const targets = prepared.sides.map((s) => s.target)
+  const targets = prepared.targets
   const measure = async (row: Row, seed: number, durationS: number) => {
     const measured = await runWhenIdle(root, targets, row.spec(seed), { durationS })
     if (row.vehicle) answers.count(row.target, row.vehicle, measured.run)
@@ -61,6 +61,21 @@ const runRounds = async (root: string, prepared: Prepared, answers: Answers) => 
     }
   }
   return prepared.rows.map((row) => summarise(row, warmups.get(row.id)!, rounds.get(row.id)!))
+}
+
+/** The floors beside the vehicle query: what Node alone and Effect's HttpApi serve with no work, and the rest as shares of it. */
+const floorsLine = (results: ReadonlyArray<{ readonly id: string; readonly overall: { readonly meanRequestsPerSecond: number } }>) => {
+  const rate = (id: string) => results.find((r) => r.id === id)?.overall.meanRequestsPerSecond
+  const node = rate(ROW_IDS.floor("node-floor"))
+  const effect = rate(ROW_IDS.floor("effect-floor"))
+  if (node === undefined || effect === undefined) return "floors: not measured"
+  const share = (id: string, label: string) => {
+    const r = rate(id)
+    return r === undefined ? "" : `; ${label} ${int(r)} req/s = ${(r / effect).toFixed(2)}× the Effect floor`
+  }
+  return `floors: node:http ${int(node)} req/s, Effect HttpApi ${int(effect)} req/s (${(effect / node).toFixed(2)}× node:http)` +
+    share(ROW_IDS.vehicleOne("group-commit"), "the group-commit peer's metered query") +
+    share(ROW_IDS.vehicleOne("service"), "the service's")
 }
 
 const main = async () => {
@@ -98,7 +113,8 @@ const main = async () => {
       vehicleListener: "production: registry rows imported with `vda registry import` (the peers answer from their `vehicles` table, same data)",
       manyAccounts: accountsVia,
       peers: peersPresent ? `${settings.peersDir}, installed with npm ci` : `absent (${settings.peersDir})`,
-      targets: Object.fromEntries(prepared.sides.map((s) => [s.target.name, s.target.started])),
+      targets: Object.fromEntries(prepared.targets.map((target) => [target.name, target.started])),
+      floors: "bench/floor/: the service's one-plate answer as a constant, with no key, metering, database or log; the Effect one bundled as the service is",
       answerBytes: prepared.answerBytes,
       rate: "responses ÷ time from the first request to the last response; a timed run stops sending when its time is up and waits for the answers in flight",
       latency: "every response of every measured run; bins of 10 µs, percentiles nearest-rank at the bin's upper edge; a row's p99 merges all its rounds"
@@ -120,6 +136,7 @@ const main = async () => {
   console.log(`vehicle rows on the service's production listener (registry rows); ${settings.manyAccounts} accounts: ${accountsVia}` +
     `${peersPresent ? "" : "; NO PEERS in this run"}\n`)
   printTable(results)
+  console.log(floorsLine(results))
   const kb = (bytes: number | undefined) => ((bytes ?? 0) / 1024).toFixed(1)
   console.log(`\nallocation (V8 heap, one extra run per row): ${(["one", "many"] as const)
     .map((k) => `${k} ${kb(allocation[k]?.bytesPerQuery)} KB/query at ${int(allocation[k]?.run.requestsPerSecond ?? 0)} req/s`).join(", ")}; ` +

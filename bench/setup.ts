@@ -17,8 +17,22 @@ import {
   type ServiceAccount
 } from "./fixtures.js"
 import type { Run } from "./measure.js"
-import { type Row, serviceOnlyRows, type VehicleRow, type VehicleSide, vehicleRows } from "./rows.js"
-import { installPeers, type Peer, PEERS, peerCommon, type PeerCommon, type Service, startPeer, startService, type Target, type TargetName } from "./targets.js"
+import { floorRows, type Row, serviceOnlyRows, type VehicleRow, type VehicleSide, vehicleRows } from "./rows.js"
+import {
+  type Floor,
+  FLOORS,
+  installPeers,
+  type Peer,
+  PEERS,
+  peerCommon,
+  type PeerCommon,
+  type Service,
+  startFloor,
+  startPeer,
+  startService,
+  type Target,
+  type TargetName
+} from "./targets.js"
 
 export interface PeerSetup {
   readonly peer: Peer
@@ -45,6 +59,9 @@ export interface Prepared {
   readonly many: ReadonlyArray<ServiceAccount>
   readonly peers: ReadonlyArray<PeerSetup>
   readonly sides: ReadonlyArray<VehicleSide>
+  readonly floors: ReadonlyArray<Floor>
+  /** Every process a run waits on to be idle: the service, the peers and the floors. */
+  readonly targets: ReadonlyArray<Target>
   readonly rows: ReadonlyArray<Row>
   /** The size of each target's vehicle answers: the same data everywhere, so the same bytes. */
   readonly answerBytes: Record<string, { readonly one: number; readonly many: number }>
@@ -92,6 +109,14 @@ export const prepare = async (root: string, answers: Answers, say: (line: string
     answerBytes[side.target.name] = { one: await probe("one", settings.onePlate, side.busyKey), many: await probe("many", plates[0]!, side.manyKeys[0]!) }
   }
 
-  const rows = [...(await vehicleRows(root, sides, plates)), ...serviceOnlyRows(service, busy, paths)]
-  return { service, busy, limited, many, peers, sides, rows, answerBytes }
+  const serviceAnswer = await (await fetch(`${service.productionUrl}/v2/vehicles/${settings.onePlate}`, { headers: { "x-api-key": busy.production } })).text()
+  answers.count(service, "one", { statuses: { "200": 1 } })
+  const floors: Array<Floor> = []
+  for (const name of FLOORS) {
+    floors.push(await startFloor(name, serviceAnswer))
+    say(`${name}: ${floors.at(-1)!.url}`)
+  }
+
+  const rows = [...(await vehicleRows(root, sides, plates)), ...floorRows(floors), ...serviceOnlyRows(service, busy, paths)]
+  return { service, busy, limited, many, peers, sides, floors, targets: [...sides.map((side) => side.target), ...floors], rows, answerBytes }
 }

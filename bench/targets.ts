@@ -2,7 +2,9 @@
  * The targets, each a process of its own on a PostgreSQL cluster of its own, all started with the
  * same Node and the same cluster options (`startCluster({ dataDir })`, as the service starts its
  * embedded one): the service (`node src/start.js`, as deployed: JSON logs with the access log on,
- * the inline workflow engine) and the two peers of /work/shared/bench-peers.
+ * the inline workflow engine) and the two peers of /work/shared/bench-peers. Beside them, two floors
+ * (bench/floor/), with no database: the same answer as a constant, from Node alone and from Effect's
+ * HttpApi, bundled as the service is.
  */
 import * as Fs from "node:fs/promises"
 import * as Os from "node:os"
@@ -10,11 +12,16 @@ import * as Path from "node:path"
 import { pathToFileURL } from "node:url"
 import { type Cluster, startCluster, stopCluster } from "../src/platform/db/EmbeddedPostgres.js"
 import { onCleanup } from "./cleanup.js"
-import { settings } from "./config.js"
+import { ensureBundle } from "../src/platform/process/bundled.js"
+import { ROOT, settings } from "./config.js"
 import { baseEnv, type Child, runToEnd, start } from "./processes.js"
 
-export type TargetName = "service" | "group-commit" | "naive"
+export type TargetName = "service" | "group-commit" | "naive" | FloorName
 export const PEERS = ["group-commit", "naive"] as const
+
+/** The floors: the vehicle answer as a constant, with no work, from Node alone and from Effect's HttpApi (bench/floor/). */
+export type FloorName = "node-floor" | "effect-floor"
+export const FLOORS = ["node-floor", "effect-floor"] as const
 
 export interface Database {
   readonly url: string
@@ -25,7 +32,8 @@ export interface Database {
 export interface Target {
   readonly name: TargetName
   readonly child: Child
-  readonly database: Database
+  /** Its PostgreSQL; a floor has none. */
+  readonly database: Database | null
   /** Its command line and the environment the bench gave it (DATABASE_URL aside). */
   readonly started: { readonly args: ReadonlyArray<string>; readonly env: Record<string, string> }
 }
@@ -38,6 +46,7 @@ const described = (args: ReadonlyArray<string>, env: Record<string, string>) => 
 
 export interface Service extends Target {
   readonly name: "service"
+  readonly database: Database
   readonly productionUrl: string
   readonly sandboxUrl: string
   /** Bytes the service's V8 heap allocated between `start()` and `stop()` (bench/allocation-counter.mjs). */
@@ -47,6 +56,7 @@ export interface Service extends Target {
 
 export interface Peer extends Target {
   readonly name: "group-commit" | "naive"
+  readonly database: Database
   readonly url: string
   /** The account the peer seeded at boot (all limits unlimited), and its key. */
   readonly boot: { readonly accountId: number; readonly key: string }
@@ -185,4 +195,26 @@ export const startPeer = async (root: string, dir: string, name: "group-commit" 
   onCleanup(`stop the ${name} peer`, () => child.stop())
   const ready = JSON.parse((await child.waitFor(/^\{.*"url".*\}$/m))[0]) as { url: string; key: string; accountId: number }
   return { name, child, database, started: described(args, env), url: ready.url, boot: { accountId: ready.accountId, key: ready.key } }
+}
+
+export interface Floor extends Target {
+  readonly name: FloorName
+  readonly url: string
+}
+
+const FLOOR_ENTRIES: Record<FloorName, () => Promise<string>> = {
+  "node-floor": async () => Path.join(ROOT, "bench", "floor", "node-http.mjs"),
+  // bundled as `npm start` bundles the service (src/platform/process/bundled.js)
+  "effect-floor": () => ensureBundle("bench/floor/EffectHttpApi.ts", ["bench/floor"])
+}
+
+/** A floor answering `answer` (the service's vehicle answer, as text) to every vehicle query. */
+export const startFloor = async (name: FloorName, answer: string): Promise<Floor> => {
+  const env = { ...baseEnv(), FLOOR_ANSWER: answer }
+  const args = [await FLOOR_ENTRIES[name]()]
+  const child = start(name, args, { env, stdin: "pipe" })
+  onCleanup(`stop the ${name}`, () => child.stop())
+  const ready = JSON.parse((await child.waitFor(/^\{.*"url".*\}$/m))[0]) as { url: string }
+  const { FLOOR_ANSWER: _, ...shown } = env
+  return { name, child, database: null, started: described(args, shown), url: ready.url }
 }
