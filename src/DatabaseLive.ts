@@ -7,7 +7,7 @@ import vdaAccountStatus from "./accounts/sql/vda_account_status.js"
 import vdaKeyAccount from "./accounts/sql/vda_key_account.sql"
 import vdaAdmitCharge from "./metering/sql/vda_admit_charge.js"
 import vdaAdmitChargeInOrder from "./metering/sql/vda_admit_charge_in_order.js"
-import vdaAdmitChargeOrBusy from "./metering/sql/vda_admit_charge_or_busy.js"
+import vdaAdmitChargeShared from "./metering/sql/vda_admit_charge_shared.js"
 import vdaAdmitKeys from "./metering/sql/vda_admit_keys.js"
 import vdaConsume from "./metering/sql/vda_consume.js"
 import vdaActiveModulesOperations from "./operations/sql/vda_active_modules_operations.js"
@@ -21,7 +21,7 @@ export const databaseFunctions = [
   vdaConsume,
   vdaAdmitChargeInOrder,
   vdaAdmitCharge,
-  vdaAdmitChargeOrBusy,
+  vdaAdmitChargeShared,
   vdaAdmitKeys,
   vdaAccountStatus,
   vdaOperationsById,

@@ -17,6 +17,7 @@ import type * as Errors from "../platform/http/Errors.js"
 import { METER } from "../platform/contract/MeterNames.js"
 import { Environment } from "../platform/http/RequestContext.js"
 import { NonNegativeInt } from "../platform/contract/Schemas.js"
+import { isLockNotAvailable } from "../platform/db/Database.js"
 import * as SqlRows from "../platform/db/SqlRows.js"
 import { KeyLookupRow } from "../principal/AccountRows.js"
 import { InvalidKey, keyHashOf, principalOf } from "../principal/Authentication.js"
@@ -137,10 +138,10 @@ export const BatchAnswer = Schema.Struct({
 })
 export type BatchAnswer = typeof BatchAnswer.Type
 
-/** A key's answer in a shared batch: as `vda_admit_charge`'s, or that its counters were held. */
-const KeyAnswer = Schema.NullOr(Schema.Union([BatchAnswer, Schema.Struct({ busy: Schema.Literal(true) })]))
+/** A key's answer in a batch: as `vda_admit_charge`'s (null: no such key). */
+const KeyAnswer = Schema.NullOr(BatchAnswer)
 
-/** A request of a key whose counters were held: it goes to the key's own lane. */
+/** A request of a shared batch that gave up on a lock: it goes to its key's own lane. */
 const BUSY = Symbol("busy")
 
 /** What a batch's answer decided for its request `i`. */
@@ -287,8 +288,8 @@ const admitStatement = (fn: string, result: string, typeAt: (type: string) => st
 /** One batch's admission and charges: one call, one round trip, one commit. */
 export const ADMIT_CHARGE = admitStatement("vda_admit_charge", "answer")
 
-/** A batch of a shared lane that has one key: decided as alone, or `{"busy": true}`. */
-export const ADMIT_CHARGE_OR_BUSY = admitStatement("vda_admit_charge_or_busy", "answer")
+/** A batch of a shared lane that has one key: as `ADMIT_CHARGE`, giving up on a lock soon (`vda_admit_charge_shared`). */
+export const ADMIT_CHARGE_SHARED = admitStatement("vda_admit_charge_shared", "answer")
 
 /** The batches of several keys in one statement: each argument of `ADMIT_CHARGE` as an array of one text per key. */
 export const ADMIT_KEYS = admitStatement("vda_admit_keys", "answers", () => "text[]")
@@ -354,8 +355,8 @@ const make = Effect.gen(function*() {
   const lastTouched = new Map<string, number>()
   const known = new Map<string, KnownAccount>()
   // decoded once per batch: one row, the account in it only when it changed
-  const admitCharge = SqlRows.single("vda_admit_charge", Schema.Struct({ answer: Schema.NullOr(BatchAnswer) }))
-  const admitChargeOrBusy = SqlRows.single("vda_admit_charge_or_busy", Schema.Struct({ answer: KeyAnswer }))
+  const admitCharge = SqlRows.single("vda_admit_charge", Schema.Struct({ answer: KeyAnswer }))
+  const admitChargeShared = SqlRows.single("vda_admit_charge_shared", Schema.Struct({ answer: KeyAnswer }))
   const admitKeys = SqlRows.single("vda_admit_keys", Schema.Struct({ answers: Schema.Array(KeyAnswer) }))
 
   /** The account a row shows: the one the batch expected, or the one it sent back (then remembered). */
@@ -437,8 +438,9 @@ const make = Effect.gen(function*() {
   }
 
   /**
-   * A shared lane of a listener: its keys' requests in one statement and one commit. A key whose
-   * counters are locked is answered `BUSY` rather than waited for (see `vda_admit_charge_or_busy`).
+   * A shared lane of a listener: its keys' requests in one statement and one commit. When a lock
+   * keeps it waiting (a key's counters held elsewhere), the statement gives up, undone, and every
+   * request of the batch is `BUSY` (see `vda_admit_charge_shared`).
    */
   const admitShared = (environment: Environment, requests: ReadonlyArray<AdmissionRequest>) => {
     const indexesByKey = new Map<string, Array<number>>()
@@ -450,22 +452,22 @@ const make = Effect.gen(function*() {
     const keys = [...indexesByKey]
     const batches = keys.map(([keyHash, indexes]) => keyBatchOf(keyHash, environment, indexes.map((i) => requests[i]!)))
     const answers = batches.length === 1
-      ? Effect.map(admitChargeOrBusy(sql.unsafe(ADMIT_CHARGE_OR_BUSY, batches[0]!.arguments())), ({ answer }) => [answer])
+      ? Effect.map(admitChargeShared(sql.unsafe(ADMIT_CHARGE_SHARED, batches[0]!.arguments())), ({ answer }) => [answer])
       : Effect.map(
         admitKeys(sql.unsafe(ADMIT_KEYS, admitKeysParameters(batches.map((batch) => batch.texts())))),
         (row) => row.answers
       )
-    return Effect.map(untraced(answers), (answers) => {
+    const decided = Effect.map(answers, (answers) => {
       const results: Array<Result.Result<AdmittedAndCharged | typeof BUSY, InvalidKey | LimitReached>> = new Array(requests.length)
       const used: Array<string> = []
       keys.forEach(([, indexes], k) => {
-        const answer = answers[k]!
-        const decided = answer !== null && "busy" in answer ? indexes.map(() => Result.succeed(BUSY)) : batches[k]!.decide(answer, used)
+        const decided = batches[k]!.decide(answers[k]!, used)
         indexes.forEach((i, j) => results[i] = decided[j]!)
       })
       touch(used, requests)
       return results
     })
+    return untraced(Effect.catchIf(decided, isLockNotAvailable, () => Effect.succeed(requests.map(() => Result.succeed(BUSY)))))
   }
 
   const ownLanes = yield* Batcher.make({

@@ -14,7 +14,7 @@ import { Accounts } from "../../src/accounts/Accounts.js"
 import type { Principal } from "../../src/principal/Domain.js"
 import {
   ADMIT_CHARGE,
-  ADMIT_CHARGE_OR_BUSY,
+  ADMIT_CHARGE_SHARED,
   ADMIT_KEYS,
   admitChargeParameters,
   admitChargeTexts,
@@ -25,6 +25,7 @@ import {
   outcomeOf
 } from "../../src/metering/Admission.js"
 import { dayOf, monthOf } from "../../src/metering/Periods.js"
+import { isLockNotAvailable } from "../../src/platform/db/Database.js"
 import { sha256Hex } from "../../src/platform/ids/Ids.js"
 import { freshDatabaseLayer } from "../support/Postgres.js"
 
@@ -163,12 +164,12 @@ const decideTogether = (keys: ReadonlyArray<{ readonly s: Scenario; readonly has
     const sql = yield* SqlClient.SqlClient
     const batches: Array<ReturnType<typeof batchFor>> = []
     for (const { hash, s } of keys) batches.push(batchFor(s, hash, yield* fingerprintOf(hash), true))
-    const [row] = yield* sql.unsafe<{ answers: Array<BatchAnswer | { busy: true } | null> }>(
+    const [row] = yield* sql.unsafe<{ answers: Array<BatchAnswer | null> }>(
       ADMIT_KEYS,
       admitKeysParameters(batches.map((batch) => batch.parameters as Array<string | null>))
     )
     return row!.answers.map((answer, k) =>
-      answer === null || "busy" in answer ? answer : outcomesOf(answer, batches[k]!)
+      answer === null ? answer : outcomesOf(answer, batches[k]!)
     )
   })
 
@@ -234,7 +235,7 @@ layer(ServicesLive, { excludeTestServices: true, timeout: "120 seconds" })("batc
       )
     }), 30_000 + RUNS * 100)
 
-  it.effect("a key whose counters are held is answered busy, its work undone, and the others are decided", () =>
+  it.effect("a shared batch gives up soon on a key whose counters are held, all of it undone, and is decided once they are free", () =>
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const s: Scenario = {
@@ -243,7 +244,7 @@ layer(ServicesLive, { excludeTestServices: true, timeout: "120 seconds" })("batc
       }
       const held = yield* twin(s)
       const free = yield* twin(s)
-      const before = yield* state(held.id)
+      const before = { held: yield* state(held.id), free: yield* state(free.id) }
       // another transaction holds the key's per-minute counter, as an administrator's might
       const locked = yield* Deferred.make<void>()
       const release = yield* Deferred.make<void>()
@@ -255,20 +256,23 @@ layer(ServicesLive, { excludeTestServices: true, timeout: "120 seconds" })("batc
       )
       yield* Deferred.await(locked)
 
-      const [heldAnswer, freeAnswer] = yield* decideTogether([{ s, hash: held.hash }, { s, hash: free.hash }])
-      expect(heldAnswer).toEqual({ busy: true })
-      expect(freeAnswer).toMatchObject({ charged: true, outcomes: [{ admitted: true, used: 2, refused: 0 }] })
+      const together = yield* Effect.flip(decideTogether([{ s, hash: free.hash }, { s, hash: held.hash }]))
+      expect(isLockNotAvailable(together)).toBe(true)
       const alone = batchFor(s, held.hash, yield* fingerprintOf(held.hash))
-      const [single] = yield* sql.unsafe<{ answer: unknown }>(ADMIT_CHARGE_OR_BUSY, alone.parameters)
-      expect(single!.answer).toEqual({ busy: true })
-      expect(yield* state(held.id)).toEqual(before)
-      expect((yield* state(free.id)).counters).toContainEqual(["plate_queries", MONTH.getTime(), 1])
+      const single = yield* Effect.flip(sql.unsafe(ADMIT_CHARGE_SHARED, alone.parameters))
+      expect(isLockNotAvailable(single)).toBe(true)
+      // the free key was decided first in that statement: undone with the rest
+      expect({ held: yield* state(held.id), free: yield* state(free.id) }).toEqual(before)
 
-      // once the lock is released, the key is decided as any other
+      // once the lock is released, the batch is decided as any other
       yield* Deferred.succeed(release, undefined)
       yield* Fiber.join(holder)
-      const [after] = yield* decideTogether([{ s, hash: held.hash }])
-      expect(after).toMatchObject({ charged: true, outcomes: [{ admitted: true, used: 2, refused: 0 }] })
+      const after = yield* decideTogether([{ s, hash: free.hash }, { s, hash: held.hash }])
+      expect(after).toMatchObject([
+        { charged: true, outcomes: [{ admitted: true, used: 2, refused: 0 }] },
+        { charged: true, outcomes: [{ admitted: true, used: 2, refused: 0 }] }
+      ])
+      expect((yield* state(free.id)).counters).toContainEqual(["plate_queries", MONTH.getTime(), 1])
     }))
 
   it.effect("a key's arguments as texts read back in PostgreSQL as the values they were", () =>

@@ -15,6 +15,7 @@ import { Data, Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { databaseFunctions } from "../../src/DatabaseLive.js"
 import { type DatabaseFunction, databaseFunction, installFunctions } from "../../src/platform/db/DatabaseFunctions.js"
+import dropAdmitChargeOrBusy from "../../src/platform/db/migrations/0020_admission_without_subtransactions.js"
 import { freshDatabaseLayer } from "../support/Postgres.js"
 import { REPOSITORY_ROOT } from "../support/SourceFiles.js"
 
@@ -121,6 +122,16 @@ layer(freshDatabaseLayer(1), { excludeTestServices: true })("installing the func
       yield* run("delete from database_functions")
       for (const fn of databaseFunctions) yield* run(changed(fn).source)
       yield* installFunctions(databaseFunctions)
+      expect(yield* definitionsIn).toEqual(fresh)
+      expect((yield* recorded).map((row) => row.name)).toEqual(sourceNames)
+    }))
+
+  it.effect("lose a function that has no source any more to the migration that retires it", () =>
+    Effect.gen(function*() {
+      const fresh = yield* definitionsIn
+      yield* run("create function vda_admit_charge_or_busy(p_hash text) returns jsonb language sql as $$ select null::jsonb $$")
+      yield* run("insert into database_functions (name, sha256) values ('vda_admit_charge_or_busy', 'retired')")
+      yield* dropAdmitChargeOrBusy
       expect(yield* definitionsIn).toEqual(fresh)
       expect((yield* recorded).map((row) => row.name)).toEqual(sourceNames)
     }))

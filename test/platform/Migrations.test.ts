@@ -33,7 +33,8 @@ const RELEASED: ReadonlyArray<readonly [file: string, sha256: string]> = [
   ["0016_operation_reads.ts", "7a9df1fc6cdc45ae02358e495bd6f7c2cb2aca0434bb05677413e5fe17fa14ca"],
   ["0017_admission_by_batch_totals.ts", "d77616d4d2d0118548f9819e89b45533c7fd16e010db8bf6b8afb2077cf5947d"],
   ["0018_account_status_read.ts", "a48625e7eeaeea7e42bf3fae93e2cf5b661998dc9f9e4cf98f71346d7d729019"],
-  ["0019_database_functions.ts", "a2de7a6679426024e02452e1d58e04522d11a3b5824883c01cc6febef0fd6db8"]
+  ["0019_database_functions.ts", "a2de7a6679426024e02452e1d58e04522d11a3b5824883c01cc6febef0fd6db8"],
+  ["0020_admission_without_subtransactions.ts", "061061152c90850db49f3c4c4bf7c40dc7f26b0687b7b5b3eebe141375cbe591"]
 ]
 
 const files = sourceFiles(DIR).map((file) => Path.posix.basename(file)).sort()

@@ -34,6 +34,7 @@ import migration0016 from "./migrations/0016_operation_reads.js"
 import migration0017 from "./migrations/0017_admission_by_batch_totals.js"
 import migration0018 from "./migrations/0018_account_status_read.js"
 import migration0019 from "./migrations/0019_database_functions.js"
+import migration0020 from "./migrations/0020_admission_without_subtransactions.js"
 
 export const migrations = {
   "0001_foundation": migration0001,
@@ -54,7 +55,8 @@ export const migrations = {
   "0016_operation_reads": migration0016,
   "0017_admission_by_batch_totals": migration0017,
   "0018_account_status_read": migration0018,
-  "0019_database_functions": migration0019
+  "0019_database_functions": migration0019,
+  "0020_admission_without_subtransactions": migration0020
 }
 
 /** Where the database is, and whether it is the embedded one this process manages. */
@@ -243,6 +245,10 @@ const UNAVAILABLE_NODE_CODES = new Set([
  * rather than a bug (500): connection failures, terminated sessions, a server starting or
  * shutting down, too many connections, a statement or lock that timed out.
  */
+/** Whether a statement gave up waiting for a lock (`lock_timeout`). */
+export const isLockNotAvailable = (error: unknown): boolean =>
+  SqlError.isSqlError(error) && sqlStateOf(error) === "55P03"
+
 export const isUnavailable = (error: SqlError.SqlError): boolean => {
   const reason = error.reason
   if (reason._tag === "ConnectionError" || reason._tag === "LockTimeoutError" || reason._tag === "StatementTimeoutError") return true
