@@ -99,8 +99,12 @@ describe("the database functions that run generic plans", () => {
   })
 })
 
-// one connection: each function's plan is the one its first call made, on these nearly empty tables
-layer(Layer.mergeAll(Accounts.layer, Metering.layer).pipe(Layer.provideMerge(freshDatabaseLayer(1))), { excludeTestServices: true })(
+/** A fresh database on one connection: each function's plan is the one its first call made. */
+const onOneConnection = () =>
+  layer(Layer.mergeAll(Accounts.layer, Metering.layer).pipe(Layer.provideMerge(freshDatabaseLayer(1))), { excludeTestServices: true })
+
+// each function's first call meets these nearly empty tables
+onOneConnection()(
   "called first on a fresh database",
   (it) => {
     it.effect("admission's batch reads no table whole", () =>
@@ -140,8 +144,8 @@ layer(Layer.mergeAll(Accounts.layer, Metering.layer).pipe(Layer.provideMerge(fre
   }
 )
 
-// one connection again: each function is called first on nearly empty tables, which its plan is made for
-layer(Layer.mergeAll(Accounts.layer, Metering.layer).pipe(Layer.provideMerge(freshDatabaseLayer(1))), { excludeTestServices: true })(
+// each function's first call meets nearly empty tables, which its plan is made for; then they grow
+onOneConnection()(
   "called first on a fresh database, then once the tables have grown",
   (it) => {
     it.effect("admission, a charge and a status read each read a few rows", () =>
