@@ -19,6 +19,7 @@ import { ConsoleApp } from "./console/Http.js"
 import { ConsoleRetentionLive } from "./console/Retention.js"
 import { AccountsRepo } from "./accounts/Repo.js"
 import { AccountStatus } from "./accounts/Status.js"
+import type { Principal } from "./principal/Domain.js"
 import { AdmittedPrincipal, ApiKeyAuthLive } from "./principal/Security.js"
 import { Api, ApiErrorsLive } from "./Api.js"
 import { readBodyText } from "./platform/http/RequestBody.js"
@@ -142,6 +143,13 @@ const routesOf = (endpoints: ReadonlyArray<RequestInput.RouteTemplate>): Array<R
  */
 const ADMITTED_BY_HANDLER = new Set(["vehicles.getVehicle"])
 
+/**
+ * The endpoints whose handlers only read what the caller owns (polls): for a key whose account is
+ * known here, the handler reads as that account while the request is admitted, rather than after;
+ * its answer is kept only once the request is admitted, and a refusal still wins.
+ */
+const READ_WHILE_ADMITTED = new Set(["operations.getOperation", "v1.v1GetModulesOperation", "v1.v1GetReport"])
+
 /** Whether a request (method, URL) is for one of `endpoints` that `select` picks. */
 const makeEndpointMatcher = (
   endpoints: ReturnType<typeof endpointsOf>,
@@ -221,6 +229,7 @@ export const makeRequestPipeline = Effect.fnUntraced(function*<Id extends string
   const methodsOf = RequestInput.makeRouteTable(routesOf(endpoints))
 
   const admittedByHandler = makeEndpointMatcher(endpoints, (endpoint) => ADMITTED_BY_HANDLER.has(endpoint.name))
+  const readWhileAdmitted = makeEndpointMatcher(endpoints, (endpoint) => READ_WHILE_ADMITTED.has(endpoint.name))
   const takesBody = makeEndpointMatcher(endpoints, (endpoint) => endpoint.takesBody)
 
   /** An admission as the contract answers it; its headers gathered, its account noted. */
@@ -288,6 +297,16 @@ export const makeRequestPipeline = Effect.fnUntraced(function*<Id extends string
     return pending
   }
 
+  /** The account a request of a read-while-admitted endpoint reads as: its key's, when known here. */
+  const readerOf = (
+    request: HttpServerRequest.HttpServerRequest,
+    environment: Environment,
+    keyHash: Result.Result<string, InvalidKey>
+  ): Principal | undefined =>
+    Result.isSuccess(keyHash) && readWhileAdmitted(request.method, request.url)
+      ? admission.expected(keyHash.success, environment)?.principal
+      : undefined
+
   /**
  * `handled`, run with its pending admission (`RequestAdmission`) in its context: admitted in the end
  * whatever happened (its refusal wins).
@@ -340,11 +359,20 @@ export const makeRequestPipeline = Effect.fnUntraced(function*<Id extends string
             ) as typeof current
           routed = admittedBy(pending, checked(request))
         } else {
-          routed = Effect.flatMap(admit(request, environment, headers, keyHash), (principal) =>
-            withAddition(checked(request), (current) =>
-              Context.add(current, AdmittedPrincipal, Option.some(principal)).pipe(
-                Context.add(References.CurrentLogAnnotations, { ...annotations, requestId, accountId: principal.accountId })
-              ) as typeof current))
+          const asAdmitted = (principal: Principal): ContextAddition => (current) =>
+            Context.add(current, AdmittedPrincipal, Option.some(principal)).pipe(
+              Context.add(References.CurrentLogAnnotations, { ...annotations, requestId, accountId: principal.accountId })
+            ) as typeof current
+          const admitted = admit(request, environment, headers, keyHash)
+          const reader = readerOf(request, environment, keyHash)
+          routed = reader === undefined
+            ? Effect.flatMap(admitted, (principal) => withAddition(checked(request), asAdmitted(principal)))
+            // both at once; the read's outcome waits for the admission, whose refusal wins
+            : Effect.flatMap(
+              Effect.all([admitted, Effect.exit(withAddition(checked(request), asAdmitted(reader)))], { concurrency: 2 }),
+              ([principal, read]) =>
+                principal.accountId === reader.accountId ? read : withAddition(checked(request), asAdmitted(principal))
+            )
         }
       }
       const finish = (response: HttpServerResponse.HttpServerResponse) =>

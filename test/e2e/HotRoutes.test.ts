@@ -638,6 +638,47 @@ describe("GET /v2/operations/{id}", () => {
     expect(await counters(stranger)).toEqual({ requests: 2 })
     expect(await counters(owner, "sandbox")).toEqual({ requests: 1 })
   })
+  it("a poll by a key seen before is read while it is admitted, and a refusal still wins: the minute used up, then the key revoked", async () => {
+    freshMinute()
+    const owner = await app.createAccount()
+    await setCustom(owner, { requestsPerMinute: 3 })
+    const created = await as(owner, "/v2/vehicles/AC123BD/modules", "production", JSON.stringify({ modules: ["fines"] }))
+    expect(created.status).toBe(202)
+    const id = created.body.id as string
+    await untilStored(id, "completed")
+    const poll = () => as(owner, `/v2/operations/${id}`)
+
+    const own = await poll()
+    expect(own.status).toBe(200)
+    expect(own.headers).toEqual(admitted(own, 3, 2))
+    const missing = await as(owner, "/v2/operations/op_01M7ZZZZZZZZZZZZZZZZZZZZZZ")
+    expectRefused(missing, { status: 404, code: "operation_not_found", message: "No operation op_01M7ZZZZZZZZZZZZZZZZZZZZZZ" })
+    expect(missing.headers).toEqual(admitted(missing, 3, 3))
+    // its own operation and an unknown one alike: the per-minute limit answers, not the read
+    for (const path of [`/v2/operations/${id}`, "/v2/operations/op_01M7ZZZZZZZZZZZZZZZZZZZZZZ", `/v1/vehicles/modules/${id}`]) {
+      const limited = await as(owner, path)
+      expectRefused(limited, {
+        status: 429,
+        code: "rate_limit_exceeded",
+        message: "Requests per minute limit of 3 reached",
+        retryable: true,
+        details: { meter: "requests", limit: 3, used: 3, resetAt: iso(minuteEnd()) },
+        v1: path.startsWith("/v1")
+      })
+    }
+
+    freshMinute()
+    expect((await poll()).status).toBe(200)
+    await accounts((a) => a.revokeKey(owner.production.id))
+    expectRefused(await poll(), { status: 401, code: "invalid_api_key", message: "Invalid or revoked API key" })
+    expect(await counters(owner)).toEqual({
+      requests: 1,
+      module_queries: 1,
+      "v2:module_queries": 1,
+      "day:module_queries": 1,
+      "module:fines": 1
+    })
+  })
 })
 
 // -- the account's status ---------------------------------------------------------------------
