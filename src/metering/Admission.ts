@@ -17,7 +17,7 @@ import type * as Errors from "../platform/http/Errors.js"
 import { METER } from "../platform/contract/MeterNames.js"
 import { Environment } from "../platform/http/RequestContext.js"
 import { NonNegativeInt } from "../platform/contract/Schemas.js"
-import { isLockNotAvailable } from "../platform/db/Database.js"
+import { isLockTimeout } from "../platform/db/Database.js"
 import * as SqlRows from "../platform/db/SqlRows.js"
 import { KeyLookupRow } from "../principal/AccountRows.js"
 import { InvalidKey, keyHashOf, principalOf } from "../principal/Authentication.js"
@@ -467,7 +467,7 @@ const make = Effect.gen(function*() {
       touch(used, requests)
       return results
     })
-    return untraced(Effect.catchIf(decided, isLockNotAvailable, () => Effect.succeed(requests.map(() => Result.succeed(BUSY)))))
+    return untraced(Effect.catchIf(decided, isLockTimeout, () => Effect.succeed(requests.map(() => Result.succeed(BUSY)))))
   }
 
   const ownLanes = yield* Batcher.make({

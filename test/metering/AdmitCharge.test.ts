@@ -25,7 +25,7 @@ import {
   outcomeOf
 } from "../../src/metering/Admission.js"
 import { dayOf, monthOf } from "../../src/metering/Periods.js"
-import { isLockNotAvailable } from "../../src/platform/db/Database.js"
+import { isLockTimeout } from "../../src/platform/db/Database.js"
 import { sha256Hex } from "../../src/platform/ids/Ids.js"
 import { freshDatabaseLayer } from "../support/Postgres.js"
 
@@ -257,10 +257,10 @@ layer(ServicesLive, { excludeTestServices: true, timeout: "120 seconds" })("batc
       yield* Deferred.await(locked)
 
       const together = yield* Effect.flip(decideTogether([{ s, hash: free.hash }, { s, hash: held.hash }]))
-      expect(isLockNotAvailable(together)).toBe(true)
+      expect(isLockTimeout(together)).toBe(true)
       const alone = batchFor(s, held.hash, yield* fingerprintOf(held.hash))
       const single = yield* Effect.flip(sql.unsafe(ADMIT_CHARGE_SHARED, alone.parameters))
-      expect(isLockNotAvailable(single)).toBe(true)
+      expect(isLockTimeout(single)).toBe(true)
       // the free key was decided first in that statement: undone with the rest
       expect({ held: yield* state(held.id), free: yield* state(free.id) }).toEqual(before)
 

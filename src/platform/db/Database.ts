@@ -240,15 +240,15 @@ const UNAVAILABLE_NODE_CODES = new Set([
   "ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"
 ])
 
+/** Whether a statement gave up waiting for a lock (`lock_timeout`, as the driver classifies it). */
+export const isLockTimeout = (error: unknown): boolean =>
+  SqlError.isSqlError(error) && error.reason._tag === "LockTimeoutError"
+
 /**
  * Whether a database failure means "the database is unreachable right now" (503, retryable)
  * rather than a bug (500): connection failures, terminated sessions, a server starting or
  * shutting down, too many connections, a statement or lock that timed out.
  */
-/** Whether a statement gave up waiting for a lock (`lock_timeout`). */
-export const isLockNotAvailable = (error: unknown): boolean =>
-  SqlError.isSqlError(error) && sqlStateOf(error) === "55P03"
-
 export const isUnavailable = (error: SqlError.SqlError): boolean => {
   const reason = error.reason
   if (reason._tag === "ConnectionError" || reason._tag === "LockTimeoutError" || reason._tag === "StatementTimeoutError") return true
