@@ -342,6 +342,11 @@ export const makeRequestPipeline = Effect.fnUntraced(function*<Id extends string
       // what the request runs with, added to its context in one step
       let context: ContextAddition = (current) =>
         Context.add(Context.add(current, RequestId, requestId), References.CurrentLogAnnotations, { ...annotations, requestId }) as typeof current
+      // what a request admitted for `principal` adds: the principal, and its account in the log
+      const asAdmitted = (principal: Principal): ContextAddition => (current) =>
+        Context.add(current, AdmittedPrincipal, Option.some(principal)).pipe(
+          Context.add(References.CurrentLogAnnotations, { ...annotations, requestId, accountId: principal.accountId })
+        ) as typeof current
       let routed: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, R>
       if (version === undefined) {
         routed = checked(request)
@@ -350,19 +355,11 @@ export const makeRequestPipeline = Effect.fnUntraced(function*<Id extends string
         const keyHash = keyHashOf(request.headers["x-api-key"])
         const pending = pendingAdmission(request, environment, headers, keyHash)
         if (pending !== undefined) {
-          const principal = pending.expected.principal
+          const admittedAsExpected = asAdmitted(pending.expected.principal)
           context = (current) =>
-            Context.add(current, RequestId, requestId).pipe(
-              Context.add(References.CurrentLogAnnotations, { ...annotations, requestId, accountId: principal.accountId }),
-              Context.add(AdmittedPrincipal, Option.some(principal)),
-              Context.add(RequestAdmission, pending)
-            ) as typeof current
+            Context.add(admittedAsExpected(Context.add(current, RequestId, requestId)), RequestAdmission, pending) as typeof current
           routed = admittedBy(pending, checked(request))
         } else {
-          const asAdmitted = (principal: Principal): ContextAddition => (current) =>
-            Context.add(current, AdmittedPrincipal, Option.some(principal)).pipe(
-              Context.add(References.CurrentLogAnnotations, { ...annotations, requestId, accountId: principal.accountId })
-            ) as typeof current
           const admitted = admit(request, environment, headers, keyHash)
           const reader = readerOf(request, environment, keyHash)
           routed = reader === undefined
