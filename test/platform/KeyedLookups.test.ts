@@ -24,36 +24,30 @@ import { freshDatabaseLayer } from "../support/Postgres.js"
 const AT = Date.parse("2026-03-02T10:15:00.000Z")
 
 /**
- * The session's sequential scans per table, not yet reported (they include this transaction's, and
- * may include earlier ones'): compared before and after a call.
+ * What `call` did to each table, in a transaction of its own: the growth of a per-table count of
+ * `pg_stat_xact_user_tables` (`count`, an SQL expression over its columns) across the call, for
+ * the tables it grew. The counts are the session's not yet reported: this transaction's, maybe
+ * earlier ones' too, hence the difference.
  */
-const sequentialScans = Effect.flatMap(Effect.service(SqlClient.SqlClient), (sql) =>
-  sql<{ readonly relname: string; readonly scans: number }>`select relname, seq_scan::int as scans from pg_stat_xact_user_tables`.pipe(
-    Effect.map((rows) => new Map(rows.map((row) => [row.relname, row.scans])))
-  ))
-
-/** The rows of each table `call` read, in a transaction of its own: by a sequential scan or fetched through an index. */
-const rowsReadBy = <A, E, R>(call: Effect.Effect<A, E, R>) =>
+const countedDuring = <A, E, R>(count: string, call: Effect.Effect<A, E, R>) =>
   Effect.flatMap(Effect.service(SqlClient.SqlClient), (sql) => {
-    const rowsRead = sql<{ readonly relname: string; readonly rows: number }>`
-      select relname, (seq_tup_read + coalesce(idx_tup_fetch, 0))::int as rows from pg_stat_xact_user_tables`.pipe(Effect.map((rows) => new Map(rows.map((row) => [row.relname, row.rows]))))
+    const counts = sql.unsafe<{ readonly relname: string; readonly count: number }>(
+      `select relname, (${count})::int as count from pg_stat_xact_user_tables`
+    ).pipe(Effect.map((rows) => new Map(rows.map((row) => [row.relname, row.count]))))
     return sql.withTransaction(Effect.gen(function*() {
-      const before = yield* rowsRead
+      const before = yield* counts
       yield* call
-      const after = yield* rowsRead
-      return Object.fromEntries([...after].map(([table, rows]) => [table, rows - (before.get(table) ?? 0)]).filter(([, rows]) => rows !== 0))
+      const after = yield* counts
+      return Object.fromEntries([...after].map(([table, n]) => [table, n - (before.get(table) ?? 0)] as const).filter(([, n]) => n > 0))
     }))
   })
 
-/** The tables `call` read from end to end, in a transaction of its own. */
+/** The rows of each table `call` read: by a sequential scan or fetched through an index. */
+const rowsReadBy = <A, E, R>(call: Effect.Effect<A, E, R>) => countedDuring("seq_tup_read + coalesce(idx_tup_fetch, 0)", call)
+
+/** The tables `call` read from end to end. */
 const tablesReadWholeBy = <A, E, R>(call: Effect.Effect<A, E, R>) =>
-  Effect.flatMap(Effect.service(SqlClient.SqlClient), (sql) =>
-    sql.withTransaction(Effect.gen(function*() {
-      const before = yield* sequentialScans
-      yield* call
-      const after = yield* sequentialScans
-      return [...after].filter(([table, scans]) => scans > (before.get(table) ?? 0)).map(([table]) => table).sort()
-    })))
+  Effect.map(countedDuring("seq_scan", call), (scans) => Object.keys(scans).sort())
 
 const newAccount = Effect.gen(function*() {
   const accounts = yield* Accounts
@@ -170,7 +164,7 @@ onOneConnection()(
           status: yield* rowsReadBy(status)
         }
         const many = Object.entries(reads).flatMap(([call, read]) =>
-          Object.entries(read).filter(([, rows]) => (rows as number) >= FEW).map(([table, rows]) => `${call}: ${rows} rows of ${table}`))
+          Object.entries(read).filter(([, rows]) => rows >= FEW).map(([table, rows]) => `${call}: ${rows} rows of ${table}`))
         expect(many).toEqual([])
       }))
   }
