@@ -97,20 +97,22 @@ export const prepare = async (root: string, answers: Answers, say: (line: string
     }
   }
 
+  // each target's answers, probed once: their sizes, and the service's for the floors to answer
   const answerBytes: Record<string, { one: number; many: number }> = {}
+  let serviceAnswer = ""
   for (const side of sides) {
     const probe = async (kind: VehicleRow, plate: string, key: string) => {
       const response = await fetch(`${side.url}/v2/vehicles/${plate}`, { headers: { "x-api-key": key } })
       const body = await response.text()
       answers.count(side.target, kind, { statuses: { [response.status]: 1 } })
       if (response.status !== 200 || !body.includes('"found":true')) throw new Error(`${side.target.name}: ${plate} answered ${response.status} ${body}`)
-      return Buffer.byteLength(body)
+      return body
     }
-    answerBytes[side.target.name] = { one: await probe("one", settings.onePlate, side.busyKey), many: await probe("many", plates[0]!, side.manyKeys[0]!) }
+    const one = await probe("one", settings.onePlate, side.busyKey)
+    if (side.target === service) serviceAnswer = one
+    answerBytes[side.target.name] = { one: Buffer.byteLength(one), many: Buffer.byteLength(await probe("many", plates[0]!, side.manyKeys[0]!)) }
   }
 
-  const serviceAnswer = await (await fetch(`${service.productionUrl}/v2/vehicles/${settings.onePlate}`, { headers: { "x-api-key": busy.production } })).text()
-  answers.count(service, "one", { statuses: { "200": 1 } })
   const floors: Array<Floor> = []
   for (const name of FLOORS) {
     floors.push(await startFloor(name, serviceAnswer))
