@@ -109,10 +109,11 @@ const TOUCH_INTERVAL_MS = 60_000
 /** The debug line of a failed touch (Effect 3's `ignoreLogged`'s). */
 const IGNORED = "An error was silently ignored because it is not anticipated to be useful"
 /**
- * Shared lanes per listener, keys spread over them by hash: each has one batch in flight, so that
- * PostgreSQL works on several at once rather than on one batch of every key in one backend.
+ * Shared lanes per listener, keys spread over them by hash: each has one batch in flight. Two keep
+ * a second batch running while one commits; more split the same requests into smaller batches,
+ * each paying its own round trip and commit (four gave a fifth less than two on many accounts).
  */
-const SHARED_LANES = 4
+const SHARED_LANES = 2
 /** Accounts kept per process, by key hash (a hint only: the database checks the fingerprint). */
 const KNOWN_MAX = 10_000
 
