@@ -20,8 +20,8 @@ import { ConsoleRetentionLive } from "./console/Retention.js"
 import { AccountsRepo } from "./accounts/Repo.js"
 import { AccountStatus } from "./accounts/Status.js"
 import type { Principal } from "./principal/Domain.js"
-import { AdmittedPrincipal, ApiKeyAuthLive } from "./principal/Security.js"
-import { Api, ApiErrorsLive } from "./Api.js"
+import { AdmittedPrincipal, API_KEY_HEADER } from "./principal/Security.js"
+import { Api } from "./Api.js"
 import { readBodyText } from "./platform/http/RequestBody.js"
 import { MeteringHttpLive } from "./metering/Http.js"
 import { Admission, type Admitted, type AdmittedAndCharged, type PendingAdmission, rateLimitHeaders, RequestAdmission } from "./metering/Admission.js"
@@ -114,8 +114,6 @@ const classifyFailure = (
   return Effect.andThen(Effect.logError("unhandled failure", Cause.pretty(cause)), Errors.internalError)
 }
 
-const normalizeFailure = (request: HttpServerRequest.HttpServerRequest, cause: Cause.Cause<unknown>) =>
-  Errors.withRetryAfter(classifyFailure(request, cause))
 
 /** Every endpoint of `api`, by `group.endpoint` name. */
 const endpointsOf = <Id extends string, Groups extends HttpApiGroup.Constraint>(api: HttpApi.HttpApi<Id, Groups>) => {
@@ -344,7 +342,7 @@ export const makeRequestPipeline = Effect.fnUntraced(function*<Id extends string
         Context.add(Context.add(current, RequestId, requestId), References.CurrentLogAnnotations, { ...annotations, requestId }) as typeof current
       // what a request admitted for `principal` adds: the principal, and its account in the log
       const asAdmitted = (principal: Principal): ContextAddition => (current) =>
-        Context.add(current, AdmittedPrincipal, Option.some(principal)).pipe(
+        Context.add(current, AdmittedPrincipal, principal).pipe(
           Context.add(References.CurrentLogAnnotations, { ...annotations, requestId, accountId: principal.accountId })
         ) as typeof current
       let routed: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, R>
@@ -352,7 +350,7 @@ export const makeRequestPipeline = Effect.fnUntraced(function*<Id extends string
         routed = checked(request)
       } else {
         const environment = fiber.getRef(CurrentEnvironment)
-        const keyHash = keyHashOf(request.headers["x-api-key"])
+        const keyHash = keyHashOf(request.headers[API_KEY_HEADER])
         const pending = pendingAdmission(request, environment, headers, keyHash)
         if (pending !== undefined) {
           const admittedAsExpected = asAdmitted(pending.expected.principal)
@@ -378,7 +376,7 @@ export const makeRequestPipeline = Effect.fnUntraced(function*<Id extends string
         onSuccess: (response) => Effect.succeed(finish(response)),
         onFailure: (cause) =>
           Effect.catch(
-            normalizeFailure(request, cause),
+            classifyFailure(request, cause),
             (failure) => Effect.succeed(finish(version === "v1" ? Errors.v1ErrorResponse(failure) : Errors.errorResponse(failure)))
           )
       })
@@ -395,8 +393,6 @@ const HandlersLive = Layer.mergeAll(
   AccountsHttpLive,
   MeteringHttpLive,
   HealthHttpLive
-).pipe(
-  Layer.provide([ApiKeyAuthLive, ApiErrorsLive])
 )
 
 /** The engine `WORKFLOW_ENGINE` selects. */

@@ -3,10 +3,10 @@
  */
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import { API_ERRORS } from "../platform/http/Errors.js"
 import { Usage } from "../metering/Api.js"
 import { DateTimeUtc, NonNegativeInt } from "../platform/contract/Schemas.js"
 import { allowanceFields, StandardPlanId } from "../principal/Domain.js"
-import { ApiKeyAuth } from "../principal/Security.js"
 
 export const KeyEntry = Schema.Struct({
   id: Schema.String,
@@ -41,7 +41,7 @@ export const PlansResponse = Schema.Struct({ plans: Schema.Array(Plan) }).annota
 
 export class AccountsApi extends HttpApiGroup.make("accounts")
   .add(
-    HttpApiEndpoint.get("getStatus", "/v2/status", { success: StatusResponse })
+    HttpApiEndpoint.get("getStatus", "/v2/status", { success: StatusResponse, error: API_ERRORS })
       .annotate(OpenApi.Summary, "Account status")
       .annotate(
         OpenApi.Description,
@@ -49,13 +49,12 @@ export class AccountsApi extends HttpApiGroup.make("accounts")
       )
   )
   .add(
-    HttpApiEndpoint.get("listPlans", "/v2/plans", { success: PlansResponse })
+    HttpApiEndpoint.get("listPlans", "/v2/plans", { success: PlansResponse, error: API_ERRORS })
       .annotate(OpenApi.Summary, "Plans")
       .annotate(
         OpenApi.Description,
         "The standard plans with their monthly price and allowances; `timezone` is the account timezone in which monthly and daily allowances reset. Consumes only RPM."
       )
   )
-  .middleware(ApiKeyAuth)
   .annotate(OpenApi.Title, "Account")
 {}

@@ -3,7 +3,7 @@ import { HttpApiBuilder } from "effect/http-api"
 import { Api, apiGroup } from "../Api.js"
 import { preEncodedPerObject } from "../platform/http/PreEncoded.js"
 import { StatusResponse } from "./Api.js"
-import { CurrentPrincipal } from "../principal/Domain.js"
+import { currentPrincipal } from "../principal/Security.js"
 import { AccountsRepo } from "./Repo.js"
 import { AccountStatus } from "./Status.js"
 
@@ -15,9 +15,9 @@ export const AccountsHttpLive = apiGroup(
     return HttpApiBuilder.group(Api, "accounts", (handlers) =>
       handlers
         .handle("getStatus", () =>
-          Effect.map(CurrentPrincipal.use(status.read), statusAnswer))
+          Effect.map(Effect.flatMap(currentPrincipal, status.read), statusAnswer))
         .handle("listPlans", Effect.fnUntraced(function*() {
-          const principal = yield* CurrentPrincipal
+          const principal = yield* currentPrincipal
           const plans = yield* repo.listPlans
           return {
             plans: plans.map((plan) => ({

@@ -3,8 +3,8 @@
  */
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import { API_ERRORS } from "../platform/http/Errors.js"
 import { Entitlements } from "../principal/Domain.js"
-import { ApiKeyAuth } from "../principal/Security.js"
 import { Environment } from "../platform/http/RequestContext.js"
 import { DateTimeUtc, Limit, NonNegativeInt } from "../platform/contract/Schemas.js"
 
@@ -63,13 +63,12 @@ export const UsageResponse = Schema.Struct({
 
 export class MeteringApi extends HttpApiGroup.make("metering")
   .add(
-    HttpApiEndpoint.get("getUsage", "/v2/usage", { success: UsageResponse })
+    HttpApiEndpoint.get("getUsage", "/v2/usage", { success: UsageResponse, error: API_ERRORS })
       .annotate(OpenApi.Summary, "Usage of the current periods")
       .annotate(
         OpenApi.Description,
         "Allowances and consumption of the account in this environment: plate and module queries this month, unique plates today, requests this minute (all in the account timezone), split by API version. Consumes only RPM."
       )
   )
-  .middleware(ApiKeyAuth)
   .annotate(OpenApi.Title, "Usage")
 {}

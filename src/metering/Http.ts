@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { CurrentPrincipal } from "../principal/Domain.js"
+import { currentPrincipal } from "../principal/Security.js"
 import { Api, apiGroup } from "../Api.js"
 import { preEncodedPerObject } from "../platform/http/PreEncoded.js"
 import { UsageResponse } from "./Api.js"
@@ -12,6 +12,6 @@ export const MeteringHttpLive = apiGroup(
     const usageAnswer = preEncodedPerObject(UsageResponse, (data: typeof UsageResponse.Type["data"]) => ({ success: true as const, data }))
     return HttpApiBuilder.group(Api, "metering", (handlers) =>
       handlers.handle("getUsage", () =>
-        CurrentPrincipal.use((principal) =>
+        Effect.flatMap(currentPrincipal, (principal) =>
           Effect.map(usage.read(principal), usageAnswer))))
   }))

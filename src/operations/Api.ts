@@ -4,8 +4,8 @@
  */
 import { Schema } from "effect"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import { API_ERRORS } from "../platform/http/Errors.js"
 import { type ModuleError, type ModuleWarning, MODULES } from "../../workflows/shared.js"
-import { ApiKeyAuth } from "../principal/Security.js"
 import { acceptedSuccess, OperationStatus, operationFields } from "../contract/Operation.js"
 import { FinesData, GncData, TaxDebtData, VtvData } from "../modules/Records.js"
 import { VehicleOperation } from "../vehicles/SearchOperation.js"
@@ -87,7 +87,8 @@ export class OperationsApi extends HttpApiGroup.make("operations")
     HttpApiEndpoint.post("createModulesOperation", "/v2/vehicles/:plate/modules", {
       params: { plate: Schema.String },
       payload: ModulesRequest,
-      success: [ModulesOperation, AcceptedModulesSuccess]
+      success: [ModulesOperation, AcceptedModulesSuccess],
+      error: API_ERRORS
     })
       .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error" })
       .annotate(OpenApi.Summary, "Module query")
@@ -97,13 +98,12 @@ export class OperationsApi extends HttpApiGroup.make("operations")
       )
   )
   .add(
-    HttpApiEndpoint.get("getOperation", "/v2/operations/:id", { params: { id: Schema.String }, success: Operation })
+    HttpApiEndpoint.get("getOperation", "/v2/operations/:id", { params: { id: Schema.String }, success: Operation, error: API_ERRORS })
       .annotate(OpenApi.Summary, "Poll an operation")
       .annotate(
         OpenApi.Description,
         "The operation's state; module results appear as they land. Only operations of the caller's account and environment. Consumes only RPM."
       )
   )
-  .middleware(ApiKeyAuth)
   .annotate(OpenApi.Title, "Operations")
 {}

@@ -3,7 +3,7 @@ import { HttpEffect, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { isFinal } from "../../workflows/shared.js"
 import { type DuplicateModule, listed, refusalMessage, type UnsupportedModule } from "../modules/Names.js"
-import { CurrentPrincipal } from "../principal/Domain.js"
+import { currentPrincipal } from "../principal/Security.js"
 import { Api, apiGroup } from "../Api.js"
 import * as Errors from "../platform/http/Errors.js"
 import { preEncodedPerObject } from "../platform/http/PreEncoded.js"
@@ -38,7 +38,7 @@ export const pollHint = (status: string) =>
 
 /** A module request refused before anything is consumed, as the contract's error (v1 and v2 alike). */
 export const refuseModulesRequest = <A, R>(
-  effect: Effect.Effect<A, InvalidModulesPlate | UnsupportedModule | DuplicateModule | ModuleNotEnabled | LimitReached, R>
+  effect: Effect.Effect<A, Errors.ApiError | InvalidModulesPlate | UnsupportedModule | DuplicateModule | ModuleNotEnabled | LimitReached, R>
 ) =>
   effect.pipe(
     Effect.catchTags({
@@ -59,13 +59,13 @@ export const OperationsHttpLive = apiGroup(
     return HttpApiBuilder.group(Api, "operations", (handlers) =>
       handlers
         .handle("createModulesOperation", Effect.fnUntraced(function*({ params, payload }) {
-          const principal = yield* CurrentPrincipal
+          const principal = yield* currentPrincipal
           const { created, operation } = yield* operations.createModules(principal, params.plate, payload.modules)
           if (created) yield* accepted(operation.id)
           return operation
         }, refuseModulesRequest))
         .handle("getOperation", ({ params }) =>
-          Effect.flatMap(CurrentPrincipal, (principal) => operations.get(principal, params.id)).pipe(
+          Effect.flatMap(currentPrincipal, (principal) => operations.get(principal, params.id)).pipe(
             Effect.tap((operation) => pollHint(operation.status)),
             Effect.map(operationAnswer),
             Effect.catchTag("OperationNotFound", (e) => Errors.notFound("operation_not_found", operationNotFoundMessage(e.id)))

@@ -2,7 +2,7 @@
  * Plans and the authenticated caller, as every feature sees them: the accounts administer them,
  * metering counts against them.
  */
-import { Context, Data, Schema } from "effect"
+import { Data, Schema } from "effect"
 import type { Environment } from "../platform/http/RequestContext.js"
 import { Module } from "../modules/Names.js"
 import { Limit } from "../platform/contract/Schemas.js"
@@ -57,8 +57,6 @@ export interface Principal {
 
 /** What the caller's reads of its own account data are shared by: its account and environment. */
 export const accountKey = (principal: Principal) => `${principal.accountId}/${principal.environment}`
-
-export class CurrentPrincipal extends Context.Service<CurrentPrincipal, Principal>()("vda/CurrentPrincipal") {}
 
 export const isPaidOrCustom = (plan: PlanId) => plan !== "free"
 

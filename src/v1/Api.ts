@@ -6,8 +6,8 @@
 import { Schema, Struct } from "effect"
 import { MODULES } from "../../workflows/shared.js"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import { API_ERRORS } from "../platform/http/Errors.js"
 import { KeyEntry } from "../accounts/Api.js"
-import { ApiKeyAuth } from "../principal/Security.js"
 import { acceptedSuccess, OperationStatus } from "../contract/Operation.js"
 import { ModuleResults } from "../operations/Api.js"
 import { DateTimeUtc, Limit, NonNegativeInt } from "../platform/contract/Schemas.js"
@@ -153,7 +153,8 @@ export class V1Api extends HttpApiGroup.make("v1")
   .add(
     HttpApiEndpoint.get("v1GetBasicVehicle", "/v1/vehicles/basic", {
       query: { plate: Schema.optional(Schema.String) },
-      success: V1BasicVehicle
+      success: V1BasicVehicle,
+      error: API_ERRORS
     })
       .annotate(OpenApi.Summary, "Basic vehicle query (v1)")
       .annotate(OpenApi.Description, "v2's vehicle query without enrichments. One plate query, counted under `byVersion.v1`.")
@@ -161,7 +162,8 @@ export class V1Api extends HttpApiGroup.make("v1")
   .add(
     HttpApiEndpoint.post("v1CreateModulesOperation", "/v1/vehicles/modules", {
       payload: V1ModulesRequest,
-      success: [V1ModulesOperationResponse, acceptedSuccess(AcceptedV1ModulesOperation)]
+      success: [V1ModulesOperationResponse, acceptedSuccess(AcceptedV1ModulesOperation)],
+      error: API_ERRORS
     })
       .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error" })
       .annotate(OpenApi.Summary, "Module query (v1)")
@@ -173,14 +175,16 @@ export class V1Api extends HttpApiGroup.make("v1")
   .add(
     HttpApiEndpoint.get("v1GetModulesOperation", "/v1/vehicles/modules/:id", {
       params: { id: Schema.String },
-      success: V1ModulesOperationResponse
+      success: V1ModulesOperationResponse,
+      error: API_ERRORS
     })
       .annotate(OpenApi.Summary, "Poll a module operation (v1)")
   )
   .add(
     HttpApiEndpoint.post("v1CreateReport", "/v1/reports", {
       payload: V1ReportRequest,
-      success: [V1ReportResponse, acceptedSuccess(AcceptedV1Report)]
+      success: [V1ReportResponse, acceptedSuccess(AcceptedV1Report)],
+      error: API_ERRORS
     })
       .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error" })
       .annotate(OpenApi.Summary, "Vehicle report (v1)")
@@ -190,11 +194,11 @@ export class V1Api extends HttpApiGroup.make("v1")
       )
   )
   .add(
-    HttpApiEndpoint.get("v1GetReport", "/v1/reports/:id", { params: { id: Schema.String }, success: V1ReportResponse })
+    HttpApiEndpoint.get("v1GetReport", "/v1/reports/:id", { params: { id: Schema.String }, success: V1ReportResponse, error: API_ERRORS })
       .annotate(OpenApi.Summary, "Poll a report (v1)")
   )
   .add(
-    HttpApiEndpoint.get("v1GetStatus", "/v1/status", { success: ok(V1Status, "V1StatusResponse") })
+    HttpApiEndpoint.get("v1GetStatus", "/v1/status", { success: ok(V1Status, "V1StatusResponse"), error: API_ERRORS })
       .annotate(OpenApi.Summary, "Account status (v1)")
       .annotate(
         OpenApi.Description,
@@ -202,13 +206,14 @@ export class V1Api extends HttpApiGroup.make("v1")
       )
   )
   .add(
-    HttpApiEndpoint.get("v1GetWebhookConfig", "/v1/webhooks/config", { success: V1WebhookConfigResponse })
+    HttpApiEndpoint.get("v1GetWebhookConfig", "/v1/webhooks/config", { success: V1WebhookConfigResponse, error: API_ERRORS })
       .annotate(OpenApi.Summary, "Webhook configuration (v1)")
   )
   .add(
     HttpApiEndpoint.patch("v1UpdateWebhookConfig", "/v1/webhooks/config", {
       payload: V1WebhookConfigUpdate,
-      success: V1WebhookConfigResponse
+      success: V1WebhookConfigResponse,
+      error: API_ERRORS
     })
       .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error" })
       .annotate(OpenApi.Summary, "Change the webhook configuration (v1)")
@@ -220,7 +225,8 @@ export class V1Api extends HttpApiGroup.make("v1")
       success: ok(
         Schema.Struct({ deliveries: Schema.Array(V1Delivery), limit: NonNegativeInt, offset: NonNegativeInt }),
         "V1DeliveriesList"
-      )
+      ),
+      error: API_ERRORS
     })
       .annotate(OpenApi.Summary, "Webhook deliveries (v1)")
       .annotate(OpenApi.Description, "The same log as v2's (v1 and v2 deliveries), newest first.")
@@ -236,7 +242,8 @@ export class V1Api extends HttpApiGroup.make("v1")
           payload: Schema.Unknown
         }),
         "V1WebhookTest"
-      )
+      ),
+      error: API_ERRORS
     })
       .annotate(OpenApi.Summary, "Send a test event (v1)")
       .annotate(
@@ -244,7 +251,6 @@ export class V1Api extends HttpApiGroup.make("v1")
         "Paid and custom plans: a realistic `report.completed` event for a sample plate, signed and sent to the configured URL even while deliveries are disabled (400 without a URL). It appears in the deliveries log like any other."
       )
   )
-  .middleware(ApiKeyAuth)
   .annotate(OpenApi.Title, "v1 compatibility")
   .annotate(OpenApi.Description, "The previous version, kept available: same keys, allowances, RPM and webhook configuration as v2.")
 {}

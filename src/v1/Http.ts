@@ -5,7 +5,7 @@
 import { Effect } from "effect"
 import { HttpEffect, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
-import { CurrentPrincipal } from "../principal/Domain.js"
+import { currentPrincipal } from "../principal/Security.js"
 import { AccountStatus } from "../accounts/Status.js"
 import { Api, apiGroup } from "../Api.js"
 import { type ModulesOperation, operationNotFoundMessage } from "../operations/Api.js"
@@ -67,43 +67,43 @@ export const V1HttpLive = apiGroup(
     return HttpApiBuilder.group(Api, "v1", (handlers) =>
       handlers
         .handle("v1GetBasicVehicle", Effect.fnUntraced(function*({ query: queryParams }) {
-          const principal = yield* CurrentPrincipal
+          const principal = yield* currentPrincipal
           const outcome = yield* query.run(principal, queryParams.plate ?? "", {}, "v1")
           if (outcome._tag !== "Answered") return yield* Effect.die(new Error("a v1 query never searches in the background"))
           return outcome.response
         }, refuseVehicleQuery))
         .handle("v1CreateModulesOperation", Effect.fnUntraced(function*({ payload }) {
-          const principal = yield* CurrentPrincipal
+          const principal = yield* currentPrincipal
           const { created, operation } = yield* operations.createModules(principal, payload.plate, payload.modules, "v1")
           if (created) yield* acceptedAt(`/v1/vehicles/modules/${operation.id}`)
           return { success: true as const, data: toV1ModulesOperation(operation) }
         }, refuseModulesRequest))
         .handle("v1GetModulesOperation", ({ params }) =>
-          Effect.flatMap(CurrentPrincipal, (principal) => operations.getModules(principal, params.id, "v1")).pipe(
+          Effect.flatMap(currentPrincipal, (principal) => operations.getModules(principal, params.id, "v1")).pipe(
             Effect.tap((operation) => pollHint(operation.status)),
             Effect.map((operation) => ({ success: true as const, data: toV1ModulesOperation(operation) })),
             Effect.catchTag("OperationNotFound", (e) => Errors.notFound("operation_not_found", operationNotFoundMessage(e.id)))
           ))
         .handle("v1CreateReport", Effect.fnUntraced(function*({ payload }) {
-          const principal = yield* CurrentPrincipal
+          const principal = yield* currentPrincipal
           const { created, modules, row } = yield* operations.createReport(principal, payload.plate)
           if (created) yield* acceptedAt(`/v1/reports/${row.id}`)
           return { success: true as const, data: toV1Report(row, modules) }
         }, refuseModulesRequest))
         .handle("v1GetReport", ({ params }) =>
-          Effect.flatMap(CurrentPrincipal, (principal) => operations.getReport(principal, params.id)).pipe(
+          Effect.flatMap(currentPrincipal, (principal) => operations.getReport(principal, params.id)).pipe(
             Effect.tap(({ row }) => pollHint(row.status)),
             Effect.map(reportAnswer),
             Effect.catchTag("OperationNotFound", (e) => Errors.notFound("operation_not_found", `No report ${e.id}`))
           ))
         .handle("v1GetStatus", () =>
-          Effect.map(Effect.flatMap(CurrentPrincipal, status.read), (data) => ({ success: true as const, data: toV1Status(data) })))
+          Effect.map(Effect.flatMap(currentPrincipal, status.read), (data) => ({ success: true as const, data: toV1Status(data) })))
         .handle("v1GetWebhookConfig", Effect.fnUntraced(function*() {
-          const principal = yield* CurrentPrincipal
+          const principal = yield* currentPrincipal
           return { success: true as const, data: toV1Config(principal.accountId, yield* webhooks.getConfig(principal)) }
         }))
         .handle("v1UpdateWebhookConfig", Effect.fnUntraced(function*({ payload }) {
-          const principal = yield* CurrentPrincipal
+          const principal = yield* currentPrincipal
           const config = yield* webhooks.updateConfig(principal, {
             ...(payload.url !== undefined ? { url: payload.url } : {}),
             ...(payload.enabled !== undefined ? { enabled: payload.enabled } : {}),
@@ -112,12 +112,12 @@ export const V1HttpLive = apiGroup(
           return { success: true as const, data: toV1Config(principal.accountId, config) }
         }, Effect.catchTag("InvalidWebhookConfig", (e) => Errors.invalidRequest(`Invalid webhook configuration: ${e.reason}`))))
         .handle("v1ListWebhookDeliveries", Effect.fnUntraced(function*({ query: queryParams }) {
-          const principal = yield* CurrentPrincipal
+          const principal = yield* currentPrincipal
           const list = yield* webhooks.listDeliveries(principal, queryParams.limit ?? DEFAULT_LIMIT, queryParams.offset ?? 0)
           return { success: true as const, data: { ...list, deliveries: list.deliveries.map(toV1Delivery) } }
         }))
         .handle("v1SendWebhookTest", () =>
-          Effect.flatMap(CurrentPrincipal, webhooks.sendV1Test).pipe(
+          Effect.flatMap(currentPrincipal, webhooks.sendV1Test).pipe(
             Effect.map((delivery) => ({
               success: true as const,
               data: { id: delivery.id, event_type: "report.completed" as const, is_test: true as const, status: "pending" as const, payload: delivery.payload }

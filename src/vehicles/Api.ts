@@ -3,7 +3,7 @@
  */
 import { Schema, SchemaTransformation } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
-import { ApiKeyAuth } from "../principal/Security.js"
+import { API_ERRORS } from "../platform/http/Errors.js"
 import { VehicleResponse } from "./Response.js"
 import { AcceptedVehicleSuccess } from "./SearchOperation.js"
 
@@ -37,7 +37,8 @@ export class VehiclesApi extends HttpApiGroup.make("vehicles")
     HttpApiEndpoint.get("getVehicle", "/v2/vehicles/:plate", {
       params: { plate: Schema.String },
       query: VehicleQueryParams,
-      success: [VehicleResponse, AcceptedVehicleSuccess]
+      success: [VehicleResponse, AcceptedVehicleSuccess],
+      error: API_ERRORS
     })
       .annotate(OpenApi.Summary, "Basic vehicle query")
       .annotate(
@@ -45,6 +46,5 @@ export class VehiclesApi extends HttpApiGroup.make("vehicles")
         "Vehicle data for a plate (`AAA999` or `AA999AA`, any case) with optional enrichments. Consumes one plate query on every accepted call (found or not) and counts the plate once per day toward unique plates. With `onMiss=search`, a plate that must be fetched from the source is answered 202 with a vehicle operation to poll (`Location`) instead of waiting. `codia`, `sheet`, `tires` and `onMiss` need a paid or custom plan. `sandbox_scenario` and `sandbox_seed` are accepted by the sandbox only."
       )
   )
-  .middleware(ApiKeyAuth)
   .annotate(OpenApi.Title, "Vehicles")
 {}

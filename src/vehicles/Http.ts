@@ -1,6 +1,7 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { CurrentPrincipal, type PaidPlanRequired, type Principal } from "../principal/Domain.js"
+import type { PaidPlanRequired, Principal } from "../principal/Domain.js"
+import { currentPrincipal } from "../principal/Security.js"
 import { Api, apiGroup } from "../Api.js"
 import { SOURCE_UNAVAILABLE_MESSAGE, type VehicleQueryParams } from "./Api.js"
 import * as Errors from "../platform/http/Errors.js"
@@ -15,7 +16,7 @@ import { type InvalidParameter, type InvalidPlate, VehicleQuery } from "./Vehicl
 
 /** A vehicle query refused (nothing consumed), or its source down, as the contract's error (v1 and v2 alike). */
 export const refuseVehicleQuery = <A, R>(
-  effect: Effect.Effect<A, InvalidPlate | InvalidParameter | PaidPlanRequired | SourceUnavailable | LimitReached, R>
+  effect: Effect.Effect<A, Errors.ApiError | InvalidPlate | InvalidParameter | PaidPlanRequired | SourceUnavailable | LimitReached, R>
 ) =>
   effect.pipe(
     Effect.catchTags({
@@ -43,7 +44,7 @@ export const VehiclesHttpLive = apiGroup(
 
     return HttpApiBuilder.group(Api, "vehicles", (handlers) =>
       handlers.handle("getVehicle", Effect.fnUntraced(function*({ params, query: queryParams }) {
-        const principal = yield* CurrentPrincipal
+        const principal = yield* currentPrincipal
         const pending = yield* RequestAdmission
         if (pending === undefined || pending.admitted) return yield* answer(principal, params.plate, queryParams)
         // answered here, and charged with the request's admission: one round trip

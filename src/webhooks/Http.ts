@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { CurrentPrincipal } from "../principal/Domain.js"
+import { currentPrincipal } from "../principal/Security.js"
 import { Api, apiGroup } from "../Api.js"
 import * as Errors from "../platform/http/Errors.js"
 import { Webhooks } from "./Webhooks.js"
@@ -10,7 +10,6 @@ const DEFAULT_LIMIT = 25
 export const WebhooksHttpLive = apiGroup(
   Effect.gen(function*() {
     const webhooks = yield* Webhooks
-    const currentPrincipal = Effect.service(CurrentPrincipal)
     return HttpApiBuilder.group(Api, "webhooks", (handlers) =>
       handlers
         .handle("getWebhookConfig", () => Effect.flatMap(currentPrincipal, webhooks.getConfig))

@@ -78,6 +78,26 @@ describe("OpenAPI document", () => {
     expect(spec.components.schemas.V1Error.properties.error).toEqual({ $ref: "#/components/schemas/ErrorBody" })
   })
 
+  it("documents the Retry-After header of every 429 and 503 of /v1 and /v2", () => {
+    let checked = 0
+    for (const [path, item] of Object.entries<Record<string, any>>(spec.paths)) {
+      if (!path.startsWith("/v1") && !path.startsWith("/v2")) continue
+      for (const operation of Object.values<any>(item)) {
+        for (const status of ["429", "503"]) {
+          expect(Object.keys(operation.responses[status].headers ?? {}), `${path} ${status}`).toEqual(["retry-after"])
+          checked++
+        }
+      }
+    }
+    expect(checked).toBe(2 * 20)
+  })
+
+  it("documents the probes' own answers only: they take no key and answer none of the API's errors", () => {
+    expect(Object.keys(spec.paths["/healthz"].get.responses)).toEqual(["200"])
+    expect(Object.keys(spec.paths["/readyz"].get.responses).sort()).toEqual(["200", "503"])
+    expect(spec.paths["/readyz"].get.responses["503"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/Readiness" })
+  })
+
   it("describes date-times as RFC 3339 strings", () => {
     expect(spec.components.schemas.DateTime).toMatchObject({ type: "string", format: "date-time" })
   })

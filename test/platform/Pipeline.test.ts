@@ -9,9 +9,8 @@ import { HttpEffect, HttpRouter, type HttpServerRequest } from "effect/http"
 import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import { SqlClient } from "effect/sql"
 import { Accounts } from "../../src/accounts/Accounts.js"
-import { CurrentPrincipal } from "../../src/principal/Domain.js"
-import { ApiKeyAuth, ApiKeyAuthLive } from "../../src/principal/Security.js"
-import { ApiErrors, ApiErrorsLive } from "../../src/Api.js"
+import { currentPrincipal } from "../../src/principal/Security.js"
+import { API_ERRORS } from "../../src/platform/http/Errors.js"
 import { makeRequestPipeline, ServicesLive } from "../../src/Http.js"
 import { pgClientLayer } from "../../src/platform/db/Database.js"
 import { CurrentEnvironment } from "../../src/platform/http/RequestContext.js"
@@ -23,26 +22,27 @@ class ProbeGroup extends HttpApiGroup.make("probe")
   .add(
     HttpApiEndpoint.post("echo", "/v2/probe/echo", {
       payload: Schema.Struct({ name: Schema.NonEmptyString }),
-      success: Schema.Struct({ name: Schema.String, owner: Schema.String })
+      success: Schema.Struct({ name: Schema.String, owner: Schema.String }),
+      error: API_ERRORS
     }),
     HttpApiEndpoint.get("item", "/v2/probe/items/:id", {
       params: { id: Schema.FiniteFromString },
-      success: Schema.Struct({ id: Schema.Number })
+      success: Schema.Struct({ id: Schema.Number }),
+      error: API_ERRORS
     }),
-    HttpApiEndpoint.get("boom", "/v2/probe/boom", { success: Schema.Void }),
-    HttpApiEndpoint.get("badSql", "/v2/probe/bad-sql", { success: Schema.Void })
+    HttpApiEndpoint.get("boom", "/v2/probe/boom", { success: Schema.Void, error: API_ERRORS }),
+    HttpApiEndpoint.get("badSql", "/v2/probe/bad-sql", { success: Schema.Void, error: API_ERRORS })
   )
-  .middleware(ApiKeyAuth)
 {}
 
-/** The probe API declares the contract's errors API-wide, as the real one does. */
-class ProbeApi extends HttpApi.make("probe").add(ProbeGroup).middleware(ApiErrors) {}
+/** The probe API's endpoints declare the contract's errors, as the real one's do. */
+class ProbeApi extends HttpApi.make("probe").add(ProbeGroup) {}
 
 const ProbeHandlers = HttpApiBuilder.group(ProbeApi, "probe", (handlers) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     return handlers
-      .handle("echo", ({ payload }) => Effect.map(Effect.service(CurrentPrincipal), (p) => ({ name: payload.name, owner: p.owner })))
+      .handle("echo", ({ payload }) => Effect.map(currentPrincipal, (p) => ({ name: payload.name, owner: p.owner })))
       .handle("item", ({ params }) => Effect.succeed({ id: params.id }))
       .handle("boom", () => Effect.die(new Error("secret internal detail /etc/passwd")))
       .handle("badSql", () => sql`select * from table_that_does_not_exist`.pipe(Effect.asVoid, Effect.orDie))
@@ -50,7 +50,6 @@ const ProbeHandlers = HttpApiBuilder.group(ProbeApi, "probe", (handlers) =>
 
 const ProbeRoutes = HttpApiBuilder.layer(ProbeApi).pipe(
   Layer.provide(ProbeHandlers),
-  Layer.provide([ApiKeyAuthLive, ApiErrorsLive]),
   Layer.provide(NodeHttpServer.layerHttpServices)
 )
 

@@ -4,7 +4,7 @@
  * shared by two statuses would always answer with the first; hence the per-status family.
  */
 import { Clock, Effect, Schema, SchemaTransformation } from "effect"
-import { HttpEffect, HttpServerResponse } from "effect/http"
+import { HttpServerResponse } from "effect/http"
 import { HttpApiSchema } from "effect/http-api"
 import { METER, MeterName } from "../contract/MeterNames.js"
 import { RequestId } from "./RequestContext.js"
@@ -63,6 +63,12 @@ export class Unavailable extends Schema.TaggedError<Unavailable>()("Unavailable"
 
 export type ApiError = BadRequest | Unauthorized | Forbidden | NotFound | TooManyRequests | InternalError | Unavailable
 
+/** How long a 429 or 503 asks a client to wait when its failure does not say, in seconds. */
+const DEFAULT_RETRY_AFTER_SECONDS = 1
+
+/** How long a 429 or 503 asks its client to wait, in seconds. */
+const retryAfterSecondsOf = (failure: TooManyRequests | Unavailable) => failure.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS
+
 /** Each error's HTTP status: one table for v2's wire form and v1's envelope. */
 export const STATUS = {
   BadRequest: 400,
@@ -86,39 +92,65 @@ const wire = <Self extends ApiError>(Self: ErrorClass<Self>, name: Self["_tag"],
     HttpApiSchema.status(STATUS[name])
   ).annotate({ description })
 
+type RetryLaterClass<Self> = Schema.Top & { readonly Type: Self } & {
+  new(props: { readonly error: ErrorBody; readonly retryAfterSeconds?: number }): Self
+}
+
+/** `wire` for an error that may be retried later: its `Retry-After` header travels with its body. */
+const wireRetryLater = <Self extends TooManyRequests | Unavailable>(Self: RetryLaterClass<Self>, name: Self["_tag"], description: string) =>
+  Schema.toType(Self).pipe(
+    HttpApiSchema.encodeToWithHeaders({
+      body: envelopeOf(name).pipe(HttpApiSchema.status(STATUS[name])),
+      headers: { "retry-after": Schema.optional(Schema.FiniteFromString) }
+    }, {
+      decode: ({ body, headers }) => {
+        const seconds = headers["retry-after"]
+        return new Self(seconds === undefined ? { error: body.error } : { error: body.error, retryAfterSeconds: seconds })
+      },
+      encode: (self: Self) => ({ body: { error: self.error }, headers: { "retry-after": retryAfterSecondsOf(self) } })
+    })
+  ).annotate({ description })
+
 export const BadRequestJson = wire(BadRequest, "BadRequest", "Invalid request, plate, module or parameters")
 export const UnauthorizedJson = wire(Unauthorized, "Unauthorized", "Missing, unknown or revoked API key")
 export const ForbiddenJson = wire(Forbidden, "Forbidden", "The plan or account does not allow this")
 export const NotFoundJson = wire(NotFound, "NotFound", "Unknown route or resource")
-export const TooManyRequestsJson = wire(TooManyRequests, "TooManyRequests", "Requests per minute or quota exhausted")
+export const TooManyRequestsJson = wireRetryLater(TooManyRequests, "TooManyRequests", "Requests per minute or quota exhausted")
 export const InternalErrorJson = wire(InternalError, "InternalError", "Internal failure")
-export const UnavailableJson = wire(Unavailable, "Unavailable", "Temporarily unavailable")
+export const UnavailableJson = wireRetryLater(Unavailable, "Unavailable", "Temporarily unavailable")
+
+/**
+ * The errors every endpoint of the API may answer, in the contract's body: the request pipeline
+ * raises them before routing, and the handlers raise them too. Each endpoint declares them, so
+ * that they are encoded (a 429's or 503's with its `Retry-After`) and documented as the contract says.
+ */
+export const API_ERRORS = [
+  BadRequestJson,
+  UnauthorizedJson,
+  ForbiddenJson,
+  NotFoundJson,
+  TooManyRequestsJson,
+  InternalErrorJson,
+  UnavailableJson
+] as const
 
 /** The body of an error: v2's `{error}`, or v1's envelope `{success: false, error}`. */
 export const errorBodyOf = (failure: ApiError, version: "v1" | "v2") =>
   version === "v1" ? { success: false, error: failure.error } : { error: failure.error }
 
-/** The `Retry-After` of an error that may be retried later, in seconds. */
-export const retryAfterOf = (failure: unknown): string | undefined =>
-  failure instanceof TooManyRequests || failure instanceof Unavailable ? String(failure.retryAfterSeconds ?? 1) : undefined
+/** The `Retry-After` of an error that may be retried later: its headers, none for any other. */
+const headersOf = (failure: ApiError): Record<string, string> | undefined =>
+  failure instanceof TooManyRequests || failure instanceof Unavailable
+    ? { "retry-after": String(retryAfterSecondsOf(failure)) }
+    : undefined
 
-/** Answers `effect`'s 429 and 503 failures with their `Retry-After` header, wherever they are encoded. */
-export const withRetryAfter = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.tapError(effect, (failure) => {
-    const retryAfter = retryAfterOf(failure)
-    return retryAfter === undefined
-      ? Effect.void
-      : HttpEffect.appendPreResponseHandler((_request, response) =>
-        Effect.succeed(HttpServerResponse.setHeader(response, "retry-after", retryAfter)))
-  })
-
-/** An error as v2 answers it: `{error}`, with its status. */
+/** An error as v2 answers it: `{error}`, with its status (and a 429's or 503's `Retry-After`). */
 export const errorResponse = (failure: ApiError) =>
-  HttpServerResponse.jsonUnsafe(errorBodyOf(failure, "v2"), { status: STATUS[failure._tag] })
+  HttpServerResponse.jsonUnsafe(errorBodyOf(failure, "v2"), { status: STATUS[failure._tag], headers: headersOf(failure) })
 
 /** v1 answers errors in its envelope: `{success: false, error}`, same statuses, codes and headers. */
 export const v1ErrorResponse = (failure: ApiError) =>
-  HttpServerResponse.jsonUnsafe(errorBodyOf(failure, "v1"), { status: STATUS[failure._tag] })
+  HttpServerResponse.jsonUnsafe(errorBodyOf(failure, "v1"), { status: STATUS[failure._tag], headers: headersOf(failure) })
 
 const decoder = new TextDecoder()
 

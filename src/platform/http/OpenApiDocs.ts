@@ -1,13 +1,11 @@
 /**
  * Touch-ups of the generated OpenAPI document. The library documents its own decode-error body on
- * every 400, but the request pipeline always answers with our error body instead; the probes
- * outside /v1 and /v2 take no key, so they answer none of the key, plan or quota errors; and v1's
- * errors come in v1's envelope (`V1Error`).
+ * every 400, but the request pipeline always answers with our error body instead; v1's errors
+ * come in v1's envelope (`V1Error`); and the API key's scheme is declared here, not by a middleware.
  */
 type Json = Record<string, any>
 
 const DECODE_ERROR_REF = "#/components/schemas/HttpApiDecodeError"
-const UNAUTHENTICATED_ONLY = ["401", "403", "429"]
 const V1_ERROR: Json = {
   type: "object",
   required: ["success", "error"],
@@ -16,16 +14,35 @@ const V1_ERROR: Json = {
   description: "v1's error envelope: the same error body as v2's, beside `success: false`"
 }
 
+/** Whether a path is one of the API's versions (/v1, /v2), whose requests carry a key. */
+export const isVersioned = (path: string) => path.startsWith("/v2") || path.startsWith("/v1")
+
+/**
+ * Declares the security scheme `name` and requires it on the operations of the paths `covers`
+ * picks (what an HttpApi security middleware would document, without the middleware).
+ */
+export const withSecurityScheme = (
+  spec: Json,
+  { name, scheme }: { readonly name: string; readonly scheme: Json },
+  covers: (path: string) => boolean
+): Json => {
+  spec.components ??= {}
+  spec.components.securitySchemes = { ...spec.components.securitySchemes, [name]: { ...scheme } }
+  for (const [path, pathItem] of Object.entries<Json>(spec.paths ?? {})) {
+    if (!covers(path)) continue
+    for (const operation of Object.values<Json>(pathItem)) operation.security = [{ [name]: [] }]
+  }
+  return spec
+}
+
 export const stripDecodeErrors = (spec: Json): Json => {
   const schemas: Json = spec.components?.schemas ?? {}
   delete schemas.HttpApiDecodeError
   delete schemas.Issue
   delete schemas.PropertyKey
-  for (const [path, pathItem] of Object.entries<Json>(spec.paths ?? {})) {
+  for (const pathItem of Object.values<Json>(spec.paths ?? {})) {
     for (const operation of Object.values<Json>(pathItem)) {
       const responses: Json = operation?.responses ?? {}
-      const versioned = path.startsWith("/v2") || path.startsWith("/v1")
-      if (!versioned) for (const status of UNAUTHENTICATED_ONLY) delete responses[status]
       const badRequest = responses["400"]
       if (badRequest === undefined) continue
       badRequest.description = "Invalid request, plate, module or parameters"
