@@ -115,25 +115,37 @@ const classifyFailure = (
 }
 
 
-/** Every endpoint of `api`, by `group.endpoint` name. */
-const endpointsOf = <Id extends string, Groups extends HttpApiGroup.Constraint>(api: HttpApi.HttpApi<Id, Groups>) => {
-  const endpoints: Array<RequestInput.RouteTemplate & { readonly name: string; readonly takesBody: boolean }> = []
-  HttpApi.reflect(api, {
-    onGroup: () => {},
-    onEndpoint: ({ endpoint, group }) =>
-      void endpoints.push({
-        name: `${group.identifier}.${endpoint.identifier}`,
-        method: endpoint.method,
-        path: endpoint.path,
-        takesBody: endpoint.payload.size > 0
-      })
-  })
-  return endpoints
+/** A route the API serves, and what the request pipeline does for its requests. */
+interface ServedRoute extends RequestInput.RouteTemplate {
+  readonly takesBody: boolean
+  /** Its handler admits its requests (ADMITTED_BY_HANDLER). */
+  readonly admittedByHandler: boolean
+  /** Its handler may read while its request is admitted (READ_WHILE_ADMITTED). */
+  readonly readWhileAdmitted: boolean
 }
 
-/** Every route `api` serves, with the documentation's. */
-const routesOf = (endpoints: ReadonlyArray<RequestInput.RouteTemplate>): Array<RequestInput.RouteTemplate> =>
-  [{ method: "GET", path: "/openapi.json" }, { method: "GET", path: "/docs" }, ...endpoints]
+/** Every route `api` serves: its endpoints', and the documentation's. */
+const routesOf = <Id extends string, Groups extends HttpApiGroup.Constraint>(api: HttpApi.HttpApi<Id, Groups>) => {
+  const documentation = { takesBody: false, admittedByHandler: false, readWhileAdmitted: false }
+  const routes: Array<ServedRoute> = [
+    { method: "GET", path: "/openapi.json", ...documentation },
+    { method: "GET", path: "/docs", ...documentation }
+  ]
+  HttpApi.reflect(api, {
+    onGroup: () => {},
+    onEndpoint: ({ endpoint, group }) => {
+      const name = `${group.identifier}.${endpoint.identifier}`
+      routes.push({
+        method: endpoint.method,
+        path: endpoint.path,
+        takesBody: endpoint.payload.size > 0,
+        admittedByHandler: ADMITTED_BY_HANDLER.has(name),
+        readWhileAdmitted: READ_WHILE_ADMITTED.has(name)
+      })
+    }
+  })
+  return routes
+}
 
 /**
  * The endpoints whose handlers admit their requests (`RequestAdmission`), by group and name: the
@@ -148,25 +160,8 @@ const ADMITTED_BY_HANDLER = new Set(["vehicles.getVehicle"])
  */
 const READ_WHILE_ADMITTED = new Set(["operations.getOperation", "v1.v1GetModulesOperation", "v1.v1GetReport"])
 
-/** Whether a request (method, URL) is for one of `endpoints` that `select` picks. */
-const makeEndpointMatcher = (
-  endpoints: ReturnType<typeof endpointsOf>,
-  select: (endpoint: ReturnType<typeof endpointsOf>[number]) => boolean
-) => {
-  const routes = endpoints.filter(select)
-  const byMethod = new Map(
-    [...new Set(routes.map((route) => route.method))].map((method) =>
-      [method, RequestInput.makeRouteResolver(routes.filter((route) => route.method === method))] as const
-    )
-  )
-  return (method: string, url: string) => {
-    const resolve = byMethod.get(method)
-    return resolve !== undefined && resolve(url) !== RequestInput.UNMATCHED_ROUTE
-  }
-}
-
 /** The route template of a request URL, for metrics, traces and the access log. */
-export const routeOfUrl = RequestInput.makeRouteResolver(routesOf(endpointsOf(Api)))
+export const routeOfUrl = RequestInput.makeRouteResolver(routesOf(Api))
 
 /** Services a request adds to its context, in one step. */
 type ContextAddition = <X>(current: Context.Context<X>) => Context.Context<X>
@@ -189,9 +184,9 @@ const refuse = (request: HttpServerRequest.HttpServerRequest, refusal: RequestIn
   }
 }
 
-/** The input layer's refusal of what the URL and route say (RequestInput), before anything is read. */
-const refusalOf = (methodsOf: (path: string) => ReadonlyArray<string>, request: HttpServerRequest.HttpServerRequest) =>
-  RequestInput.checkUrl(request.url) ?? RequestInput.checkRoute(methodsOf, request.method, request.url)
+/** The input layer's refusal of what the URL and its path's routes say (RequestInput), before anything is read. */
+const refusalOf = (request: HttpServerRequest.HttpServerRequest, path: string, routes: RequestInput.PathRoutes<ServedRoute> | undefined) =>
+  RequestInput.checkUrl(request.url) ?? RequestInput.checkMethods(routes?.methods ?? [], request.method, path)
 
 /**
  * The input layer's checks of a body: its type, its size and its JSON, read once (the router's
@@ -223,12 +218,7 @@ export const makeRequestPipeline = Effect.fnUntraced(function*<Id extends string
 ) {
   const admission = yield* Admission
   const { requestBody } = yield* AppConfig
-  const endpoints = endpointsOf(api)
-  const methodsOf = RequestInput.makeRouteTable(routesOf(endpoints))
-
-  const admittedByHandler = makeEndpointMatcher(endpoints, (endpoint) => ADMITTED_BY_HANDLER.has(endpoint.name))
-  const readWhileAdmitted = makeEndpointMatcher(endpoints, (endpoint) => READ_WHILE_ADMITTED.has(endpoint.name))
-  const takesBody = makeEndpointMatcher(endpoints, (endpoint) => endpoint.takesBody)
+  const routesAt = RequestInput.makePathIndex(routesOf(api))
 
   /** An admission as the contract answers it; its headers gathered, its account noted. */
   const answered = <A extends { readonly admitted: Admitted }>(
@@ -266,11 +256,12 @@ export const makeRequestPipeline = Effect.fnUntraced(function*<Id extends string
    */
   const pendingAdmission = (
     request: HttpServerRequest.HttpServerRequest,
+    route: ServedRoute | undefined,
     environment: Environment,
     headers: Record<string, string>,
     keyHash: Result.Result<string, InvalidKey>
   ): PendingAdmission | undefined => {
-    if (Result.isFailure(keyHash) || !admittedByHandler(request.method, request.url)) return undefined
+    if (Result.isFailure(keyHash) || route?.admittedByHandler !== true) return undefined
     const expected = admission.expected(keyHash.success, environment)
     if (expected === undefined) return undefined
     let answer: Exit.Exit<AdmittedAndCharged, Errors.ApiError> | undefined
@@ -297,11 +288,11 @@ export const makeRequestPipeline = Effect.fnUntraced(function*<Id extends string
 
   /** The account a request of a read-while-admitted endpoint reads as: its key's, when known here. */
   const readerOf = (
-    request: HttpServerRequest.HttpServerRequest,
+    route: ServedRoute | undefined,
     environment: Environment,
     keyHash: Result.Result<string, InvalidKey>
   ): Principal | undefined =>
-    Result.isSuccess(keyHash) && readWhileAdmitted(request.method, request.url)
+    Result.isSuccess(keyHash) && route?.readWhileAdmitted === true
       ? admission.expected(keyHash.success, environment)?.principal
       : undefined
 
@@ -317,12 +308,12 @@ export const makeRequestPipeline = Effect.fnUntraced(function*<Id extends string
 
   return <E, R>(app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) => {
     /** The request past the input layer, routed (a refusal is its failure). */
-    const checked = (request: HttpServerRequest.HttpServerRequest) => {
-      const refusal = refusalOf(methodsOf, request)
+    const checked = (request: HttpServerRequest.HttpServerRequest, path: string, routes: RequestInput.PathRoutes<ServedRoute> | undefined) => {
+      const refusal = refusalOf(request, path, routes)
       if (refusal !== undefined) return refuse(request, refusal)
       if (RequestInput.hasBody(request.headers)) return checkBody(request, requestBody, app)
       // an empty body still declares its type: one the API does not take is refused as if it had bytes
-      if (request.headers["content-type"] !== undefined && takesBody(request.method, request.url)) {
+      if (request.headers["content-type"] !== undefined && routes?.byMethod.get(request.method)?.takesBody === true) {
         const declared = RequestInput.checkBodyHeaders(request.headers, requestBody)
         if (declared !== undefined) return refuse(request, declared)
       }
@@ -345,28 +336,32 @@ export const makeRequestPipeline = Effect.fnUntraced(function*<Id extends string
         Context.add(current, AdmittedPrincipal, principal).pipe(
           Context.add(References.CurrentLogAnnotations, { ...annotations, requestId, accountId: principal.accountId })
         ) as typeof current
+      // the path's routes, looked up once for every step that asks
+      const path = RequestInput.pathOf(request.url)
+      const routes = routesAt(path)
+      const route = routes?.byMethod.get(request.method)
       let routed: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, R>
       if (version === undefined) {
-        routed = checked(request)
+        routed = checked(request, path, routes)
       } else {
         const environment = fiber.getRef(CurrentEnvironment)
         const keyHash = keyHashOf(request.headers[API_KEY_HEADER])
-        const pending = pendingAdmission(request, environment, headers, keyHash)
+        const pending = pendingAdmission(request, route, environment, headers, keyHash)
         if (pending !== undefined) {
           const admittedAsExpected = asAdmitted(pending.expected.principal)
           context = (current) =>
             Context.add(admittedAsExpected(Context.add(current, RequestId, requestId)), RequestAdmission, pending) as typeof current
-          routed = admittedBy(pending, checked(request))
+          routed = admittedBy(pending, checked(request, path, routes))
         } else {
           const admitted = admit(request, environment, headers, keyHash)
-          const reader = readerOf(request, environment, keyHash)
+          const reader = readerOf(route, environment, keyHash)
           routed = reader === undefined
-            ? Effect.flatMap(admitted, (principal) => withAddition(checked(request), asAdmitted(principal)))
+            ? Effect.flatMap(admitted, (principal) => withAddition(checked(request, path, routes), asAdmitted(principal)))
             // both at once; the read's outcome waits for the admission, whose refusal wins
             : Effect.flatMap(
-              Effect.all([admitted, Effect.exit(withAddition(checked(request), asAdmitted(reader)))], { concurrency: 2 }),
+              Effect.all([admitted, Effect.exit(withAddition(checked(request, path, routes), asAdmitted(reader)))], { concurrency: 2 }),
               ([principal, read]) =>
-                principal.accountId === reader.accountId ? read : withAddition(checked(request), asAdmitted(principal))
+                principal.accountId === reader.accountId ? read : withAddition(checked(request, path, routes), asAdmitted(principal))
             )
         }
       }

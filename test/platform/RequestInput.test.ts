@@ -11,6 +11,7 @@ import {
   hasBody,
   jsonDepth,
   DEFAULT_BODY_LIMITS,
+  makePathIndex,
   makeRouteTable,
   tooLarge
 } from "../../src/platform/http/RequestInput.js"
@@ -31,6 +32,22 @@ describe("routes", () => {
     for (const path of ["/v2/vehicles/AB123CD/", "/V2/vehicles/AB123CD", "/v2/vehicles", "/v2/vehicles/a/b", "/openapiXjson", "/v2/webhooks/CONFIG"]) {
       expect(methodsOf(path), path).toEqual([])
     }
+  })
+
+  it("a path's routes: its template and its routes by method, a template without parameters first", () => {
+    const routesAt = makePathIndex([
+      { method: "GET", path: "/v1/reports/:id", name: "report" },
+      { method: "POST", path: "/v1/reports/latest", name: "latest" },
+      { method: "GET", path: "/v2/webhooks/config", name: "config" },
+      { method: "PATCH", path: "/v2/webhooks/config", name: "update" }
+    ])
+    expect(routesAt("/v1/reports/rep_1")).toMatchObject({ template: "/v1/reports/{id}", methods: ["GET"] })
+    expect(routesAt("/v1/reports/rep_1")?.byMethod.get("GET")?.name).toBe("report")
+    expect(routesAt("/v1/reports/latest")).toMatchObject({ template: "/v1/reports/latest", methods: ["POST"] })
+    expect(routesAt("/v2/webhooks/config")?.methods).toEqual(["GET", "PATCH"])
+    expect(routesAt("/v2/webhooks/config")?.byMethod.get("PATCH")?.name).toBe("update")
+    expect(routesAt("/v1/reports")).toBeUndefined()
+    expect(routesAt("/v1/reports/rep_1/")).toBeUndefined()
   })
 
   it("unknown → 404; HEAD → 405 naming the methods; otherwise nothing to say", () => {

@@ -36,19 +36,52 @@ export interface RouteTemplate {
 const segmentPattern = (segment: string) =>
   segment.startsWith(":") ? "[^/]+" : segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
 
-/** Recognises the contract's paths exactly (case-sensitive, no trailing slash). */
+/** A path's routes: its template as metrics, traces and the access log name it, and its routes by method. */
+export interface PathRoutes<R extends RouteTemplate> {
+  /** The template with `{param}`s: `/v2/vehicles/{plate}`. */
+  readonly template: string
+  readonly methods: ReadonlyArray<string>
+  readonly byMethod: ReadonlyMap<string, R>
+}
+
+/**
+ * Recognises the contract's paths exactly (case-sensitive, no trailing slash): the routes of the
+ * template a path matches, a template without parameters first (as the router prefers it), or
+ * undefined. Made once; a request's lookup allocates nothing.
+ */
+export const makePathIndex = <R extends RouteTemplate>(routes: ReadonlyArray<R>) => {
+  const byTemplate = new Map<string, Array<R>>()
+  for (const route of routes) byTemplate.set(route.path, [...(byTemplate.get(route.path) ?? []), route])
+  const literal = new Map<string, PathRoutes<R>>()
+  const parameterised: Array<{ readonly pattern: RegExp; readonly routes: PathRoutes<R> }> = []
+  for (const [path, sameTemplate] of byTemplate) {
+    const byMethod = new Map(sameTemplate.map((route) => [route.method.toUpperCase(), route] as const))
+    const routes: PathRoutes<R> = {
+      template: path.split("/").map((s) => s.startsWith(":") ? `{${s.slice(1)}}` : s).join("/"),
+      methods: [...byMethod.keys()],
+      byMethod
+    }
+    if (path.includes(":")) parameterised.push({ pattern: new RegExp(`^${path.split("/").map(segmentPattern).join("/")}$`), routes })
+    else literal.set(path, routes)
+  }
+  return (path: string): PathRoutes<R> | undefined => {
+    const known = literal.get(path)
+    if (known !== undefined) return known
+    for (const route of parameterised) if (route.pattern.test(path)) return route.routes
+    return undefined
+  }
+}
+
+/** A request URL's path: what comes before its query. */
+export const pathOf = (url: string) => {
+  const query = url.indexOf("?")
+  return query === -1 ? url : url.slice(0, query)
+}
+
+/** The methods a path answers to (empty: no such route). */
 export const makeRouteTable = (routes: ReadonlyArray<RouteTemplate>) => {
-  const compiled = routes.map((route) => ({
-    method: route.method.toUpperCase(),
-    pattern: new RegExp(`^${route.path.split("/").map(segmentPattern).join("/")}$`)
-  }))
-  const methodsMatching = (path: string): ReadonlyArray<string> =>
-    [...new Set(compiled.filter((route) => route.pattern.test(path)).map((route) => route.method))]
-  // every request asks: a path without parameters is looked up, computed once
-  const literal = new Map<string, ReadonlyArray<string>>()
-  for (const route of routes) if (!route.path.includes(":")) literal.set(route.path, methodsMatching(route.path))
-  /** The methods the path answers to (empty: no such route). */
-  return (path: string): ReadonlyArray<string> => literal.get(path) ?? methodsMatching(path)
+  const index = makePathIndex(routes)
+  return (path: string): ReadonlyArray<string> => index(path)?.methods ?? []
 }
 
 /** What metrics, traces and the access log call a route: its template with `{param}`s. */
@@ -59,24 +92,8 @@ export const UNMATCHED_ROUTE = "unmatched"
  * UNMATCHED_ROUTE: the label stays one of a known few whatever clients send.
  */
 export const makeRouteResolver = (routes: ReadonlyArray<RouteTemplate>) => {
-  const literal = new Map<string, string>()
-  const parameterised: Array<{ readonly pattern: RegExp; readonly template: string }> = []
-  for (const route of routes) {
-    const template = route.path.split("/").map((s) => s.startsWith(":") ? `{${s.slice(1)}}` : s).join("/")
-    if (route.path.includes(":")) {
-      parameterised.push({ pattern: new RegExp(`^${route.path.split("/").map(segmentPattern).join("/")}$`), template })
-    } else {
-      literal.set(route.path, template)
-    }
-  }
-  return (url: string): string => {
-    const query = url.indexOf("?")
-    const path = query === -1 ? url : url.slice(0, query)
-    const known = literal.get(path)
-    if (known !== undefined) return known
-    for (const route of parameterised) if (route.pattern.test(path)) return route.template
-    return UNMATCHED_ROUTE
-  }
+  const index = makePathIndex(routes)
+  return (url: string): string => index(pathOf(url))?.template ?? UNMATCHED_ROUTE
 }
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
@@ -110,8 +127,12 @@ export const checkRoute = (
   method: string,
   url: string
 ): Refusal | undefined => {
-  const path = url.split("?", 1)[0] ?? url
-  const methods = methodsOf(path)
+  const path = pathOf(url)
+  return checkMethods(methodsOf(path), method, path)
+}
+
+/** `checkRoute` for a path whose route's methods are known. */
+export const checkMethods = (methods: ReadonlyArray<string>, method: string, path: string): Refusal | undefined => {
   if (methods.length === 0) return { status: 404, message: `No route for ${method} ${path}` }
   if (method === "HEAD") {
     return { status: 405, message: `HEAD is not supported: use ${methods.join(" or ")}`, allow: methods.join(", ") }
