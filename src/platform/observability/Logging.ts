@@ -36,17 +36,40 @@ const jsonText = (text: string) => PLAIN_JSON_TEXT.test(text) ? `"${text}"` : JS
 const jsonValue = (value: string | number | boolean) =>
   typeof value === "string" ? jsonText(value) : typeof value === "number" && !Number.isFinite(value) ? "null" : String(value)
 
+/**
+ * The JSON text of a name the code chose (a level, a field name: a known few), made once: the
+ * access log writes a dozen per request.
+ */
+const namesAsJson = new Map<string, string>()
+const NAMES_KEPT = 256
+const jsonName = (name: string) => {
+  let text = namesAsJson.get(name)
+  if (text === undefined) {
+    text = jsonText(name)
+    if (namesAsJson.size < NAMES_KEPT) namesAsJson.set(name, text)
+  }
+  return text
+}
+
+/** A level as a JSON line writes it: `"info"` for `INFO`. */
+const levelsAsJson = new Map<string, string>()
+const jsonLevel = (level: string) => {
+  let text = levelsAsJson.get(level)
+  if (text === undefined) levelsAsJson.set(level, text = jsonText(level.toLowerCase()))
+  return text
+}
+
 const OWN_FIELDS = new Set(["timestamp", "level", "message"])
 
 /** Formats one line; the level as the log shows it (`INFO`, `WARN`…). */
 export const formatLine = (format: LogFormat, date: Date, level: string, message: string, fields: LogFields): string => {
   if (format === "json") {
-    let line = `{"timestamp":"${timestampOf(date)}","level":${jsonText(level.toLowerCase())},"message":${jsonText(message)}`
+    let line = `{"timestamp":"${timestampOf(date)}","level":${jsonLevel(level)},"message":${jsonText(message)}`
     for (const name in fields) {
       const value = fields[name]
-      if (value !== undefined && !OWN_FIELDS.has(name)) line += `,${jsonText(name)}:${jsonValue(value)}`
+      if (value !== undefined && !OWN_FIELDS.has(name)) line += "," + jsonName(name) + ":" + jsonValue(value)
     }
-    return `${line}}`
+    return line + "}"
   }
   let text = `${timestampOf(date)} ${level.padEnd(5)} ${message}`
   for (const name in fields) {
