@@ -18,7 +18,7 @@ import { OperationStatus } from "../contract/Operation.js"
 import { VehicleSearchError } from "../vehicles/SearchOperation.js"
 import { ModuleErrorJson, ModuleWarningJson } from "./Api.js"
 import { countFinished } from "./Metrics.js"
-import { ACTIVE_SQL } from "./sql/operationRow.js"
+import { ACTIVE_SQL, moduleOrder } from "./sql/operationRow.js"
 
 const OperationKind = Schema.Literals(["modules", "vehicle", "report"])
 
@@ -217,7 +217,8 @@ const make = Effect.gen(function*() {
     modules: (id: string) =>
       moduleRows(sql`
         select operation_id, module, status, data, error, warnings, updated_at
-        from operation_modules where operation_id = ${id}`).pipe(Effect.orDie),
+        from operation_modules where operation_id = ${id}
+        order by ${sql.literal(moduleOrder("module"))}`).pipe(Effect.orDie),
 
     markStarted: (id: string, at: Date) =>
       sql`update operations set started_at = coalesce(started_at, ${at}) where id = ${id}`.pipe(Effect.asVoid, Effect.orDie),
