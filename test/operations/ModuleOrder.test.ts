@@ -41,9 +41,9 @@ layer(Services, { excludeTestServices: true })("an operation's modules", (it) =>
           yield* sql`insert into operation_modules select * from saved where module = ${module}`
         }
       }))
-      const [{ physical }] = yield* sql<{ physical: Array<string> }>`
+      const [stored] = yield* sql<{ physical: Array<string> }>`
         select array_agg(module) as physical from (select module from operation_modules where operation_id = ${id} offset 0) m`
-      expect(physical).not.toEqual([...MODULES])
+      expect(stored!.physical).not.toEqual([...MODULES])
 
       expect((yield* repo.modules(id)).map((m) => m.module)).toEqual([...MODULES])
       const [polled] = yield* repo.findManyWithModules([id])
