@@ -13,6 +13,7 @@ import { PgTypes } from "@effect/sql-pg"
 import { Clock, Context, Effect, FiberSet, Layer, Result, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Batcher from "../platform/batching/Batcher.js"
+import { perText } from "../platform/caching/PerObject.js"
 import type * as Errors from "../platform/http/Errors.js"
 import { METER } from "../platform/contract/MeterNames.js"
 import { Environment } from "../platform/http/RequestContext.js"
@@ -299,18 +300,7 @@ export const ADMIT_KEYS = admitStatement("vda_admit_keys", "answers", () => "tex
  * An instant as ISO text, remembered: a shared batch writes the same few windows and periods for
  * each of its keys, and `toISOString` costs more than the rest of an element.
  */
-const isoTexts = new Map<number, string>()
-const ISO_TEXTS_KEPT = 1_024
-const isoText = (date: Date) => {
-  const at = date.getTime()
-  let text = isoTexts.get(at)
-  if (text === undefined) {
-    if (isoTexts.size >= ISO_TEXTS_KEPT) isoTexts.clear()
-    text = date.toISOString()
-    isoTexts.set(at, text)
-  }
-  return text
-}
+const isoTextAt = perText((at: number) => new Date(at).toISOString(), 1_024)
 
 const NEEDS_ESCAPE = /["\\]/
 const quoted = (text: string) => `"${NEEDS_ESCAPE.test(text) ? text.replace(/["\\]/g, "\\$&") : text}"`
@@ -324,7 +314,7 @@ const arrayText = (values: ReadonlyArray<string | number | Date | null>) =>
         : typeof value === "number"
         ? String(value)
         : value instanceof Date
-        ? `"${isoText(value)}"`
+        ? `"${isoTextAt(value.getTime())}"`
         : quoted(value)
     ).join(",")
   }}`

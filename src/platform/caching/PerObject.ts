@@ -13,12 +13,13 @@ export const perObject = <K extends object, V>(compute: (key: K) => V) => {
 }
 
 /**
- * `compute`, once per text, for the few texts a hot path sees again and again (a query string, a
- * small request body). At most `max` are kept: a client sending ever new texts only empties it.
+ * `compute`, once per text (or number), for the few a hot path sees again and again (a query
+ * string, a field name, an instant's milliseconds). At most `max` are kept: ever new keys only
+ * empty it.
  */
-export const perText = <V>(compute: (text: string) => V, max = 256) => {
-  const computed = new Map<string, V>()
-  return (text: string): V => {
+export const perText = <V, K extends string | number = string>(compute: (text: K) => V, max = 256) => {
+  const computed = new Map<K, V>()
+  return (text: K): V => {
     let value = computed.get(text)
     if (value === undefined) {
       if (computed.size >= max) computed.clear()

@@ -10,6 +10,7 @@
  */
 import { writeSync } from "node:fs"
 import { Cause, Context, Effect, Layer, Logger, LogLevel, References, Tracer } from "effect"
+import { perText } from "../caching/PerObject.js"
 import { AppConfig } from "../config/Config.js"
 import { isRecordedSpan } from "./Telemetry.js"
 
@@ -37,27 +38,12 @@ const jsonValue = (value: string | number | boolean) =>
   typeof value === "string" ? jsonText(value) : typeof value === "number" && !Number.isFinite(value) ? "null" : String(value)
 
 /**
- * The JSON text of a name the code chose (a level, a field name: a known few), made once: the
+ * The JSON text of a name the code chose (a field name, a level: a known few), made once: the
  * access log writes a dozen per request.
  */
-const namesAsJson = new Map<string, string>()
-const NAMES_KEPT = 256
-const jsonName = (name: string) => {
-  let text = namesAsJson.get(name)
-  if (text === undefined) {
-    text = jsonText(name)
-    if (namesAsJson.size < NAMES_KEPT) namesAsJson.set(name, text)
-  }
-  return text
-}
-
+const jsonName = perText(jsonText)
 /** A level as a JSON line writes it: `"info"` for `INFO`. */
-const levelsAsJson = new Map<string, string>()
-const jsonLevel = (level: string) => {
-  let text = levelsAsJson.get(level)
-  if (text === undefined) levelsAsJson.set(level, text = jsonText(level.toLowerCase()))
-  return text
-}
+const jsonLevel = perText((level: string) => jsonText(level.toLowerCase()))
 
 const OWN_FIELDS = new Set(["timestamp", "level", "message"])
 
