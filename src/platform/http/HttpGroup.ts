@@ -4,8 +4,10 @@
  * HttpApiBuilder keeps the context a group layer was built in, and merges it into the context of
  * each of the group's requests, a copy of that context per request. So a group is made in two
  * steps: `make` takes its services from the application's context, and its handlers close over
- * them; then its layer is built in an empty context, which the merge skips. (For the same reason
- * the API declares no HttpApi middleware: a group's routes find their middleware in that context.)
+ * them; then its layer is built in an empty context. (For the same reason the API declares no
+ * HttpApi middleware: a group's routes find their middleware in that context.) Building a layer
+ * still leaves Effect's memo map there (`Layer.buildWithMemoMap`), so one small merge per request
+ * remains; no public API builds a layer without it.
  */
 import { Context, Effect, Layer, Scope } from "effect"
 
