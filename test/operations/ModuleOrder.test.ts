@@ -9,7 +9,7 @@ import { MODULES } from "../../workflows/shared.js"
 import { Accounts } from "../../src/accounts/Accounts.js"
 import { Metering } from "../../src/metering/Metering.js"
 import { OperationsRepo } from "../../src/operations/Repo.js"
-import { insertOperation } from "../support/Operations.js"
+import { insertOperation, modulesOperation } from "../support/Operations.js"
 import { freshDatabaseLayer } from "../support/Postgres.js"
 
 const Services = Layer.mergeAll(Accounts.layer, Metering.layer, OperationsRepo.layer).pipe(Layer.provideMerge(freshDatabaseLayer(2)))
@@ -22,17 +22,7 @@ layer(Services, { excludeTestServices: true })("an operation's modules", (it) =>
       const account = yield* Effect.flatMap(Accounts, (accounts) =>
         accounts.create({ owner: "Order", plan: "growth", timezone: "America/Argentina/Buenos_Aires" }))
       const id = "op_module_order_1"
-      yield* insertOperation({
-        id,
-        accountId: account.id,
-        environment: "sandbox",
-        kind: "modules",
-        apiVersion: "v2",
-        plate: "AB123CD",
-        modulesKey: MODULES.join(","),
-        input: { kind: "modules", modules: [...MODULES] },
-        createdAt: new Date()
-      })
+      yield* insertOperation(modulesOperation(id, account.id, MODULES))
       // the module rows written again, in the reverse order: as stored, they no longer read in the contract's
       yield* sql.withTransaction(Effect.gen(function*() {
         yield* sql`create temporary table saved on commit drop as select * from operation_modules where operation_id = ${id}`

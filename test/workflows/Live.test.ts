@@ -41,7 +41,7 @@ import {
   type TlsFixture,
   trustingReceiver
 } from "../support/WebhookReceiver.js"
-import { insertOperation } from "../support/Operations.js"
+import { insertOperation, modulesOperation } from "../support/Operations.js"
 
 const address = inject("temporal").address
 const exportDir = process.env.EXPORT_HISTORIES
@@ -444,17 +444,7 @@ describe.skipIf(address === undefined)("traces with a live Temporal server", () 
     const { accountId, operationId } = await runtime.runPromise(Effect.gen(function*() {
       const account = yield* (yield* Accounts).create({ owner: "Trace", plan: "growth", timezone: "America/Argentina/Buenos_Aires" })
       const id = `op_trace_${Date.now().toString(36)}`
-      yield* insertOperation({
-        id,
-        accountId: account.id,
-        environment: "sandbox",
-        kind: "modules",
-        apiVersion: "v2",
-        plate: "AB123CD",
-        modulesKey: "vtv",
-        input: { kind: "modules", modules: ["vtv"] },
-        createdAt: new Date()
-      }).pipe(Effect.orDie)
+      yield* insertOperation(modulesOperation(id, account.id, ["vtv"])).pipe(Effect.orDie)
       return { accountId: account.id, operationId: id }
     }))
     await runtime.runPromise(Effect.gen(function*() {
