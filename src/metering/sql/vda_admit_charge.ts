@@ -1,23 +1,31 @@
 /**
  * Admission and charging of a batch of one key's requests (`ADMIT_CHARGE` in
- * src/metering/Admission.ts), decided from totals the caller adds up, in three statements.
+ * src/metering/Admission.ts), decided from totals the caller adds up.
  *
  * The caller knows its batch: beside the per-request arguments of `vda_admit_charge_in_order`,
  * it sends each window's count of requests, each counter's total of plain charges, and the
  * batch's distinct values once each (counter, value, the amount of its first charge). Here:
  *
- * 1. the key's account (`vda_key_account`), and the batch's counters created where missing (in
- *    lock order);
+ * 1. the key's account (`vda_key_account`), and the batch's counters created where missing, in
+ *    lock order, before any is locked (as `vda_consume` creates them);
  * 2. the counters locked in lock order (as `vda_consume` locks them), their counts read;
  * 3. in a new snapshot (after the locks, so every distinct value counted before is seen), the
  *    distinct values not counted yet; when every total fits, no request can be refused and
- *    arrival order cannot change the outcome: the totals are added and the values recorded, in
- *    the same statement.
+ *    arrival order cannot change the outcome: the totals are added and the values recorded.
  *
  * The answer then carries each window's count before the batch (`window_used`), and the caller
  * ranks its requests in their windows. A batch that does not fit is handed, under the same locks,
  * to `vda_admit_charge_in_order`, which answers per request. Both decide the same, which a test
  * holds over random batches.
+ *
+ * The shared lanes call `vda_admit_charge_existing`, the same decision without step 1's check
+ * and creation (a third of the function's time): when a counter is missing (a new minute, day or
+ * month), it answers `missing` having changed nothing, and the caller hands the batch to the key's
+ * own lane, which creates it. Creating a counter while holding others' locks could deadlock with
+ * a transaction that created it first.
+ *
+ * Steps 2 and 3 are small statements and plain PL/pgSQL arithmetic: one statement of common table
+ * expressions over arrays cost more to start than its rows cost to read.
  */
 import { batchArguments, inOrderCall } from "./vda_admit_charge_in_order.js"
 import { meter } from "./meters.js"
@@ -35,7 +43,10 @@ export const totalsArguments = [
 /** This function's arguments, in order. */
 export const admitChargeArguments = [...batchArguments, ...totalsArguments]
 
-export default `create or replace function vda_admit_charge(
+/** Where the batch's counters come from: created where missing (a key's own lane), or there already. */
+type Counters = "create" | "existing"
+
+const source = (name: string, counters: Counters) => `create or replace function ${name}(
   ${admitChargeArguments.join(",\n  ")}
 ) returns jsonb
 language plpgsql
@@ -43,13 +54,89 @@ ${KEYED_LOOKUP_PLANS} as $fn$
 declare
   k record;
   applies boolean;
-  -- the windows' counts, then the counters', in the caller's order
+  n_windows integer := coalesce(cardinality(p_windows), 0);
+  -- the counts of the windows, then of the counters, in the caller's order
   c_used integer[];
   -- where those counters are (locked, they stay there): the update finds them by it
   c_tids tid[];
-  result jsonb;
+  -- the batch's total per window, then per counter, the distinct values not counted yet included
+  totals integer[];
+  fresh_counter integer[];
+  fresh_value text[];
+  fresh_amount integer[];
+  lim integer;
 begin
-  with key as materialized (
+  ${counters === "create" ? createdThenKey : "select * into k from vda_key_account(p_hash, p_expected);"}
+  if not found then
+    return null;
+  end if;
+  if k.key_environment <> p_environment or coalesce(cardinality(p_request_window), 0) = 0 then
+    return k.answer || jsonb_build_object('charged', false);
+  end if;
+  applies := k.fingerprint is not distinct from p_expected;
+
+  select array_agg(l.used order by l.i), array_agg(l.tid order by l.i) into c_used, c_tids
+  from (
+    select t.i, c.used, c.tid
+    from (
+      select w.i, ${meter("requests")} as meter, w.period from unnest(p_windows) with ordinality as w(period, i)
+      union all
+      select n_windows + c.i, c.meter, c.period
+      from unnest(p_counter_meter, p_counter_period) with ordinality as c(meter, period, i)
+      where applies
+      order by 2, 3
+    ) t
+    cross join lateral (
+      select c.used, c.ctid as tid from meter_counters c
+      where c.account_id = k.account_id and c.environment = p_environment and c.meter = t.meter and c.period_start = t.period
+      offset 0
+      for update
+    ) c
+  ) l;
+  totals := p_window_count;
+  if applies then
+    totals := totals || p_counter_total;
+  end if;${counters === "existing" ? `
+  if coalesce(cardinality(c_used), 0) < cardinality(totals) then
+    return k.answer || jsonb_build_object('charged', false, 'missing', true);
+  end if;` : ""}
+
+  if applies and coalesce(cardinality(p_distinct_counter), 0) > 0 then
+    select array_agg(d.counter order by d.i), array_agg(p_values[d.value] order by d.i), array_agg(d.amount order by d.i)
+    into fresh_counter, fresh_value, fresh_amount
+    from unnest(p_distinct_counter, p_distinct_value, p_distinct_amount) with ordinality as d(counter, value, amount, i)
+    where not exists (
+      select 1 from meter_distinct_values v
+      where v.account_id = k.account_id and v.environment = p_environment and v.meter = p_counter_meter[d.counter]
+        and v.period_start = p_counter_period[d.counter] and v.value = p_values[d.value]
+      offset 0);
+    for i in 1 .. coalesce(cardinality(fresh_counter), 0) loop
+      totals[n_windows + fresh_counter[i]] := totals[n_windows + fresh_counter[i]] + fresh_amount[i];
+    end loop;
+  end if;
+  for i in 1 .. cardinality(totals) loop
+    lim := case when i <= n_windows then k.requests_per_minute else p_counter_limit[i - n_windows] end;
+    if totals[i] > 0 and lim is not null and c_used[i] + totals[i] > lim then
+      return ${inOrderCall};
+    end if;
+  end loop;
+
+  update meter_counters c set used = c.used + t.total
+  from unnest(c_tids, totals) as t(tid, total)
+  where t.total > 0 and c.ctid = any(c_tids) and c.ctid = t.tid;
+  if fresh_counter is not null then
+    insert into meter_distinct_values (account_id, environment, meter, period_start, value)
+    select k.account_id, p_environment, p_counter_meter[f.counter], p_counter_period[f.counter], f.value
+    from unnest(fresh_counter, fresh_value) as f(counter, value)
+    on conflict do nothing;
+  end if;
+  return k.answer || jsonb_build_object('charged', applies, 'window_used', to_jsonb(c_used[1:n_windows]));
+end
+$fn$
+`
+
+/** Step 1: the key's account into `k`, and the batch's counters created where missing, in lock order. */
+const createdThenKey = `with key as materialized (
     select * from vda_key_account(p_hash, p_expected)
   ), touched as (
     select ${meter("requests")} as meter, w.period from unnest(p_windows) as w(period)
@@ -66,72 +153,10 @@ begin
     order by t.meter, t.period
     on conflict do nothing
   )
-  select * into k from key;
-  if not found then
-    return null;
-  end if;
-  if k.key_environment <> p_environment or coalesce(cardinality(p_request_window), 0) = 0 then
-    return k.answer || jsonb_build_object('charged', false);
-  end if;
-  applies := k.fingerprint is not distinct from p_expected;
+  select * into k from key;`
 
-  select array_agg(l.used order by l.i), array_agg(l.tid order by l.i) into c_used, c_tids
-  from (
-    select t.i, c.used, c.tid
-    from (
-      select w.i, ${meter("requests")} as meter, w.period from unnest(p_windows) with ordinality as w(period, i)
-      union all
-      select cardinality(p_windows) + c.i, c.meter, c.period
-      from unnest(p_counter_meter, p_counter_period) with ordinality as c(meter, period, i)
-      where applies
-      order by 2, 3
-    ) t
-    cross join lateral (
-      select c.used, c.ctid as tid from meter_counters c
-      where c.account_id = k.account_id and c.environment = p_environment and c.meter = t.meter and c.period_start = t.period
-      offset 0
-      for update
-    ) c
-  ) l;
+/** A key's own lane: the batch's missing counters are created. */
+export default source("vda_admit_charge", "create")
 
-  with fresh as (
-    select d.counter, p_values[d.value] as value, d.amount
-    from unnest(p_distinct_counter, p_distinct_value, p_distinct_amount) as d(counter, value, amount)
-    where applies and not exists (
-      select 1 from meter_distinct_values v
-      where v.account_id = k.account_id and v.environment = p_environment and v.meter = p_counter_meter[d.counter]
-        and v.period_start = p_counter_period[d.counter] and v.value = p_values[d.value]
-      offset 0)
-  ), totals as (
-    select k.requests_per_minute as lim, w.total, c_used[w.i] as used, c_tids[w.i] as tid
-    from unnest(p_windows, p_window_count) with ordinality as w(period, total, i)
-    union all
-    select c.lim, c.total + coalesce((select sum(f.amount) from fresh f where f.counter = c.i), 0)::integer,
-      c_used[cardinality(p_windows) + c.i], c_tids[cardinality(p_windows) + c.i]
-    from unnest(p_counter_meter, p_counter_period, p_counter_limit, p_counter_total) with ordinality as c(meter, period, lim, total, i)
-    where applies
-  ), verdict as (
-    select coalesce(bool_and(t.total = 0 or t.lim is null or t.used + t.total <= t.lim), true) as fits from totals t
-  ), counted as (
-    update meter_counters c set used = c.used + t.total
-    from totals t, verdict
-    where verdict.fits and t.total > 0 and c.ctid = any(c_tids) and c.ctid = t.tid
-  ), recorded as (
-    insert into meter_distinct_values (account_id, environment, meter, period_start, value)
-    select k.account_id, p_environment, p_counter_meter[f.counter], p_counter_period[f.counter], f.value
-    from fresh f, verdict
-    where verdict.fits
-    on conflict do nothing
-  )
-  select case when v.fits then k.answer || jsonb_build_object('charged', applies,
-      'window_used', to_jsonb(c_used[1:cardinality(p_windows)])) end
-  into result
-  from verdict v;
-
-  if result is null then
-    return ${inOrderCall};
-  end if;
-  return result;
-end
-$fn$
-`
+/** A shared lane: answers `missing` when a counter of the batch is not there yet (see above). */
+export const onExistingCounters = source("vda_admit_charge_existing", "existing")

@@ -1,9 +1,9 @@
 /**
  * The batches of several keys in one statement and one commit (`ADMIT_KEYS` in
  * src/metering/Admission.ts): a listener's shared lane, where each key's requests are decided by
- * `vda_admit_charge` as they would be alone, waiting for locks as `vda_admit_charge_shared` does
- * (briefly, then failing, all undone). The answer holds one element per key, in order: its
- * answer, or null for an unknown key.
+ * `vda_admit_charge_existing` as they would be alone, waiting for locks as
+ * `vda_admit_charge_shared` does (briefly, then failing, all undone). The answer holds one
+ * element per key, in order: its answer, or null for an unknown key.
  *
  * Each of `vda_admit_charge`'s arguments comes as a text array with one element per key: the
  * argument itself for a text, else its PostgreSQL array literal, cast back here.
@@ -25,7 +25,7 @@ declare
 begin
   ${waitBriefly}
   for k in 1 .. coalesce(cardinality(${nameOf(admitChargeArguments[0]!)}), 0) loop
-    answers := answers || jsonb_build_array(vda_admit_charge(
+    answers := answers || jsonb_build_array(vda_admit_charge_existing(
       ${admitChargeArguments.map(keyValue).join(",\n      ")}));
   end loop;
   return answers;
