@@ -63,7 +63,6 @@ declare
   totals integer[];
   fresh_counter integer[];
   fresh_value text[];
-  fresh_amount integer[];
   lim integer;
 begin
   ${counters === "create" ? createdThenKey : "select * into k from vda_key_account(p_hash, p_expected);"}
@@ -101,17 +100,17 @@ begin
     return k.answer || jsonb_build_object('charged', false, 'missing', true);
   end if;` : ""}
 
-  if applies and coalesce(cardinality(p_distinct_counter), 0) > 0 then
-    select array_agg(d.counter order by d.i), array_agg(p_values[d.value] order by d.i), array_agg(d.amount order by d.i)
-    into fresh_counter, fresh_value, fresh_amount
-    from unnest(p_distinct_counter, p_distinct_value, p_distinct_amount) with ordinality as d(counter, value, amount, i)
-    where not exists (
-      select 1 from meter_distinct_values v
-      where v.account_id = k.account_id and v.environment = p_environment and v.meter = p_counter_meter[d.counter]
-        and v.period_start = p_counter_period[d.counter] and v.value = p_values[d.value]
-      offset 0);
-    for i in 1 .. coalesce(cardinality(fresh_counter), 0) loop
-      totals[n_windows + fresh_counter[i]] := totals[n_windows + fresh_counter[i]] + fresh_amount[i];
+  if applies then
+    -- the distinct values not counted yet (in a snapshot taken after the locks)
+    for i in 1 .. coalesce(cardinality(p_distinct_counter), 0) loop
+      if not exists (
+        select 1 from meter_distinct_values v
+        where v.account_id = k.account_id and v.environment = p_environment and v.meter = p_counter_meter[p_distinct_counter[i]]
+          and v.period_start = p_counter_period[p_distinct_counter[i]] and v.value = p_values[p_distinct_value[i]]) then
+        fresh_counter := fresh_counter || p_distinct_counter[i];
+        fresh_value := fresh_value || p_values[p_distinct_value[i]];
+        totals[n_windows + p_distinct_counter[i]] := totals[n_windows + p_distinct_counter[i]] + p_distinct_amount[i];
+      end if;
     end loop;
   end if;
   for i in 1 .. cardinality(totals) loop
@@ -121,9 +120,8 @@ begin
     end if;
   end loop;
 
-  update meter_counters c set used = c.used + t.total
-  from unnest(c_tids, totals) as t(tid, total)
-  where t.total > 0 and c.ctid = any(c_tids) and c.ctid = t.tid;
+  update meter_counters c set used = c.used + totals[array_position(c_tids, c.ctid)]
+  where c.ctid = any(c_tids) and totals[array_position(c_tids, c.ctid)] > 0;
   if fresh_counter is not null then
     insert into meter_distinct_values (account_id, environment, meter, period_start, value)
     select k.account_id, p_environment, p_counter_meter[f.counter], p_counter_period[f.counter], f.value
