@@ -186,25 +186,27 @@ const numbering = <A>() => {
 }
 
 /**
- * Counters numbered from 1 in the order they first appear, by meter and period: nested maps, so
- * no key is built per charge. A counter keeps its first charge's limit: a batch's charges are all
- * prepared for one account (one fingerprint), whose allowances set the limits.
+ * Values numbered from 1 in the order they first appear, found by a search: a batch has a few
+ * windows and counters, fewer than a map is worth allocating for.
  */
-const counterNumbering = () => {
-  const indexes = new Map<string, Map<number, number>>()
-  const values: Array<Charge> = []
+const fewNumbered = <A>(same: (a: A, b: A) => boolean) => {
+  const values: Array<A> = []
   return {
     values,
-    indexOf: (charge: Charge) => {
-      let byPeriod = indexes.get(charge.meter)
-      if (byPeriod === undefined) indexes.set(charge.meter, byPeriod = new Map())
-      const start = charge.period.start.getTime()
-      let index = byPeriod.get(start)
-      if (index === undefined) byPeriod.set(start, index = values.push(charge))
-      return index
+    indexOf: (value: A) => {
+      for (let i = 0; i < values.length; i++) if (same(values[i]!, value)) return i + 1
+      return values.push(value)
     }
   }
 }
+
+const sameInstant = (a: Date, b: Date) => a.getTime() === b.getTime()
+
+/**
+ * Counters by meter and period. A counter keeps its first charge's limit: a batch's charges are
+ * all prepared for one account (one fingerprint), whose allowances set the limits.
+ */
+const sameCounter = (a: Charge, b: Charge) => a.meter === b.meter && sameInstant(a.period.start, b.period.start)
 
 /** An integer array as PostgreSQL reads it, built as one string rather than element by element. */
 const integers = (values: ReadonlyArray<number>) => `{${values.join(",")}}`
@@ -217,8 +219,8 @@ const integers = (values: ReadonlyArray<number>) => `{${values.join(",")}}`
  * charges, and each distinct value once per counter (with its first charge's amount).
  */
 export const batchOf = (requests: ReadonlyArray<AdmissionRequest>, expected: KnownAccount | undefined) => {
-  const windows = numbering<Date>()
-  const counters = counterNumbering()
+  const windows = fewNumbered(sameInstant)
+  const counters = fewNumbered(sameCounter)
   const values = numbering<string>()
   const requestWindow: Array<number> = []
   const requestRank: Array<number> = []
@@ -228,13 +230,14 @@ export const batchOf = (requests: ReadonlyArray<AdmissionRequest>, expected: Kno
   const chargeAmount: Array<number> = []
   const chargeValue: Array<number> = []
   const counterTotal: Array<number> = []
-  const distinct = new Set<string>()
+  // each (counter, value) once, as one number: both are numbered from 1, far below 2^20
+  const distinct = new Set<number>()
   const distinctCounter: Array<number> = []
   const distinctValue: Array<number> = []
   const distinctAmount: Array<number> = []
   const requestPeriod = requests.map((request, i) => {
     const window = minuteOf(request.at)
-    const w = windows.indexOf(window.start.getTime(), window.start)
+    const w = windows.indexOf(window.start)
     requestWindow.push(w)
     requestRank.push(windowCount[w - 1] = (windowCount[w - 1] ?? 0) + 1)
     for (const charge of preparedFor(request, expected)?.charges ?? []) {
@@ -250,7 +253,7 @@ export const batchOf = (requests: ReadonlyArray<AdmissionRequest>, expected: Kno
       }
       const value = values.indexOf(charge.distinctValue, charge.distinctValue)
       chargeValue.push(value)
-      const once = `${counter}/${value}`
+      const once = counter * 1_048_576 + value
       if (distinct.has(once)) continue
       distinct.add(once)
       distinctCounter.push(counter)
