@@ -5,7 +5,7 @@
  */
 import vdaAccountStatus from "./accounts/sql/vda_account_status.js"
 import vdaKeyAccount from "./accounts/sql/vda_key_account.sql"
-import vdaAdmitCharge, { onExistingCounters as vdaAdmitChargeExisting } from "./metering/sql/vda_admit_charge.js"
+import vdaAdmitCharge, { lockingFirst as vdaAdmitChargeLockFirst } from "./metering/sql/vda_admit_charge.js"
 import vdaAdmitChargeInOrder from "./metering/sql/vda_admit_charge_in_order.js"
 import vdaAdmitChargeShared from "./metering/sql/vda_admit_charge_shared.js"
 import vdaAdmitKeys from "./metering/sql/vda_admit_keys.js"
@@ -21,7 +21,7 @@ export const databaseFunctions = [
   vdaConsume,
   vdaAdmitChargeInOrder,
   vdaAdmitCharge,
-  vdaAdmitChargeExisting,
+  vdaAdmitChargeLockFirst,
   vdaAdmitChargeShared,
   vdaAdmitKeys,
   vdaAccountStatus,

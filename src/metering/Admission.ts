@@ -136,16 +136,14 @@ export const BatchAnswer = Schema.Struct({
   used: Schema.optional(Schema.Array(NonNegativeInt)),
   /** The 1-based position, in its request, of the charge an allowance refused, or 0. */
   refused: Schema.optional(Schema.Array(NonNegativeInt)),
-  refused_used: Schema.optional(Schema.Array(NonNegativeInt)),
-  /** A shared lane's batch met a counter not created yet: nothing was decided, its key's own lane creates it. */
-  missing: Schema.optional(Schema.Literal(true))
+  refused_used: Schema.optional(Schema.Array(NonNegativeInt))
 })
 export type BatchAnswer = typeof BatchAnswer.Type
 
 /** A key's answer in a batch: as `vda_admit_charge`'s (null: no such key). */
 const KeyAnswer = Schema.NullOr(BatchAnswer)
 
-/** A request of a shared batch that gave up on a lock, or met a counter not created yet: it goes to its key's own lane. */
+/** A request of a shared batch that gave up on a lock: it goes to its key's own lane. */
 const BUSY = Symbol("busy")
 
 /** What a batch's answer decided for its request `i`. */
@@ -458,8 +456,7 @@ const make = Effect.gen(function*() {
   /**
    * A shared lane of a listener: its keys' requests in one statement and one commit. When a lock
    * keeps it waiting (a key's counters held elsewhere), the statement gives up, undone, and every
-   * request of the batch is `BUSY` (see `vda_admit_charge_shared`); so are a key's requests when
-   * one of its counters is not created yet (a new minute, day or month).
+   * request of the batch is `BUSY` (see `vda_admit_charge_shared`).
    */
   const admitShared = (environment: Environment, requests: ReadonlyArray<AdmissionRequest>) => {
     const indexesByKey = new Map<string, Array<number>>()
@@ -480,9 +477,7 @@ const make = Effect.gen(function*() {
       const results: Array<Result.Result<AdmittedAndCharged | typeof BUSY, InvalidKey | LimitReached>> = new Array(requests.length)
       const used: Array<string> = []
       keys.forEach(([, indexes], k) => {
-        const answer = answers[k]!
-        if (answer?.missing) return indexes.forEach((i) => results[i] = Result.succeed(BUSY))
-        const decided = batches[k]!.decide(answer, used)
+        const decided = batches[k]!.decide(answers[k]!, used)
         indexes.forEach((i, j) => results[i] = decided[j]!)
       })
       touch(used, requests)

@@ -18,11 +18,14 @@
  * to `vda_admit_charge_in_order`, which answers per request. Both decide the same, which a test
  * holds over random batches.
  *
- * The shared lanes call `vda_admit_charge_existing`, the same decision without step 1's check
- * and creation (a third of the function's time): when a counter is missing (a new minute, day or
- * month), it answers `missing` having changed nothing, and the caller hands the batch to the key's
- * own lane, which creates it. Creating a counter while holding others' locks could deadlock with
- * a transaction that created it first.
+ * The shared lanes call `vda_admit_charge_lock_first`, the same decision with steps 1 and 2 the
+ * other way round: the counters are locked first, and only when one is missing (a new minute, day
+ * or month) is it created and the counters locked again. That skips the check for missing
+ * counters on nearly every call (about a seventh of the function's time with a thousand busy
+ * accounts). Creating a counter after taking others' locks could wait on a transaction that
+ * created it first and waits on ours; the shared lanes wait for a lock only briefly
+ * (`vda_admit_charge_shared`), so there it times out, and the batch goes to its keys' own lanes,
+ * which wait as long as it takes and so create first.
  *
  * Steps 2 and 3 are small statements and plain PL/pgSQL arithmetic: one statement of common table
  * expressions over arrays cost more to start than its rows cost to read.
@@ -43,10 +46,30 @@ export const totalsArguments = [
 /** This function's arguments, in order. */
 export const admitChargeArguments = [...batchArguments, ...totalsArguments]
 
-/** Where the batch's counters come from: created where missing (a key's own lane), or there already. */
-type Counters = "create" | "existing"
+/** Whether the batch's missing counters are created before its counters are locked, or after. */
+type Order = "create first" | "lock first"
 
-const source = (name: string, counters: Counters) => `create or replace function ${name}(
+/** Step 2: the counters locked in lock order, their counts and places read in the caller's order. */
+const lockCounters = `select array_agg(l.used order by l.i), array_agg(l.tid order by l.i) into c_used, c_tids
+  from (
+    select t.i, c.used, c.tid
+    from (
+      select w.i, ${meter("requests")} as meter, w.period from unnest(p_windows) with ordinality as w(period, i)
+      union all
+      select n_windows + c.i, c.meter, c.period
+      from unnest(p_counter_meter, p_counter_period) with ordinality as c(meter, period, i)
+      where applies
+      order by 2, 3
+    ) t
+    cross join lateral (
+      select c.used, c.ctid as tid from meter_counters c
+      where c.account_id = k.account_id and c.environment = p_environment and c.meter = t.meter and c.period_start = t.period
+      offset 0
+      for update
+    ) c
+  ) l;`
+
+const source = (name: string, order: Order) => `create or replace function ${name}(
   ${admitChargeArguments.join(",\n  ")}
 ) returns jsonb
 language plpgsql
@@ -65,7 +88,7 @@ declare
   fresh_value text[];
   lim integer;
 begin
-  ${counters === "create" ? createdThenKey : "select * into k from vda_key_account(p_hash, p_expected);"}
+  ${order === "create first" ? createdThenKey : "select * into k from vda_key_account(p_hash, p_expected);"}
   if not found then
     return null;
   end if;
@@ -73,31 +96,22 @@ begin
     return k.answer || jsonb_build_object('charged', false);
   end if;
   applies := k.fingerprint is not distinct from p_expected;
-
-  select array_agg(l.used order by l.i), array_agg(l.tid order by l.i) into c_used, c_tids
-  from (
-    select t.i, c.used, c.tid
-    from (
-      select w.i, ${meter("requests")} as meter, w.period from unnest(p_windows) with ordinality as w(period, i)
-      union all
-      select n_windows + c.i, c.meter, c.period
-      from unnest(p_counter_meter, p_counter_period) with ordinality as c(meter, period, i)
-      where applies
-      order by 2, 3
-    ) t
-    cross join lateral (
-      select c.used, c.ctid as tid from meter_counters c
-      where c.account_id = k.account_id and c.environment = p_environment and c.meter = t.meter and c.period_start = t.period
-      offset 0
-      for update
-    ) c
-  ) l;
   totals := p_window_count;
   if applies then
     totals := totals || p_counter_total;
-  end if;${counters === "existing" ? `
+  end if;
+
+  ${lockCounters}${order === "lock first" ? `
   if coalesce(cardinality(c_used), 0) < cardinality(totals) then
-    return k.answer || jsonb_build_object('charged', false, 'missing', true);
+    insert into meter_counters (account_id, environment, meter, period_start, used)
+    select k.account_id, p_environment, t.meter, t.period, 0 from (
+      select ${meter("requests")} as meter, w.period from unnest(p_windows) as w(period)
+      union all
+      select c.meter, c.period from unnest(p_counter_meter, p_counter_period) as c(meter, period) where applies
+    ) t
+    order by t.meter, t.period
+    on conflict do nothing;
+    ${lockCounters}
   end if;` : ""}
 
   if applies then
@@ -153,8 +167,8 @@ const createdThenKey = `with key as materialized (
   )
   select * into k from key;`
 
-/** A key's own lane: the batch's missing counters are created. */
-export default source("vda_admit_charge", "create")
+/** A key's own lane, which waits for locks as long as it takes. */
+export default source("vda_admit_charge", "create first")
 
-/** A shared lane: answers `missing` when a counter of the batch is not there yet (see above). */
-export const onExistingCounters = source("vda_admit_charge_existing", "existing")
+/** The shared lanes, which wait for a lock only briefly (see above). */
+export const lockingFirst = source("vda_admit_charge_lock_first", "lock first")

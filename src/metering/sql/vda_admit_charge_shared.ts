@@ -1,5 +1,5 @@
 /**
- * `vda_admit_charge_existing` for a batch of a listener's shared lane, which must not wait behind
+ * `vda_admit_charge_lock_first` for a batch of a listener's shared lane, which must not wait behind
  * one account: it waits at most `SHARED_LOCK_WAIT` for a lock (the key's counters held by an
  * administrator's transaction, another process's batch of that key), then fails with
  * `lock_not_available`, the whole statement undone. The caller then hands the batch's requests
@@ -23,7 +23,7 @@ export default `create or replace function vda_admit_charge_shared(
 language plpgsql as $fn$
 begin
   ${waitBriefly}
-  return ${callByName("vda_admit_charge_existing", admitChargeArguments)};
+  return ${callByName("vda_admit_charge_lock_first", admitChargeArguments)};
 end
 $fn$
 `

@@ -1,7 +1,7 @@
 /**
  * The batches of several keys in one statement and one commit (`ADMIT_KEYS` in
  * src/metering/Admission.ts): a listener's shared lane, where each key's requests are decided by
- * `vda_admit_charge_existing` as they would be alone, waiting for locks as
+ * `vda_admit_charge_lock_first` as they would be alone, waiting for locks as
  * `vda_admit_charge_shared` does (briefly, then failing, all undone). The answer holds one
  * element per key, in order: its answer, or null for an unknown key.
  *
@@ -25,7 +25,7 @@ declare
 begin
   ${waitBriefly}
   for k in 1 .. coalesce(cardinality(${nameOf(admitChargeArguments[0]!)}), 0) loop
-    answers := answers || jsonb_build_array(vda_admit_charge_existing(
+    answers := answers || jsonb_build_array(vda_admit_charge_lock_first(
       ${admitChargeArguments.map(keyValue).join(",\n      ")}));
   end loop;
   return answers;
