@@ -95,6 +95,12 @@ const twin = (s: Scenario) =>
     return { id: account.id, hash: sha256Hex(key) }
   })
 
+/** One request with one plate query in the first or the second minute, one request counted before it (at most 5). */
+const onePlateQuery = (window: 0 | 1): Scenario => ({
+  rpm: 5, plateLimit: null, uniqueLimit: null, usedRequests: 1, usedPlates: 0, seenPlates: [], stale: false,
+  requests: [{ window, charges: [{ meter: "plate_queries", amount: 1, plate: "" }] }]
+})
+
 /** The scenario's batch as the server sends it, prepared for the account as its fingerprint shows (or a stale one). */
 const batchFor = (s: Scenario, hash: string, fingerprint: string, asTexts = false) => {
   const expected = { principal: undefined as unknown as Principal, fingerprint: s.stale ? "stale" : fingerprint }
@@ -238,10 +244,7 @@ layer(ServicesLive, { excludeTestServices: true, timeout: "120 seconds" })("batc
   it.effect("a shared batch gives up soon on a key whose counters are held, all of it undone, and is decided once they are free", () =>
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
-      const s: Scenario = {
-        rpm: 5, plateLimit: null, uniqueLimit: null, usedRequests: 1, usedPlates: 0, seenPlates: [], stale: false,
-        requests: [{ window: 0, charges: [{ meter: "plate_queries", amount: 1, plate: "" }] }]
-      }
+      const s = onePlateQuery(0)
       const held = yield* twin(s)
       const free = yield* twin(s)
       const before = { held: yield* state(held.id), free: yield* state(free.id) }
@@ -279,10 +282,7 @@ layer(ServicesLive, { excludeTestServices: true, timeout: "120 seconds" })("batc
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       // the key's counters exist for the first minute only: its batch is in the next one
-      const s: Scenario = {
-        rpm: 5, plateLimit: null, uniqueLimit: null, usedRequests: 1, usedPlates: 0, seenPlates: [], stale: false,
-        requests: [{ window: 1, charges: [{ meter: "plate_queries", amount: 1, plate: "" }] }]
-      }
+      const s = onePlateQuery(1)
       const shared = yield* twin(s)
       const own = yield* twin(s)
       const sent = batchFor(s, shared.hash, yield* fingerprintOf(shared.hash))
