@@ -5,7 +5,8 @@
  */
 import vdaAccountStatus from "./accounts/sql/vda_account_status.js"
 import vdaKeyAccount from "./accounts/sql/vda_key_account.sql"
-import vdaAdmitCharge, { lockingFirst as vdaAdmitChargeLockFirst } from "./metering/sql/vda_admit_charge.js"
+import vdaAdmitCharge from "./metering/sql/vda_admit_charge.js"
+import vdaAdmitChargeLockFirst from "./metering/sql/vda_admit_charge_lock_first.js"
 import vdaAdmitChargeInOrder from "./metering/sql/vda_admit_charge_in_order.js"
 import vdaAdmitChargeShared from "./metering/sql/vda_admit_charge_shared.js"
 import vdaAdmitKeys from "./metering/sql/vda_admit_keys.js"

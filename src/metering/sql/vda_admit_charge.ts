@@ -47,7 +47,7 @@ export const totalsArguments = [
 export const admitChargeArguments = [...batchArguments, ...totalsArguments]
 
 /** Whether the batch's missing counters are created before its counters are locked, or after. */
-type Order = "create first" | "lock first"
+export type Order = "create first" | "lock first"
 
 /** Step 2: the counters locked in lock order, their counts and places read in the caller's order. */
 const lockCounters = `select array_agg(l.used order by l.i), array_agg(l.tid order by l.i) into c_used, c_tids
@@ -69,7 +69,8 @@ const lockCounters = `select array_agg(l.used order by l.i), array_agg(l.tid ord
     ) c
   ) l;`
 
-const source = (name: string, order: Order) => `create or replace function ${name}(
+/** The function's source under `name`, creating missing counters before or after taking the locks. */
+export const admitChargeSource = (name: string, order: Order) => `create or replace function ${name}(
   ${admitChargeArguments.join(",\n  ")}
 ) returns jsonb
 language plpgsql
@@ -168,7 +169,4 @@ const createdThenKey = `with key as materialized (
   select * into k from key;`
 
 /** A key's own lane, which waits for locks as long as it takes. */
-export default source("vda_admit_charge", "create first")
-
-/** The shared lanes, which wait for a lock only briefly (see above). */
-export const lockingFirst = source("vda_admit_charge_lock_first", "lock first")
+export default admitChargeSource("vda_admit_charge", "create first")
