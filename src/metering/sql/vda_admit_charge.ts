@@ -6,7 +6,7 @@
  * it sends each window's count of requests, each counter's total of plain charges, and the
  * batch's distinct values once each (counter, value, the amount of its first charge). Here:
  *
- * 1. the key's account (`vda_key_account`), and the batch's counters created where missing, in
+ * 1. the key's account (`vda_key_account`), then the batch's counters created where missing, in
  *    lock order, before any is locked (as `vda_consume` creates them);
  * 2. the counters locked in lock order (as `vda_consume` locks them), their counts read;
  * 3. in a new snapshot (after the locks, so every distinct value counted before is seen), the
@@ -69,6 +69,20 @@ const lockCounters = `select array_agg(l.used order by l.i), array_agg(l.tid ord
     ) c
   ) l;`
 
+/** Step 1's creation: the batch's counters not there yet, inserted in lock order. */
+const createCounters = `insert into meter_counters (account_id, environment, meter, period_start, used)
+  select k.account_id, p_environment, t.meter, t.period, 0 from (
+    select ${meter("requests")} as meter, w.period from unnest(p_windows) as w(period)
+    union all
+    select c.meter, c.period from unnest(p_counter_meter, p_counter_period) as c(meter, period) where applies
+  ) t
+  where not exists (
+    select 1 from meter_counters c
+    where c.account_id = k.account_id and c.environment = p_environment and c.meter = t.meter and c.period_start = t.period
+    offset 0)
+  order by t.meter, t.period
+  on conflict do nothing;`
+
 /** The function's source under `name`, creating missing counters before or after taking the locks. */
 export const admitChargeSource = (name: string, order: Order) => `create or replace function ${name}(
   ${admitChargeArguments.join(",\n  ")}
@@ -89,7 +103,7 @@ declare
   fresh_value text[];
   lim integer;
 begin
-  ${order === "create first" ? createdThenKey : "select * into k from vda_key_account(p_hash, p_expected);"}
+  select * into k from vda_key_account(p_hash, p_expected);
   if not found then
     return null;
   end if;
@@ -102,18 +116,14 @@ begin
     totals := totals || p_counter_total;
   end if;
 
-  ${lockCounters}${order === "lock first" ? `
+  ${
+  order === "create first" ? `${createCounters}
+  ${lockCounters}` : `${lockCounters}
   if coalesce(cardinality(c_used), 0) < cardinality(totals) then
-    insert into meter_counters (account_id, environment, meter, period_start, used)
-    select k.account_id, p_environment, t.meter, t.period, 0 from (
-      select ${meter("requests")} as meter, w.period from unnest(p_windows) as w(period)
-      union all
-      select c.meter, c.period from unnest(p_counter_meter, p_counter_period) as c(meter, period) where applies
-    ) t
-    order by t.meter, t.period
-    on conflict do nothing;
+    ${createCounters}
     ${lockCounters}
-  end if;` : ""}
+  end if;`
+}
 
   if applies then
     -- the distinct values not counted yet (in a snapshot taken after the locks)
@@ -147,26 +157,6 @@ begin
 end
 $fn$
 `
-
-/** Step 1: the key's account into `k`, and the batch's counters created where missing, in lock order. */
-const createdThenKey = `with key as materialized (
-    select * from vda_key_account(p_hash, p_expected)
-  ), touched as (
-    select ${meter("requests")} as meter, w.period from unnest(p_windows) as w(period)
-    union all
-    select c.meter, c.period from key, unnest(p_counter_meter, p_counter_period) as c(meter, period)
-    where key.fingerprint is not distinct from p_expected
-  ), created as (
-    insert into meter_counters (account_id, environment, meter, period_start, used)
-    select key.account_id, p_environment, t.meter, t.period, 0 from key, touched t
-    where key.key_environment = p_environment and not exists (
-      select 1 from meter_counters c
-      where c.account_id = key.account_id and c.environment = p_environment and c.meter = t.meter and c.period_start = t.period
-      offset 0)
-    order by t.meter, t.period
-    on conflict do nothing
-  )
-  select * into k from key;`
 
 /** A key's own lane, which waits for locks as long as it takes. */
 export default admitChargeSource("vda_admit_charge", "create first")
