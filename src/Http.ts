@@ -54,6 +54,7 @@ import { SystemResolverLive } from "./webhooks/UrlPolicy.js"
 import { Webhooks } from "./webhooks/Webhooks.js"
 import { CurrentEnvironment, type Environment, RequestId, saneRequestId } from "./platform/http/RequestContext.js"
 import * as RequestInput from "./platform/http/RequestInput.js"
+import { withHeaders } from "./platform/http/ResponseHeaders.js"
 
 const versionOf = (url: string): "v1" | "v2" | undefined => {
   const match = /^\/(v[12])(?:[/?]|$)/.exec(url)
@@ -366,7 +367,7 @@ export const makeRequestPipeline = Effect.fnUntraced(function*<Id extends string
         }
       }
       const finish = (response: HttpServerResponse.HttpServerResponse) =>
-        HttpServerResponse.setHeaders(version === "v1" ? Errors.toV1Envelope(response) : response, headers)
+        withHeaders(version === "v1" ? Errors.toV1Envelope(response) : response, headers)
       const responded = Effect.matchCauseEffect(routed, {
         onSuccess: (response) => Effect.succeed(finish(response)),
         onFailure: (cause) =>

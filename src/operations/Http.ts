@@ -7,6 +7,7 @@ import { currentPrincipal } from "../principal/Security.js"
 import { Api, apiGroup } from "../Api.js"
 import * as Errors from "../platform/http/Errors.js"
 import { preEncodedPerObject } from "../platform/http/PreEncoded.js"
+import { withHeaders } from "../platform/http/ResponseHeaders.js"
 import { Operation, operationNotFoundMessage } from "./Api.js"
 import { INVALID_PLATE_MESSAGE } from "../vehicles/Plates.js"
 import type { LimitReached } from "../metering/Metering.js"
@@ -34,7 +35,7 @@ export const pollHint = (status: string) =>
   isFinal(status)
     ? Effect.void
     : HttpEffect.appendPreResponseHandler((_request, response) =>
-      Effect.succeed(HttpServerResponse.setHeaders(response, pollHeadersOf(status))))
+      Effect.succeed(withHeaders(response, pollHeadersOf(status))))
 
 /** A module request refused before anything is consumed, as the contract's error (v1 and v2 alike). */
 export const refuseModulesRequest = <A, R>(
