@@ -10,7 +10,7 @@
  * as the guarantee behind it.
  */
 import { Clock, Context, Data, Effect, Layer, Option, Result } from "effect"
-import { MODULES, type ModuleName, modulesKey } from "../../workflows/shared.js"
+import { isFinal, MODULES, type ModuleName, modulesKey } from "../../workflows/shared.js"
 import { type DuplicateModule, requestedModules, type UnsupportedModule } from "../modules/Names.js"
 import type { Principal } from "../principal/Domain.js"
 import * as Charges from "../metering/Charges.js"
@@ -43,6 +43,9 @@ interface ModulesRequestChecked {
   readonly modules: ReadonlyArray<ModuleName>
   readonly key: ReuseKey
 }
+
+/** How many final operations a process keeps to answer their polls without a read (oldest out first). */
+const FINALS_MAX = 4096
 
 export class InvalidModulesPlate extends Data.TaggedError("InvalidModulesPlate")<{ readonly raw: string }> {}
 export class ModuleNotEnabled extends Data.TaggedError("ModuleNotEnabled")<{ readonly modules: ReadonlyArray<string> }> {}
@@ -287,6 +290,25 @@ const make = Effect.gen(function*() {
         }))
   })
 
+  // A final operation (and its modules, final before it) never changes again: every later write
+  // is for active ones (Repo), and operations are never deleted. So a poll of one this process
+  // has read is answered without reading it again.
+  const finals = new Map<string, OperationWithModules>()
+  const isSettled = ({ modules, row }: OperationWithModules) => isFinal(row.status) && modules.every((m) => isFinal(m.status))
+
+  /** An operation as a poll reads it: from `finals`, or in the next batched read. */
+  const polled = (id: string) => {
+    const final = finals.get(id)
+    if (final !== undefined) return Effect.succeed(Option.some(final))
+    return Effect.map(Effect.catchTag(polls.submit(id), "MalformedRow", Effect.die), (found) => {
+      if (Option.isSome(found) && isSettled(found.value)) {
+        if (finals.size >= FINALS_MAX) finals.delete(finals.keys().next().value!)
+        finals.set(id, found.value)
+      }
+      return found
+    })
+  }
+
   /** Whether an operation is the caller's: its account and environment. */
   const isOwn = (principal: Principal, row: OperationRow) =>
     row.accountId === principal.accountId && row.environment === principal.environment
@@ -296,7 +318,7 @@ const make = Effect.gen(function*() {
    * anything else is indistinguishable from a missing one.
    */
   const pollOwn = (principal: Principal, id: string, accept: (row: OperationRow) => boolean) =>
-    Effect.flatMap(Effect.catchTag(polls.submit(id), "MalformedRow", Effect.die), (found) =>
+    Effect.flatMap(polled(id), (found) =>
       Option.isSome(found) && isOwn(principal, found.value.row) && accept(found.value.row)
         ? Effect.succeed(found.value)
         : Effect.fail(new OperationNotFound({ id })))

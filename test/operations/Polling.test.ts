@@ -4,6 +4,7 @@
  * listener, with the IETF `RateLimit` and `RateLimit-Policy` fields next to `X-RateLimit-*`.
  */
 import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Accounts } from "../../src/accounts/Accounts.js"
 import { apiOf } from "../support/ApiClient.js"
@@ -68,6 +69,33 @@ describe("polling an operation", () => {
 
     expect((await untilFinal(`/v1/vehicles/modules/${operation.id}`, (body) => body.data.status)).headers.get("retry-after")).toBeNull()
     expect((await untilFinal(`/v1/reports/${report.id}`, (body) => body.data.status)).headers.get("retry-after")).toBeNull()
+  })
+
+  it("a settled operation's later polls are answered without reading it again, and still to its owner only", async () => {
+    const owner = await app.createAccount()
+    const created = await app.sandbox("/v2/vehicles/AB127CD/modules", withKey(owner.sandbox.key, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ modules: ["fines", "vtv"] })
+    }))
+    const { id } = await json(created)
+    const poll = (key: string) => app.sandbox(`/v2/operations/${id}`, withKey(key))
+    const settled = await waitFor(async () => {
+      const body = await json(await poll(owner.sandbox.key))
+      return body.status === "completed" || body.status === "partial" ? body : undefined
+    }, `${id} to finish`, 20_000)
+
+    // a change no writer of the service makes (final rows are never written again): seen only if read again
+    await app.run(Effect.flatMap(SqlClient.SqlClient, (sql) =>
+      sql`update operations set status = 'processing', updated_at = now() where id = ${id}`))
+    const again = await poll(owner.sandbox.key)
+    expect(again.status).toBe(200)
+    expect(await json(again)).toEqual(settled)
+
+    const stranger = await app.createAccount()
+    const theirs = await poll(stranger.sandbox.key)
+    expect(theirs.status).toBe(404)
+    expect((await json(theirs)).error).toMatchObject({ code: "operation_not_found", message: `No operation ${id}` })
   })
 
   it("on the listener, concurrent polls are admitted in batches: the per-minute limit holds exactly, and each admitted poll sees its operation", async () => {
