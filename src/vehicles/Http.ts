@@ -5,7 +5,7 @@ import { currentPrincipal } from "../principal/Security.js"
 import { Api, apiGroup } from "../Api.js"
 import { SOURCE_UNAVAILABLE_MESSAGE, type VehicleQueryParams } from "./Api.js"
 import * as Errors from "../platform/http/Errors.js"
-import { preEncoded } from "../platform/http/PreEncoded.js"
+import { preEncodedPerObject } from "../platform/http/PreEncoded.js"
 import { INVALID_PLATE_MESSAGE } from "./Plates.js"
 import { VehicleResponse } from "./Response.js"
 import { VehicleSearches } from "./Searches.js"
@@ -34,6 +34,8 @@ export const VehiclesHttpLive = apiGroup(
   Effect.gen(function*() {
     const query = yield* VehicleQuery
     const searches = yield* VehicleSearches
+    // a plain answer is the same object for the same stored vehicle (VehicleQuery): encoded once
+    const encoded = preEncodedPerObject(VehicleResponse, (response: VehicleResponse) => response)
 
     /** The query of an admitted request: answered (charged), or accepted as a vehicle search. */
     const answer = Effect.fnUntraced(function*(principal: Principal, plate: string, queryParams: VehicleQueryParams) {
@@ -55,6 +57,6 @@ export const VehiclesHttpLive = apiGroup(
           return yield* answer(admission.admitted.principal, params.plate, queryParams)
         }
         if (admission.refused !== undefined) return yield* Errors.limitReached(admission.refused)
-        return preEncoded(VehicleResponse, prepared.response)
+        return encoded(prepared.response)
       })))
   }))

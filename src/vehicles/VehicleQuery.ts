@@ -30,13 +30,17 @@ export type QueryOutcome =
   /** `onMiss=search` and the source must be asked: accept a vehicle search for this plate. */
   | { readonly _tag: "SearchAccepted"; readonly plate: string }
 
+const wantsEnrichments = (params: VehicleQueryParams) => params.codia || params.sheet || params.tires || params.classification
+
+const NOT_FOUND: VehicleResponse = { success: true, found: false, data: null }
+
 const make = Effect.gen(function*() {
   const sources = yield* VehicleSources
   const catalog = yield* Catalog
   const metering = yield* Metering
 
   const enrich = Effect.fnUntraced(function*(facts: VehicleFacts, params: VehicleQueryParams) {
-    if (!params.codia && !params.sheet && !params.tires && !params.classification) return {}
+    if (!wantsEnrichments(params)) return {}
     const vehicle = { make: facts.make, model: facts.model, year: facts.year }
     const id = yield* catalog.identify(vehicle)
     return {
@@ -47,8 +51,24 @@ const make = Effect.gen(function*() {
     }
   })
 
+  // the plain answers (no enrichment, no debug) of the stored vehicles, one per stored object: the
+  // same answer again for the same vehicle, so its body is encoded once (vehicles/Http.ts)
+  const plainAnswers = new WeakMap<VehicleFacts, VehicleResponse>()
+  const plainAnswerOf = (plate: string, facts: VehicleFacts): VehicleResponse => {
+    const known = plainAnswers.get(facts)
+    if (known !== undefined && known.data?.plate === plate) return known
+    const answer: VehicleResponse = { success: true, found: true, data: { plate, ...facts } }
+    plainAnswers.set(facts, answer)
+    return answer
+  }
+
   /** The Vehicle response for what the lookup found. */
-  const respond = Effect.fnUntraced(function*(plate: string, lookup: Lookup, params: VehicleQueryParams, requestId: string) {
+  const respond = (plate: string, lookup: Lookup, params: VehicleQueryParams, requestId: string) =>
+    params.debug || wantsEnrichments(params) || lookup.sandbox !== undefined
+      ? respondInFull(plate, lookup, params, requestId)
+      : Effect.succeed(Option.isSome(lookup.facts) ? plainAnswerOf(plate, lookup.facts.value) : NOT_FOUND)
+
+  const respondInFull = Effect.fnUntraced(function*(plate: string, lookup: Lookup, params: VehicleQueryParams, requestId: string) {
     const started = yield* Clock.currentTimeMillis
     const data: VehicleData | null = yield* Option.match(lookup.facts, {
       onNone: () => Effect.succeed(null),
