@@ -84,6 +84,14 @@ const startDatabase = async (root: string, name: string): Promise<Database> => {
 
 const SIGNAL_POLL_MS = 50
 
+/** What `npm start` gives node (its flags and the entry point): the service runs as it is started. */
+const npmStartArguments = async () => {
+  const pkg = JSON.parse(await Fs.readFile(Path.join(ROOT, "package.json"), "utf8")) as { scripts: { start: string } }
+  const [command, ...args] = pkg.scripts.start.split(" ")
+  if (command !== "node") throw new Error(`npm start runs ${command}, not node: the bench cannot start the service as it does`)
+  return args
+}
+
 export const startService = async (
   root: string,
   extra: { readonly nodeArgs?: ReadonlyArray<string>; readonly env?: Record<string, string> } = {}
@@ -103,7 +111,7 @@ export const startService = async (
     BENCH_ALLOCATION_FILE: allocationFile,
     ...extra.env
   }
-  const args = ["--import", "./bench/allocation-counter.mjs", ...(extra.nodeArgs ?? []), "src/start.js"]
+  const args = ["--import", "./bench/allocation-counter.mjs", ...(extra.nodeArgs ?? []), ...(await npmStartArguments())]
   const child = start("service", args, { env })
   onCleanup("stop the service", () => child.stop())
   const productionUrl = (await child.waitFor(/production API listening on (http:\/\/[^\s"]+)/))[1]!

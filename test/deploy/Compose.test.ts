@@ -109,7 +109,7 @@ describe("docker-compose.yml", () => {
       expect(url.pathname).toBe(`/${services["app-postgres"].environment.POSTGRES_DB}`)
       expect(url.username).toBe(services["app-postgres"].environment.POSTGRES_USER)
     }
-    expect(services["api"].command).toEqual(["node", "src/start.js"])
+    expect(services["api"].command).toEqual(["node", "--max-semi-space-size=32", "src/start.js"])
     expect(services["worker"].command).toEqual(["node", "worker/start.js"])
     for (const name of ["api", "worker"]) {
       const env = services[name].environment
@@ -474,7 +474,7 @@ describe("Dockerfile", () => {
   it("installs production dependencies from the lockfile and starts the API", () => {
     expect(dockerfile).toMatch(/^FROM node:\d+\.\d+\.\d+-bookworm-slim$/m)
     expect(dockerfile).toContain("npm ci --omit=dev")
-    expect(dockerfile).toMatch(/^CMD \["node", "src\/start\.js"\]$/m)
+    expect(dockerfile).toMatch(/^CMD \["node", "--max-semi-space-size=32", "src\/start\.js"\]$/m)
     expect(dockerfile).toMatch(/^USER node$/m)
     for (const dir of ["src", "workflows", "worker", "data"]) expect(dockerfile).toContain(`COPY ${dir} ./${dir}`)
   })
@@ -482,6 +482,7 @@ describe("Dockerfile", () => {
   it("runs the same entry points as npm start and npm run worker", async () => {
     const pkg = JSON.parse(await Fs.readFile(Path.join(ROOT, "package.json"), "utf8"))
     expect(pkg.scripts.start).toBe(services["api"].command.join(" "))
+    expect(pkg.scripts.start).toBe((JSON.parse(/^CMD (.*)$/m.exec(dockerfile)![1]!) as Array<string>).join(" "))
     expect(pkg.scripts.worker).toBe(services["worker"].command.join(" "))
   })
 
