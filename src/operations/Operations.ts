@@ -44,8 +44,11 @@ interface ModulesRequestChecked {
   readonly key: ReuseKey
 }
 
-/** How many final operations a process keeps to answer their polls without a read (oldest out first). */
-const FINALS_MAX = 4096
+/**
+ * How many settled operations a process keeps to answer their polls without a read, oldest out
+ * first (a report with its four modules' results is a few KB).
+ */
+const FINALS_MAX = 1024
 
 export class InvalidModulesPlate extends Data.TaggedError("InvalidModulesPlate")<{ readonly raw: string }> {}
 export class ModuleNotEnabled extends Data.TaggedError("ModuleNotEnabled")<{ readonly modules: ReadonlyArray<string> }> {}
