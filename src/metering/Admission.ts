@@ -29,6 +29,7 @@ import { type Charge, LimitReached, limitReachedBy, nullableArray, type PlainCon
 import { minuteOf } from "./Periods.js"
 import { admitChargeArguments } from "./sql/vda_admit_charge.js"
 import { typeOf } from "./sql/vda_admit_charge_in_order.js"
+import { setBounded } from "../platform/caching/Bounded.js"
 
 export interface Admitted {
   readonly principal: Principal
@@ -378,9 +379,8 @@ const make = Effect.gen(function*() {
   /** The account a row shows: the one the batch expected, or the one it sent back (then remembered). */
   const principalIn = (keyHash: string, expected: KnownAccount | undefined, answer: BatchAnswer): Principal => {
     if (answer.account === null) return expected!.principal
-    if (known.size >= KNOWN_MAX) known.delete(known.keys().next().value!)
     const principal = principalOf(answer.account)
-    known.set(keyHash, { principal, fingerprint: answer.fingerprint })
+    setBounded(known, KNOWN_MAX, keyHash, { principal, fingerprint: answer.fingerprint })
     return principal
   }
 

@@ -35,6 +35,7 @@ import {
   reuseKeyText
 } from "./Repo.js"
 import { perObject } from "../platform/caching/PerObject.js"
+import { setBounded } from "../platform/caching/Bounded.js"
 import { WorkflowEngine } from "./WorkflowEngine.js"
 
 /** A modules request as checked for a principal: its plate, its modules in canonical order, its reuse key. */
@@ -304,10 +305,7 @@ const make = Effect.gen(function*() {
     const final = finals.get(id)
     if (final !== undefined) return Effect.succeed(Option.some(final))
     return Effect.map(Effect.catchTag(polls.submit(id), "MalformedRow", Effect.die), (found) => {
-      if (Option.isSome(found) && isSettled(found.value)) {
-        if (finals.size >= FINALS_MAX) finals.delete(finals.keys().next().value!)
-        finals.set(id, found.value)
-      }
+      if (Option.isSome(found) && isSettled(found.value)) setBounded(finals, FINALS_MAX, id, found.value)
       return found
     })
   }

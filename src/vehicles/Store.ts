@@ -6,6 +6,7 @@ import { Array as Arr, Clock, Context, Effect, Layer, Result, Schema } from "eff
 import { SqlClient } from "effect/sql"
 import * as Batcher from "../platform/batching/Batcher.js"
 import * as SqlRows from "../platform/db/SqlRows.js"
+import { setBounded } from "../platform/caching/Bounded.js"
 import { type RegistryVehicle, VehicleFacts } from "./Records.js"
 
 export const StoredVehicle = Schema.Struct({
@@ -45,8 +46,7 @@ const make = Effect.gen(function*() {
 
   const hot = new Map<string, { readonly row: StoredVehicle | undefined; readonly until: number }>()
   const remember = (plate: string, row: StoredVehicle | undefined, now: number) => {
-    if (hot.size >= HOT_MAX) hot.delete(hot.keys().next().value!) // oldest first
-    hot.set(plate, { row, until: now + HOT_TTL_MS })
+    setBounded(hot, HOT_MAX, plate, { row, until: now + HOT_TTL_MS })
   }
 
   return {
