@@ -52,6 +52,8 @@ export interface GoalInputs {
   readonly bursts: ReadonlyArray<BurstCheck>
   readonly peersPresent: boolean
   readonly baseline: Baseline | null
+  /** This run's CPU (`describeMachine`). */
+  readonly cpuModel: string
   readonly burst: { readonly limit: number; readonly requests: number }
 }
 
@@ -59,6 +61,8 @@ export interface Baseline {
   readonly file: string
   readonly date: string
   readonly commit: string
+  /** The CPU it was measured on: a quotient from another CPU is not comparable. */
+  readonly cpuModel: string
   readonly meanRequestsPerSecond: ReadonlyMap<string, number>
 }
 
@@ -66,6 +70,7 @@ export const readBaseline = async (file: string): Promise<Baseline> => {
   const json = JSON.parse(await Fs.readFile(file, "utf8")) as {
     date?: string
     commit?: { short?: string }
+    machine?: { cpuModel?: string }
     rows?: Array<{ id: string; overall: { meanRequestsPerSecond: number } }>
   }
   if (!Array.isArray(json.rows)) throw new Error(`BENCH_BASELINE ${file} is not a results file of this bench (no rows)`)
@@ -73,6 +78,7 @@ export const readBaseline = async (file: string): Promise<Baseline> => {
     file,
     date: json.date ?? "unknown",
     commit: json.commit?.short ?? "unknown",
+    cpuModel: json.machine?.cpuModel ?? "unknown",
     meanRequestsPerSecond: new Map(json.rows.map((r) => [r.id, r.overall.meanRequestsPerSecond]))
   }
 }
@@ -157,6 +163,11 @@ export const decideGoals = (inputs: GoalInputs): Array<Goal> => {
     const thenYardstick = inputs.baseline.meanRequestsPerSecond.get(YARDSTICK)
     if (then === undefined || thenYardstick === undefined) {
       add("issue 27", goal, "no baseline", `${inputs.baseline.file} has no ${then === undefined ? id : YARDSTICK} row`)
+      continue
+    }
+    if (inputs.baseline.cpuModel !== inputs.cpuModel) {
+      // the service and the peer do not gain alike from a faster CPU: measure the baseline here
+      add("issue 27", goal, "not measured", `${inputs.baseline.file} was measured on ${inputs.baseline.cpuModel}, this run on ${inputs.cpuModel}`)
       continue
     }
     if (!r || !yardstick) {

@@ -100,7 +100,7 @@ const main = async () => {
   say("metering: plate queries consumed against the 200 answers each target gave")
   const metering = await readMetering(prepared, answers)
 
-  const goals = decideGoals({ rows: results.map((r) => r.overall), allocation, metering, bursts, peersPresent, baseline, burst: settings.burst })
+  const goals = decideGoals({ rows: results.map((r) => r.overall), allocation, metering, bursts, peersPresent, baseline, cpuModel: machine.cpuModel, burst: settings.burst })
   const accountsVia = settings.accountsVia === "clone"
     ? "one made with vda (accounts create, set-custom, keys create), the others copies of its rows in SQL, every key checked over HTTP"
     : "every one made with vda"
