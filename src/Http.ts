@@ -8,7 +8,7 @@
  * routes, database outages, defects) leaves in the one error body of the contract.
  */
 import { NodeHttpServer } from "@effect/platform-node"
-import { ByteSize, Cause, Clock, Context, Effect, type Exit, Layer, Logger, Option, Random, References, Result, Tracer, type Types } from "effect"
+import { ByteSize, Cause, Clock, Context, Effect, type Exit, Fiber, Layer, Logger, Option, Random, References, Result, Tracer, type Types } from "effect"
 import { HttpIncomingMessage, HttpMiddleware, HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApi, HttpApiBuilder, HttpApiError, type HttpApiGroup, HttpApiScalar } from "effect/http-api"
 import { SqlError } from "effect/sql"
@@ -358,11 +358,15 @@ export const makeRequestPipeline = Effect.fnUntraced(function*<Id extends string
           const reader = readerOf(route, environment, keyHash)
           routed = reader === undefined
             ? Effect.flatMap(admitted, (principal) => withAddition(checked(request, path, routes), asAdmitted(principal)))
-            // both at once; the read's outcome waits for the admission, whose refusal wins
+            // both at once (the read starts here, and a read from memory is done here); the read's
+            // outcome waits for the admission, whose refusal wins
             : Effect.flatMap(
-              Effect.all([admitted, Effect.exit(withAddition(checked(request, path, routes), asAdmitted(reader)))], { concurrency: 2 }),
-              ([principal, read]) =>
-                principal.accountId === reader.accountId ? read : withAddition(checked(request, path, routes), asAdmitted(principal))
+              Effect.forkChild(Effect.exit(withAddition(checked(request, path, routes), asAdmitted(reader))), { startImmediately: true }),
+              (reading) =>
+                Effect.flatMap(admitted, (principal) =>
+                  principal.accountId === reader.accountId
+                    ? Effect.flatMap(Fiber.join(reading), (read) => read)
+                    : withAddition(checked(request, path, routes), asAdmitted(principal)))
             )
         }
       }

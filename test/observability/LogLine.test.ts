@@ -5,7 +5,7 @@
  */
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { formatLine, type LogFields } from "../../src/platform/observability/Logging.js"
+import { formatLine, formatRequestLine, type LogFields } from "../../src/platform/observability/Logging.js"
 
 const text = fc.oneof(fc.string(), fc.string({ unit: "binary" }), fc.constantFrom("", "\"", "\\", "\u0000", "\u2028", "\ud800", "a\"b\\c\nd"))
 const value = fc.oneof(text, fc.double(), fc.integer(), fc.boolean(), fc.constant(undefined))
@@ -39,6 +39,32 @@ describe("a JSON log line", () => {
     for (const date of [first, first, next, first]) {
       expect(JSON.parse(formatLine("json", date, "INFO", "request", {})).timestamp).toBe(date.toISOString())
     }
+  })
+
+  it("for a request (the access log), is the line formatLine writes for the same fields, in both formats", () => {
+    const optional = fc.option(text, { nil: undefined })
+    const number = fc.oneof(fc.double(), fc.integer())
+    fc.assert(
+      fc.property(
+        fc.date({ min: new Date(0), max: new Date(4e12), noInvalidDate: true }),
+        fc.constantFrom("json" as const, "pretty" as const),
+        fc.record({
+          method: fc.oneof(fc.constantFrom("GET", "POST"), text),
+          route: fc.oneof(fc.constantFrom("/v2/vehicles/{plate}", "/v2/status"), text),
+          status: number,
+          durationMs: number,
+          bytes: number,
+          environment: fc.oneof(fc.constantFrom("production", "sandbox"), text),
+          requestId: optional,
+          accountId: optional,
+          traceId: optional
+        }),
+        (date, format, fields) => {
+          expect(formatRequestLine(format, date, fields)).toBe(formatLine(format, date, "INFO", "request", { ...fields }))
+        }
+      ),
+      { numRuns: 2_000 }
+    )
   })
 
   it("in the pretty format, starts with the same timestamp and quotes values with spaces", () => {

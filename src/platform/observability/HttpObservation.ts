@@ -115,7 +115,7 @@ export const makeObserver = (options: ObserverOptions) => {
         span.end()
       }
       if (accessLog.enabled) {
-        accessLog.write("request", {
+        accessLog.write({
           method,
           route,
           status,

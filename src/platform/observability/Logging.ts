@@ -67,6 +67,48 @@ export const formatLine = (format: LogFormat, date: Date, level: string, message
   return text
 }
 
+/** An access-log line's fields, in the order the line shows them. */
+export interface RequestLine {
+  readonly method: string
+  readonly route: string
+  readonly status: number
+  readonly durationMs: number
+  readonly bytes: number
+  readonly environment: string
+  readonly requestId: string | undefined
+  readonly accountId: string | undefined
+  readonly traceId: string | undefined
+}
+
+/** The part of a JSON access line after its timestamp up to its status, made once per method and route. */
+const requestHeads = new Map<string, Map<string, string>>()
+const requestHeadOf = (method: string, route: string) => {
+  let byRoute = requestHeads.get(method)
+  if (byRoute === undefined) requestHeads.set(method, byRoute = new Map())
+  let head = byRoute.get(route)
+  if (head === undefined) {
+    // a bounded few: the routes are templates, and an unknown path's route is one text
+    head = `","level":${jsonLevel("INFO")},"message":"request","method":${jsonText(method)},"route":${jsonText(route)}`
+    byRoute.set(route, head)
+  }
+  return head
+}
+const environmentPart = perText((environment: string) => `,"environment":${jsonText(environment)}`)
+
+/**
+ * A request's access-log line: what `formatLine(format, date, "INFO", "request", fields)` writes,
+ * its constant parts made once (a line per request).
+ */
+export const formatRequestLine = (format: LogFormat, date: Date, fields: RequestLine): string => {
+  if (format !== "json") return formatLine(format, date, "INFO", "request", { ...fields })
+  let line = `{"timestamp":"${timestampOf(date)}${requestHeadOf(fields.method, fields.route)},"status":${jsonValue(fields.status)}` +
+    `,"durationMs":${jsonValue(fields.durationMs)},"bytes":${jsonValue(fields.bytes)}${environmentPart(fields.environment)}`
+  if (fields.requestId !== undefined) line += `,"requestId":${jsonText(fields.requestId)}`
+  if (fields.accountId !== undefined) line += `,"accountId":${jsonText(fields.accountId)}`
+  if (fields.traceId !== undefined) line += `,"traceId":${jsonText(fields.traceId)}`
+  return line + "}"
+}
+
 const messageOf = (message: unknown): string => {
   const parts = Array.isArray(message) ? message : [message]
   return parts.map((part) => typeof part === "string" ? part : part instanceof Error ? part.message : JSON.stringify(part)).join(" ")
@@ -137,10 +179,13 @@ const makeGatheredStdout = (): LineSink => {
     if (used > 0) writeAllSync(Buffer.from(buffer.subarray(0, used)))
   })
   return (line) => {
-    const bytes = Buffer.byteLength(line) + 1
-    if (used + bytes > GATHER_BYTES) {
-      flush()
-      if (bytes > GATHER_BYTES) return void process.stdout.write(line + "\n")
+    // a UTF-16 unit is at most 3 bytes of UTF-8: a line that surely fits is not measured first
+    if (used + 3 * line.length + 1 > GATHER_BYTES) {
+      const bytes = Buffer.byteLength(line) + 1
+      if (used + bytes > GATHER_BYTES) {
+        flush()
+        if (bytes > GATHER_BYTES) return void process.stdout.write(line + "\n")
+      }
     }
     if (used === 0) setTimeout(flush, GATHER_MS).unref()
     used += buffer.write(line, used)
@@ -155,12 +200,12 @@ export const gatheredStdout: LineSink = (line) => (gathered ??= makeGatheredStdo
 /** An access-log writer: the same format and sink as the logger, without a fiber. */
 export interface AccessLog {
   readonly enabled: boolean
-  readonly write: (message: string, fields: LogFields) => void
+  readonly write: (fields: RequestLine) => void
 }
 
 export const makeAccessLog = (format: LogFormat, minimum: LogLevel.LogLevel, on: boolean): AccessLog => ({
   enabled: on && !LogLevel.isGreaterThan(minimum, "Info"),
-  write: (message, fields) => gatheredStdout(formatLine(format, new Date(), "INFO", message, fields))
+  write: (fields) => gatheredStdout(formatRequestLine(format, new Date(), fields))
 })
 
 export const loggerLayer = (format: LogFormat, minimum: LogLevel.LogLevel, sink: LineSink = gatheredStdout) =>
