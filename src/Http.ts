@@ -8,7 +8,7 @@
  * routes, database outages, defects) leaves in the one error body of the contract.
  */
 import { NodeHttpServer } from "@effect/platform-node"
-import { ByteSize, Cause, Clock, Context, Effect, type Exit, Fiber, Layer, Logger, Option, Random, References, Result, Tracer, type Types } from "effect"
+import { ByteSize, Cause, Clock, Context, Effect, type Exit, Layer, Logger, Option, Random, References, Result, Tracer, type Types } from "effect"
 import { HttpIncomingMessage, HttpMiddleware, HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApi, HttpApiBuilder, HttpApiError, type HttpApiGroup, HttpApiScalar } from "effect/http-api"
 import { SqlError } from "effect/sql"
@@ -239,17 +239,20 @@ export const makeRequestPipeline = Effect.fnUntraced(function*<Id extends string
       })
     )
 
+  /** The principal an admission admitted, as the contract answers it (`answered`). */
+  const admittedPrincipal = (
+    request: HttpServerRequest.HttpServerRequest,
+    headers: Record<string, string>,
+    admitted: Effect.Effect<AdmittedAndCharged, InvalidKey | LimitReached>
+  ) => Effect.map(answered(request, headers, admitted), (answer) => answer.admitted.principal)
+
   /** The request admitted by the pipeline; `keyHash` is its key's, or why its key is none. */
   const admit = (
     request: HttpServerRequest.HttpServerRequest,
     environment: Environment,
     headers: Record<string, string>,
     keyHash: Result.Result<string, InvalidKey>
-  ) =>
-    Effect.map(
-      answered(request, headers, Effect.flatMap(Effect.fromResult(keyHash), (hash) => admission.admitCharging(hash, environment))),
-      (answer) => answer.admitted.principal
-    )
+  ) => admittedPrincipal(request, headers, Effect.flatMap(Effect.fromResult(keyHash), (hash) => admission.admitCharging(hash, environment)))
 
   /**
    * The admission left to the request's handler, when its endpoint admits its requests and its
@@ -291,11 +294,9 @@ export const makeRequestPipeline = Effect.fnUntraced(function*<Id extends string
   const readerOf = (
     route: ServedRoute | undefined,
     environment: Environment,
-    keyHash: Result.Result<string, InvalidKey>
+    keyHash: string
   ): Principal | undefined =>
-    Result.isSuccess(keyHash) && route?.readWhileAdmitted === true
-      ? admission.expected(keyHash.success, environment)?.principal
-      : undefined
+    route?.readWhileAdmitted === true ? admission.expected(keyHash, environment)?.principal : undefined
 
   /**
  * `handled`, run with its pending admission (`RequestAdmission`) in its context: admitted in the end
@@ -354,20 +355,16 @@ export const makeRequestPipeline = Effect.fnUntraced(function*<Id extends string
             Context.add(admittedAsExpected(Context.add(current, RequestId, requestId)), RequestAdmission, pending) as typeof current
           routed = admittedBy(pending, checked(request, path, routes))
         } else {
-          const admitted = admit(request, environment, headers, keyHash)
-          const reader = readerOf(route, environment, keyHash)
-          routed = reader === undefined
-            ? Effect.flatMap(admitted, (principal) => withAddition(checked(request, path, routes), asAdmitted(principal)))
-            // both at once (the read starts here, and a read from memory is done here); the read's
-            // outcome waits for the admission, whose refusal wins
-            : Effect.flatMap(
-              Effect.forkChild(Effect.exit(withAddition(checked(request, path, routes), asAdmitted(reader))), { startImmediately: true }),
-              (reading) =>
-                Effect.flatMap(admitted, (principal) =>
-                  principal.accountId === reader.accountId
-                    ? Effect.flatMap(Fiber.join(reading), (read) => read)
-                    : withAddition(checked(request, path, routes), asAdmitted(principal)))
-            )
+          const hash = Result.getOrUndefined(keyHash)
+          const reader = hash === undefined ? undefined : readerOf(route, environment, hash)
+          routed = hash === undefined || reader === undefined
+            ? Effect.flatMap(admit(request, environment, headers, keyHash), (principal) => withAddition(checked(request, path, routes), asAdmitted(principal)))
+            // both at once, on the request's fiber: the admission is queued, the request reads
+            // meanwhile, and the read's outcome waits for the admission, whose refusal wins
+            : Effect.flatMap(admission.queueAdmission(hash, environment), (queued) =>
+              Effect.flatMap(Effect.exit(withAddition(checked(request, path, routes), asAdmitted(reader))), (read) =>
+                Effect.flatMap(admittedPrincipal(request, headers, queued), (principal) =>
+                  principal.accountId === reader.accountId ? read : withAddition(checked(request, path, routes), asAdmitted(principal)))))
         }
       }
       const finish = (response: HttpServerResponse.HttpServerResponse) =>

@@ -519,6 +519,18 @@ const make = Effect.gen(function*() {
       ? viaOwnLane(request)
       : Effect.flatMap(sharedLanes.submit(request), (result) => result === BUSY ? viaOwnLane(request) : Effect.succeed(result))
 
+  /**
+   * `submit`, queued now; the effect it answers awaits the admission. A request in its key's own
+   * lane (rare: its counters were held elsewhere) is submitted when awaited.
+   */
+  const queue = (request: AdmissionRequest) =>
+    inOwnLane.size > 0 && inOwnLane.has(`${request.keyHash}/${request.environment}`)
+      ? Effect.succeed(viaOwnLane(request))
+      : Effect.map(
+        sharedLanes.queue(request),
+        (admitted) => Effect.flatMap(admitted, (result) => result === BUSY ? viaOwnLane(request) : Effect.succeed(result))
+      )
+
   /** Whether the use of `keyId` at `at` is to be recorded (then it counts as recorded). */
   const dueForTouch = (keyId: string, at: number) => {
     const last = lastTouched.get(keyId)
@@ -543,6 +555,13 @@ const make = Effect.gen(function*() {
     Effect.flatMap(Clock.currentTimeMillis, (at) =>
       submit(prepared === undefined ? { keyHash, environment, at } : { keyHash, environment, at, prepared }))
 
+  /**
+   * `admitCharging` with nothing to charge, queued now: the effect it answers awaits the admission
+   * (the caller reads meanwhile, on its own fiber).
+   */
+  const queueAdmission = (keyHash: string, environment: Environment) =>
+    Effect.flatMap(Clock.currentTimeMillis, (at) => queue({ keyHash, environment, at }))
+
   /** Fails with `InvalidKey` (401) or `LimitReached` on the `requests` meter (429). */
   const admit = (rawKey: string | undefined, environment: Environment): Effect.Effect<Admitted, InvalidKey | LimitReached> =>
     Effect.flatMap(Effect.fromResult(keyHashOf(rawKey)), (keyHash) =>
@@ -554,7 +573,7 @@ const make = Effect.gen(function*() {
     return account?.principal.environment === environment ? account : undefined
   }
 
-  return { admit, admitCharging, expected }
+  return { admit, admitCharging, queueAdmission, expected }
 })
 
 export class Admission extends Context.Service<Admission, Effect.Success<typeof make>>()("vda/Admission", { make }) {

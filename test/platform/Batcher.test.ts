@@ -1,7 +1,8 @@
 /**
  * The group-commit batcher: items submitted while a batch runs share the next batch, each submitter
  * gets its own item's result, a batch that fails as a whole fails every item with its cause, and a
- * submitter that gives up before its batch starts leaves nothing behind.
+ * submitter that gives up before its batch starts leaves nothing behind. An item queued now
+ * (`queue`) is in the batch of its turn whether or not its result is asked for yet.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Exit, Fiber, Result } from "effect"
@@ -75,6 +76,46 @@ describe("Batcher.submit", () => {
       yield* Deferred.succeed(gate, undefined)
       yield* Fiber.await(first)
       yield* Fiber.await(staying)
+      expect(batches).toEqual([[2], [6]])
+    }))
+})
+
+describe("Batcher.queue", () => {
+  it.effect("queues the item at once: it joins the batch of its turn, and its result waits until asked for", () =>
+    Effect.gen(function*() {
+      const { batcher, batches, gate } = yield* makeBatcher
+      const even = yield* batcher.queue(2)
+      const odd = yield* batcher.queue(5)
+      const submitted = yield* Effect.forkChild(Effect.exit(batcher.submit(4)), { startImmediately: true })
+      yield* Deferred.succeed(gate, undefined)
+      yield* Fiber.await(submitted) // the batch is over before either queued result is asked for
+      expect(batches).toEqual([[2, 5, 4]])
+      expect([yield* Effect.exit(even), yield* Effect.exit(odd)]).toEqual([Exit.succeed("4"), Exit.fail("odd 5")])
+    }))
+
+  it.effect("a result asked for while its batch runs arrives when the batch ends", () =>
+    Effect.gen(function*() {
+      const { batcher, gate, started } = yield* makeBatcher
+      const queued = yield* batcher.queue(6)
+      const waiting = yield* Effect.forkChild(queued)
+      yield* Deferred.await(started)
+      expect(waiting.pollUnsafe()).toBeUndefined()
+      yield* Deferred.succeed(gate, undefined)
+      expect(yield* Fiber.join(waiting)).toBe("12")
+    }))
+
+  it.effect("a caller that gives up waiting before its batch starts is left out of it", () =>
+    Effect.gen(function*() {
+      const { batcher, batches, gate, started } = yield* makeBatcher
+      const first = yield* Effect.forkChild(batcher.submit(2))
+      yield* Deferred.await(started)
+      const leaving = yield* Effect.forkChild(yield* batcher.queue(4))
+      const staying = yield* batcher.queue(6)
+      yield* Effect.yieldNow
+      yield* Fiber.interrupt(leaving)
+      yield* Deferred.succeed(gate, undefined)
+      yield* Fiber.await(first)
+      expect(yield* staying).toBe("12")
       expect(batches).toEqual([[2], [6]])
     }))
 })

@@ -27,6 +27,12 @@ const nextTurn = Effect.callback<void>((resume) => {
 
 export interface Batcher<A, B, E> {
   readonly submit: (item: A) => Effect.Effect<B, E>
+  /**
+   * Queues `item` now, and answers the effect that awaits its result: the caller does other work
+   * while its batch runs, without a fiber of its own. An item whose result is never awaited is
+   * still processed.
+   */
+  readonly queue: (item: A) => Effect.Effect<Effect.Effect<B, E>>
 }
 
 export interface BatcherOptions<A, B, E, E2> {
@@ -104,19 +110,40 @@ export const make = Effect.fnUntraced(function*<A, B, E, E2>(options: BatcherOpt
     return key
   }
 
+  /** A caller that gives up before its batch starts leaves nothing behind. */
+  const withdraw = (key: string, pending: Pending<A, B, E | E2>) =>
+    Effect.sync(() => {
+      const lane = lanes.get(key)
+      const index = lane ? lane.queue.indexOf(pending) : -1
+      if (lane && index >= 0) lane.queue.splice(index, 1)
+    })
+
   const submit = (item: A): Effect.Effect<B, E | E2> =>
     Effect.callback<B, E | E2>((resume) => {
       const pending: Pending<A, B, E | E2> = { item, resume }
+      return withdraw(enqueue(pending), pending)
+    })
+
+  const queue = (item: A): Effect.Effect<Effect.Effect<B, E | E2>> =>
+    Effect.sync(() => {
+      let result: Exit.Exit<B, E | E2> | undefined
+      let waiting: ((result: Exit.Exit<B, E | E2>) => void) | undefined
+      const pending: Pending<A, B, E | E2> = {
+        item,
+        resume: (exit) => {
+          if (waiting === undefined) result = exit
+          else waiting(exit)
+        }
+      }
       const key = enqueue(pending)
-      // A caller that gives up before its batch starts leaves nothing behind.
-      return Effect.sync(() => {
-        const lane = lanes.get(key)
-        const index = lane ? lane.queue.indexOf(pending) : -1
-        if (lane && index >= 0) lane.queue.splice(index, 1)
+      return Effect.callback<B, E | E2>((resume) => {
+        if (result !== undefined) return resume(result)
+        waiting = resume
+        return withdraw(key, pending)
       })
     })
 
-  return { submit } satisfies Batcher<A, B, E | E2>
+  return { submit, queue } satisfies Batcher<A, B, E | E2>
 })
 
 /**
