@@ -66,7 +66,7 @@ export interface Baseline {
   readonly meanRequestsPerSecond: ReadonlyMap<string, number>
 }
 
-export const readBaseline = async (file: string): Promise<Baseline> => {
+const readBaselineFile = async (file: string): Promise<Baseline> => {
   const json = JSON.parse(await Fs.readFile(file, "utf8")) as {
     date?: string
     commit?: { short?: string }
@@ -80,6 +80,30 @@ export const readBaseline = async (file: string): Promise<Baseline> => {
     commit: json.commit?.short ?? "unknown",
     cpuModel: json.machine?.cpuModel ?? "unknown",
     meanRequestsPerSecond: new Map(json.rows.map((r) => [r.id, r.overall.meanRequestsPerSecond]))
+  }
+}
+
+/**
+ * BENCH_BASELINE: one results file, or several runs of the same code on the same CPU separated by
+ * commas, whose rows count as the mean of their means (each run's rounds weigh alike).
+ */
+export const readBaseline = async (files: string): Promise<Baseline> => {
+  const runs = await Promise.all(files.split(",").map((file) => readBaselineFile(file.trim())))
+  const [first, ...rest] = runs
+  if (first === undefined) throw new Error("BENCH_BASELINE names no file")
+  for (const run of rest) {
+    if (run.commit !== first.commit || run.cpuModel !== first.cpuModel) {
+      throw new Error(`BENCH_BASELINE's runs must be of one commit on one CPU: ${first.file} is ${first.commit} on ${first.cpuModel}, ` +
+        `${run.file} ${run.commit} on ${run.cpuModel}`)
+    }
+  }
+  const ids = [...first.meanRequestsPerSecond.keys()].filter((id) => rest.every((run) => run.meanRequestsPerSecond.has(id)))
+  return {
+    file: runs.map((run) => run.file).join(", "),
+    date: runs.map((run) => run.date).join(", "),
+    commit: first.commit,
+    cpuModel: first.cpuModel,
+    meanRequestsPerSecond: new Map(ids.map((id) => [id, runs.reduce((sum, run) => sum + run.meanRequestsPerSecond.get(id)!, 0) / runs.length]))
   }
 }
 
