@@ -486,8 +486,10 @@ const make = Effect.gen(function*() {
     return untraced(Effect.catchIf(decided, isLockTimeout, () => Effect.succeed(requests.map(() => Result.succeed(BUSY)))))
   }
 
+  /** A key's own lane on a listener. */
+  const ownLaneOf = (request: AdmissionRequest) => `${request.keyHash}/${request.environment}`
   const ownLanes = yield* Batcher.make({
-    key: (request: AdmissionRequest) => `${request.keyHash}/${request.environment}`,
+    key: ownLaneOf,
     process: (_lane, requests) => admitBatch(requests[0]!.keyHash, requests[0]!.environment, requests)
   })
   const sharedLane = Batcher.spreadOver(SHARED_LANES)
@@ -498,9 +500,10 @@ const make = Effect.gen(function*() {
 
   /** Requests in each key's own lane now, by key and listener: the key's next requests join them. */
   const inOwnLane = new Map<string, number>()
+  const isInOwnLane = (request: AdmissionRequest) => inOwnLane.size > 0 && inOwnLane.has(ownLaneOf(request))
   const viaOwnLane = (request: AdmissionRequest) =>
     Effect.suspend(() => {
-      const lane = `${request.keyHash}/${request.environment}`
+      const lane = ownLaneOf(request)
       inOwnLane.set(lane, (inOwnLane.get(lane) ?? 0) + 1)
       return ownLanes.submit(request).pipe(Effect.ensuring(Effect.sync(() => {
         const left = inOwnLane.get(lane)! - 1
@@ -508,6 +511,9 @@ const make = Effect.gen(function*() {
         else inOwnLane.set(lane, left)
       })))
     })
+  /** A shared lane's result: a request that gave up on a lock goes to its key's own lane. */
+  const orOwnLane = (request: AdmissionRequest) => (result: AdmittedAndCharged | typeof BUSY) =>
+    result === BUSY ? viaOwnLane(request) : Effect.succeed(result)
 
   /**
    * Requests are admitted in a shared lane of their listener, many keys per round trip; a key whose
@@ -515,21 +521,16 @@ const make = Effect.gen(function*() {
    * holds back another's.
    */
   const submit = (request: AdmissionRequest) =>
-    inOwnLane.size > 0 && inOwnLane.has(`${request.keyHash}/${request.environment}`)
-      ? viaOwnLane(request)
-      : Effect.flatMap(sharedLanes.submit(request), (result) => result === BUSY ? viaOwnLane(request) : Effect.succeed(result))
+    isInOwnLane(request) ? viaOwnLane(request) : Effect.flatMap(sharedLanes.submit(request), orOwnLane(request))
 
   /**
    * `submit`, queued now; the effect it answers awaits the admission. A request in its key's own
    * lane (rare: its counters were held elsewhere) is submitted when awaited.
    */
   const queue = (request: AdmissionRequest) =>
-    inOwnLane.size > 0 && inOwnLane.has(`${request.keyHash}/${request.environment}`)
+    isInOwnLane(request)
       ? Effect.succeed(viaOwnLane(request))
-      : Effect.map(
-        sharedLanes.queue(request),
-        (admitted) => Effect.flatMap(admitted, (result) => result === BUSY ? viaOwnLane(request) : Effect.succeed(result))
-      )
+      : Effect.map(sharedLanes.queue(request), (admitted) => Effect.flatMap(admitted, orOwnLane(request)))
 
   /** Whether the use of `keyId` at `at` is to be recorded (then it counts as recorded). */
   const dueForTouch = (keyId: string, at: number) => {

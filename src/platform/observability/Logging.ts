@@ -87,7 +87,8 @@ const requestHeadOf = (method: string, route: string) => {
   if (byRoute === undefined) requestHeads.set(method, byRoute = new Map())
   let head = byRoute.get(route)
   if (head === undefined) {
-    // a bounded few: the routes are templates, and an unknown path's route is one text
+    // a bounded few: Node's parser takes only the methods it knows, and routes are templates
+    // (every unknown path has one route text)
     head = `","level":${jsonLevel("INFO")},"message":"request","method":${jsonText(method)},"route":${jsonText(route)}`
     byRoute.set(route, head)
   }
