@@ -26,7 +26,7 @@ import type { Principal } from "../principal/Domain.js"
 import { KeyUse } from "./KeyUse.js"
 import { countCharge, countRateLimited } from "./Outcomes.js"
 import { type Charge, LimitReached, limitReachedBy, nullableArray, type PlainConsumption } from "./Metering.js"
-import { minuteOf } from "./Periods.js"
+import { minuteOf, type Period } from "./Periods.js"
 import { admitChargeArguments } from "./sql/vda_admit_charge.js"
 import { typeOf } from "./sql/vda_admit_charge_in_order.js"
 import { setBounded } from "../platform/caching/Bounded.js"
@@ -158,7 +158,7 @@ export interface RequestOutcome {
 }
 
 /** Request `i`'s outcome in `answer`, which must hold the batch's decision (the key's environment matched). */
-export const outcomeOf = (answer: BatchAnswer, batch: ReturnType<typeof batchOf>, i: number): RequestOutcome =>
+export const outcomeOf = (answer: BatchAnswer, batch: Batch, i: number): RequestOutcome =>
   answer.admitted === undefined
     ? { admitted: true, used: answer.window_used![batch.requestWindowIndex[i]! - 1]! + batch.requestRank[i]!, refused: 0, refusedUsed: 0 }
     : { admitted: answer.admitted[i]!, used: answer.used![i]!, refused: answer.refused![i]!, refusedUsed: answer.refused_used![i]! }
@@ -167,35 +167,44 @@ export const outcomeOf = (answer: BatchAnswer, batch: ReturnType<typeof batchOf>
 const preparedFor = ({ prepared }: AdmissionRequest, expected: KnownAccount | undefined) =>
   prepared !== undefined && prepared.expected.fingerprint === expected?.fingerprint ? prepared.consumption : undefined
 
-/** Values numbered from 1 in the order they first appear, by key. */
-const numbering = <A>() => {
-  const indexes = new Map<string | number, number>()
-  const values: Array<A> = []
-  return {
-    values,
-    indexOf: (key: string | number, value: A) => {
-      let index = indexes.get(key)
-      if (index === undefined) {
-        index = values.push(value)
-        indexes.set(key, index)
-      }
-      return index
-    }
-  }
-}
+/** How many values a batch searches through before it keeps a map of them, and makes room for at first. */
+const FEW = 8
 
 /**
- * Values numbered from 1 in the order they first appear, found by a search: a batch has a few
- * windows and counters, fewer than a map is worth allocating for.
+ * Values numbered from 1 in the order they first appear. A batch has a few windows and counters,
+ * and most often one value (a plate): they are searched while few; strings and numbers are then
+ * found through a map. Its array has room for a few values from the start (an array grown from
+ * empty takes room for 17), and is trimmed to them by `done`.
  */
-const fewNumbered = <A>(same: (a: A, b: A) => boolean) => {
-  const values: Array<A> = []
-  return {
-    values,
-    indexOf: (value: A) => {
-      for (let i = 0; i < values.length; i++) if (same(values[i]!, value)) return i + 1
-      return values.push(value)
+class Numbered<A> {
+  readonly values: Array<A>
+  private count = 0
+  private indexes: Map<A, number> | undefined = undefined
+  constructor(room: number, private readonly same: ((a: A, b: A) => boolean) | undefined) {
+    this.values = new Array(Math.min(room, FEW))
+  }
+  indexOf(value: A): number {
+    if (this.indexes !== undefined) {
+      const index = this.indexes.get(value)
+      if (index !== undefined) return index
+      this.indexes.set(value, this.count + 1)
+    } else {
+      for (let i = 0; i < this.count; i++) if (this.same === undefined ? this.values[i] === value : this.same(this.values[i]!, value)) return i + 1
+      if (this.count + 1 === FEW && this.same === undefined) {
+        this.indexes = new Map()
+        for (let i = 0; i < this.count; i++) this.indexes.set(this.values[i]!, i + 1)
+        this.indexes.set(value, this.count + 1)
+      }
     }
+    this.values[this.count] = value
+    return ++this.count
+  }
+  get size() {
+    return this.count
+  }
+  done(): Array<A> {
+    this.values.length = this.count
+    return this.values
   }
 }
 
@@ -207,8 +216,28 @@ const sameInstant = (a: Date, b: Date) => a.getTime() === b.getTime()
  */
 const sameCounter = (a: Charge, b: Charge) => a.meter === b.meter && sameInstant(a.period.start, b.period.start)
 
-/** An integer array as PostgreSQL reads it, built as one string rather than element by element. */
+/** Integers as a PostgreSQL array text. */
 const integers = (values: ReadonlyArray<number>) => `{${values.join(",")}}`
+
+/**
+ * An instant as ISO text, remembered: a shared batch writes the same few windows and periods for
+ * each of its keys, and `toISOString` costs more than the rest of an element.
+ */
+const isoTextAt = perText((at: number) => new Date(at).toISOString(), 1_024)
+
+const NEEDS_ESCAPE = /["\\]/
+const quoted = (text: string) => `"${NEEDS_ESCAPE.test(text) ? text.replace(/["\\]/g, "\\$&") : text}"`
+
+/** An array as PostgreSQL reads it, each element written by `element` (quoted where it may need it). */
+const arrayText = <A>(values: ReadonlyArray<A>, element: (value: A) => string) => {
+  let elements = ""
+  for (let i = 0; i < values.length; i++) elements = i === 0 ? element(values[i]!) : `${elements},${element(values[i]!)}`
+  return `{${elements}}`
+}
+const instantElement = (at: Date) => `"${isoTextAt(at.getTime())}"`
+const meterElement = (counter: Charge) => quoted(counter.meter)
+const periodElement = (counter: Charge) => instantElement(counter.period.start)
+const limitElement = ({ limit }: Charge) => limit === undefined || limit === null ? "NULL" : `${limit}`
 
 /**
  * A batch as `vda_admit_charge` takes it: its minute windows, counters and distinct values once
@@ -216,73 +245,94 @@ const integers = (values: ReadonlyArray<number>) => `{${values.join(",")}}`
  * prepared for an account since changed, are only admitted). Then its totals, by which the
  * database decides a batch that fits as a whole: each window's requests, each counter's plain
  * charges, and each distinct value once per counter (with its first charge's amount).
+ *
+ * The arguments are written as PostgreSQL array texts, in the order of `vda_admit_charge`'s
+ * arguments after the key's three: the same texts go alone (`ADMIT_CHARGE`) or beside other keys'
+ * (`ADMIT_KEYS`).
  */
 export const batchOf = (requests: ReadonlyArray<AdmissionRequest>, expected: KnownAccount | undefined) => {
-  const windows = fewNumbered(sameInstant)
-  const counters = fewNumbered(sameCounter)
-  const values = numbering<string>()
-  const requestWindow: Array<number> = []
-  const requestRank: Array<number> = []
-  const windowCount: Array<number> = []
-  const chargeRequest: Array<number> = []
-  const chargeCounter: Array<number> = []
-  const chargeAmount: Array<number> = []
-  const chargeValue: Array<number> = []
-  const counterTotal: Array<number> = []
+  let charges = 0
+  for (const request of requests) charges += preparedFor(request, expected)?.charges.length ?? 0
+  const windows = new Numbered<Date>(requests.length, sameInstant)
+  const counters = new Numbered<Charge>(charges, sameCounter)
+  const values = new Numbered<string>(charges, undefined)
   // each (counter, value) once, as one number: both are numbered from 1, far below 2^20
-  const distinct = new Set<number>()
-  const distinctCounter: Array<number> = []
-  const distinctValue: Array<number> = []
-  const distinctAmount: Array<number> = []
-  const requestPeriod = requests.map((request, i) => {
+  const distinct = new Numbered<number>(charges, undefined)
+  const windowCount = new Array<number>(Math.min(requests.length, FEW))
+  const counterTotal = new Array<number>(Math.min(charges, FEW))
+  const requestPeriod = new Array<Period>(requests.length)
+  const requestWindow = new Array<number>(requests.length)
+  const requestRank = new Array<number>(requests.length)
+  const chargeRequest = new Array<number>(charges)
+  const chargeCounter = new Array<number>(charges)
+  const chargeAmount = new Array<number>(charges)
+  const chargeValue = new Array<number>(charges)
+  const distinctCounter = new Array<number>(charges)
+  const distinctValue = new Array<number>(charges)
+  const distinctAmount = new Array<number>(charges)
+  let c = 0
+  for (let i = 0; i < requests.length; i++) {
+    const request = requests[i]!
     const window = minuteOf(request.at)
+    const windowsBefore = windows.size
     const w = windows.indexOf(window.start)
-    requestWindow.push(w)
-    requestRank.push(windowCount[w - 1] = (windowCount[w - 1] ?? 0) + 1)
+    requestPeriod[i] = window
+    requestWindow[i] = w
+    requestRank[i] = windowCount[w - 1] = (w > windowsBefore ? 0 : windowCount[w - 1]!) + 1
     for (const charge of preparedFor(request, expected)?.charges ?? []) {
+      const countersBefore = counters.size
       const counter = counters.indexOf(charge)
-      if (counterTotal.length < counter) counterTotal.push(0)
-      chargeRequest.push(i + 1)
-      chargeCounter.push(counter)
-      chargeAmount.push(charge.amount)
+      if (counter > countersBefore) counterTotal[counter - 1] = 0
+      chargeRequest[c] = i + 1
+      chargeCounter[c] = counter
+      chargeAmount[c] = charge.amount
       if (charge.distinctValue === undefined) {
-        chargeValue.push(0)
+        chargeValue[c++] = 0
         counterTotal[counter - 1]! += charge.amount
         continue
       }
-      const value = values.indexOf(charge.distinctValue, charge.distinctValue)
-      chargeValue.push(value)
-      const once = counter * 1_048_576 + value
-      if (distinct.has(once)) continue
-      distinct.add(once)
-      distinctCounter.push(counter)
-      distinctValue.push(value)
-      distinctAmount.push(charge.amount)
+      const value = values.indexOf(charge.distinctValue)
+      chargeValue[c++] = value
+      const pairs = distinct.size
+      if (distinct.indexOf(counter * 1_048_576 + value) <= pairs) continue
+      distinctCounter[pairs] = counter
+      distinctValue[pairs] = value
+      distinctAmount[pairs] = charge.amount
     }
-    return window
-  })
+  }
+  const pairs = distinct.size
+  distinctCounter.length = distinctValue.length = distinctAmount.length = pairs
+  windowCount.length = windows.size
+  counterTotal.length = counters.size
+  const counted = counters.done()
   return {
     requestPeriod,
     /** Each request's window (1-based) and its rank there (1 for the window's first request). */
     requestWindowIndex: requestWindow,
     requestRank,
-    windows: windows.values,
-    requestWindow: integers(requestWindow),
-    counterMeter: counters.values.map((charge) => charge.meter),
-    counterPeriod: counters.values.map((charge) => charge.period.start),
-    counterLimits: counters.values.map((charge) => charge.limit ?? null),
-    values: values.values,
-    chargeRequest: integers(chargeRequest),
-    chargeCounter: integers(chargeCounter),
-    chargeAmount: integers(chargeAmount),
-    chargeValue: integers(chargeValue),
-    windowCount: integers(windowCount),
-    counterTotal: integers(counterTotal),
-    distinctCounter: integers(distinctCounter),
-    distinctValue: integers(distinctValue),
-    distinctAmount: integers(distinctAmount)
+    /** `vda_admit_charge`'s arguments after `p_expected`, in order. */
+    arrays: [
+      arrayText(windows.done(), instantElement),
+      integers(requestWindow),
+      arrayText(counted, meterElement),
+      arrayText(counted, periodElement),
+      arrayText(counted, limitElement),
+      arrayText(values.done(), quoted),
+      integers(chargeRequest),
+      integers(chargeCounter),
+      integers(chargeAmount),
+      integers(chargeValue),
+      integers(windowCount),
+      integers(counterTotal),
+      integers(distinctCounter),
+      integers(distinctValue),
+      integers(distinctAmount)
+    ]
   }
 }
+
+/** A batch as `batchOf` answers it. */
+export type Batch = ReturnType<typeof batchOf>
 
 /** `fn` called with `vda_admit_charge`'s arguments as parameters, each cast to `typeAt(its type)`. */
 const admitStatement = (fn: string, result: string, typeAt: (type: string) => string = (type) => type) =>
@@ -300,67 +350,15 @@ export const ADMIT_CHARGE_SHARED = admitStatement("vda_admit_charge_shared", "an
 /** The batches of several keys in one statement: each argument of `ADMIT_CHARGE` as an array of one text per key. */
 export const ADMIT_KEYS = admitStatement("vda_admit_keys", "answers", () => "text[]")
 
-/**
- * An instant as ISO text, remembered: a shared batch writes the same few windows and periods for
- * each of its keys, and `toISOString` costs more than the rest of an element.
- */
-const isoTextAt = perText((at: number) => new Date(at).toISOString(), 1_024)
-
-const NEEDS_ESCAPE = /["\\]/
-const quoted = (text: string) => `"${NEEDS_ESCAPE.test(text) ? text.replace(/["\\]/g, "\\$&") : text}"`
-
-/** An array as PostgreSQL writes it, its elements quoted (null as NULL). */
-const arrayText = (values: ReadonlyArray<string | number | Date | null>) =>
-  `{${
-    values.map((value) =>
-      value === null
-        ? "NULL"
-        : typeof value === "number"
-        ? String(value)
-        : value instanceof Date
-        ? `"${isoTextAt(value.getTime())}"`
-        : quoted(value)
-    ).join(",")
-  }}`
-
-/**
- * `ADMIT_CHARGE`'s parameters for a batch of one key's requests on one listener, the counters'
- * limits passed through `counterLimits` (as they are for `admitChargeTexts`).
- */
+/** `ADMIT_CHARGE`'s parameters for a batch of one key's requests on one listener: texts, or null. */
 export const admitChargeParameters = (
   keyHash: string,
   environment: Environment,
   expected: KnownAccount | undefined,
-  batch: ReturnType<typeof batchOf>,
-  counterLimits: (limits: ReadonlyArray<number | null>) => unknown = (limits) => nullableArray(limits, PgTypes.OID.int4)
-) => [
-  keyHash,
-  environment,
-  expected?.fingerprint ?? null,
-  batch.windows,
-  batch.requestWindow,
-  batch.counterMeter,
-  batch.counterPeriod,
-  counterLimits(batch.counterLimits),
-  batch.values,
-  batch.chargeRequest,
-  batch.chargeCounter,
-  batch.chargeAmount,
-  batch.chargeValue,
-  batch.windowCount,
-  batch.counterTotal,
-  batch.distinctCounter,
-  batch.distinctValue,
-  batch.distinctAmount
-]
+  batch: Batch
+): Array<string | null> => [keyHash, environment, expected?.fingerprint ?? null, ...batch.arrays]
 
-/** `admitChargeParameters` as texts: each array written as PostgreSQL array text. */
-export const admitChargeTexts = (...args: Parameters<typeof admitChargeParameters>) =>
-  admitChargeParameters(args[0], args[1], args[2], args[3], (limits) => limits).map((argument) =>
-    Array.isArray(argument) ? arrayText(argument) : argument as string | null
-  )
-
-/** `ADMIT_KEYS`'s parameters for the keys' `admitChargeTexts`: per argument, its text for every key. */
+/** `ADMIT_KEYS`'s parameters for the keys' `admitChargeParameters`: per argument, its text for every key. */
 export const admitKeysParameters = (keys: ReadonlyArray<ReadonlyArray<string | null>>) =>
   // typed as text[]: an argument may be null for every key (no expected account yet)
   keys[0]!.map((_, i) => nullableArray(keys.map((key) => key[i] ?? null), PgTypes.OID.text))
@@ -387,7 +385,7 @@ const make = Effect.gen(function*() {
   const decide = (
     request: AdmissionRequest,
     i: number,
-    batch: ReturnType<typeof batchOf>,
+    batch: Batch,
     principal: Principal,
     answer: BatchAnswer,
     consumption: PlainConsumption | undefined
@@ -423,8 +421,7 @@ const make = Effect.gen(function*() {
     const expected = known.get(keyHash)
     const batch = batchOf(requests, expected)
     return {
-      arguments: () => admitChargeParameters(keyHash, environment, expected, batch),
-      texts: () => admitChargeTexts(keyHash, environment, expected, batch),
+      parameters: () => admitChargeParameters(keyHash, environment, expected, batch),
       /** Each request's result; the key joins `used` when its use is to be recorded. */
       decide: (answer: BatchAnswer | null, used: Array<string>) => {
         if (answer === null) {
@@ -445,7 +442,7 @@ const make = Effect.gen(function*() {
   /** A key's own lane: its batch waits for its counters' locks. */
   const admitBatch = (keyHash: string, environment: Environment, requests: ReadonlyArray<AdmissionRequest>) => {
     const keyBatch = keyBatchOf(keyHash, environment, requests)
-    return Effect.map(untraced(admitCharge(sql.unsafe(ADMIT_CHARGE, keyBatch.arguments()))), ({ answer }) => {
+    return Effect.map(untraced(admitCharge(sql.unsafe(ADMIT_CHARGE, keyBatch.parameters()))), ({ answer }) => {
       const used: Array<string> = []
       const results = keyBatch.decide(answer, used)
       touch(used, requests)
@@ -468,9 +465,9 @@ const make = Effect.gen(function*() {
     const keys = [...indexesByKey]
     const batches = keys.map(([keyHash, indexes]) => keyBatchOf(keyHash, environment, indexes.map((i) => requests[i]!)))
     const answers = batches.length === 1
-      ? Effect.map(admitChargeShared(sql.unsafe(ADMIT_CHARGE_SHARED, batches[0]!.arguments())), ({ answer }) => [answer])
+      ? Effect.map(admitChargeShared(sql.unsafe(ADMIT_CHARGE_SHARED, batches[0]!.parameters())), ({ answer }) => [answer])
       : Effect.map(
-        admitKeys(sql.unsafe(ADMIT_KEYS, admitKeysParameters(batches.map((batch) => batch.texts())))),
+        admitKeys(sql.unsafe(ADMIT_KEYS, admitKeysParameters(batches.map((batch) => batch.parameters())))),
         (row) => row.answers
       )
     const decided = Effect.map(answers, (answers) => {

@@ -17,7 +17,6 @@ import {
   ADMIT_CHARGE_SHARED,
   ADMIT_KEYS,
   admitChargeParameters,
-  admitChargeTexts,
   admitKeysParameters,
   type AdmissionRequest,
   type BatchAnswer,
@@ -38,6 +37,8 @@ const DAY_PERIOD = dayOf(AT, BA)
 const MONTH = MONTH_PERIOD.start
 const DAY = DAY_PERIOD.start
 const PLATES = ["AAA111", "BBB222", "CCC333"]
+/** More plates, one at most per request: enough for a batch to count more distinct values than it searches through. */
+const MORE_PLATES = ["DDD001", "DDD002", "DDD003", "DDD004", "DDD005", "DDD006", "DDD007", "DDD008", "DDD009", "DDD010", "DDD011", "DDD012"]
 
 const ServicesLive = Accounts.layer.pipe(Layer.provideMerge(freshDatabaseLayer(4)))
 
@@ -65,9 +66,13 @@ const scenario = fc.record({
         { meter: "unique_plates", amount: 1, plate: "BBB222" },
         { meter: "unique_plates", amount: 1, plate: "CCC333" },
         { meter: "v2:plate_queries", amount: 1, plate: "" }
-      ])
+      ]).chain((charges) =>
+        fc.option(fc.constantFrom(...MORE_PLATES), { nil: undefined }).map((plate) =>
+          plate === undefined ? charges : [...charges, { meter: "unique_plates" as const, amount: 1, plate }]
+        )
+      )
     }),
-    { minLength: 1, maxLength: 8 }
+    { minLength: 1, maxLength: 12 }
   )
 })
 
@@ -102,7 +107,7 @@ const onePlateQuery = (window: 0 | 1): Scenario => ({
 })
 
 /** The scenario's batch as the server sends it, prepared for the account as its fingerprint shows (or a stale one). */
-const batchFor = (s: Scenario, hash: string, fingerprint: string, asTexts = false) => {
+const batchFor = (s: Scenario, hash: string, fingerprint: string) => {
   const expected = { principal: undefined as unknown as Principal, fingerprint: s.stale ? "stale" : fingerprint }
   const requests: Array<AdmissionRequest> = s.requests.map((request) => ({
     keyHash: hash,
@@ -124,7 +129,7 @@ const batchFor = (s: Scenario, hash: string, fingerprint: string, asTexts = fals
     }
   }))
   const batch = batchOf(requests, expected)
-  const parameters = asTexts ? admitChargeTexts(hash, "production", expected, batch) : admitChargeParameters(hash, "production", expected, batch)
+  const parameters = admitChargeParameters(hash, "production", expected, batch)
   return { requests, batch, parameters }
 }
 
@@ -169,10 +174,10 @@ const decideTogether = (keys: ReadonlyArray<{ readonly s: Scenario; readonly has
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const batches: Array<ReturnType<typeof batchFor>> = []
-    for (const { hash, s } of keys) batches.push(batchFor(s, hash, yield* fingerprintOf(hash), true))
+    for (const { hash, s } of keys) batches.push(batchFor(s, hash, yield* fingerprintOf(hash)))
     const [row] = yield* sql.unsafe<{ answers: Array<BatchAnswer | null> }>(
       ADMIT_KEYS,
-      admitKeysParameters(batches.map((batch) => batch.parameters as Array<string | null>))
+      admitKeysParameters(batches.map((batch) => batch.parameters))
     )
     return row!.answers.map((answer, k) =>
       answer === null ? answer : outcomesOf(answer, batches[k]!)
@@ -189,6 +194,77 @@ const state = (accountId: string) =>
   })
 
 layer(ServicesLive, { excludeTestServices: true, timeout: "120 seconds" })("batch admission by counter", (it) => {
+  it.effect("a batch's arguments, read back in PostgreSQL, are its requests' windows and charges, with their totals", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const services = yield* Effect.context<SqlClient.SqlClient>()
+      yield* Effect.promise(() =>
+        fc.assert(
+          fc.asyncProperty(scenario, (s) =>
+            Effect.runPromiseWith(services)(Effect.gen(function*() {
+              const { batch, parameters } = batchFor(s, "hash", "fingerprint")
+              const [a] = yield* sql.unsafe<{
+                windows: Array<Date>; requestWindow: Array<number>; meters: Array<string>; periods: Array<Date>
+                limits: Array<number | null>; values: Array<string>; chargeRequest: Array<number>; chargeCounter: Array<number>
+                chargeAmount: Array<number>; chargeValue: Array<number>; windowCount: Array<number>; counterTotal: Array<number>
+                distinctCounter: Array<number>; distinctValue: Array<number>; distinctAmount: Array<number>
+              }>(
+                `select $1::timestamptz[] as windows, $2::integer[] as request_window,
+                  $3::text[] as meters, $4::timestamptz[] as periods, $5::integer[] as limits, $6::text[] as values,
+                  $7::integer[] as charge_request, $8::integer[] as charge_counter, $9::integer[] as charge_amount,
+                  $10::integer[] as charge_value, $11::integer[] as window_count, $12::integer[] as counter_total,
+                  $13::integer[] as distinct_counter, $14::integer[] as distinct_value, $15::integer[] as distinct_amount`,
+                parameters.slice(3)
+              )
+              const time = (at: Date) => new Date(at).getTime()
+              const expectedWindows = s.requests.map((request) => WINDOWS[request.window]!.getTime())
+              expect(a!.requestWindow.map((w) => time(a!.windows[w - 1]!))).toEqual(expectedWindows)
+              expect(new Set(a!.windows.map(time)).size).toBe(a!.windows.length)
+              expect(a!.windowCount).toEqual(a!.windows.map((w) => expectedWindows.filter((at) => at === time(w)).length))
+              expect(batch.requestRank).toEqual(expectedWindows.map((at, i) => expectedWindows.slice(0, i + 1).filter((x) => x === at).length))
+              const sent = a!.chargeRequest.map((request, c) => {
+                const counter = a!.chargeCounter[c]!
+                return {
+                  request: request - 1,
+                  meter: a!.meters[counter - 1],
+                  period: time(a!.periods[counter - 1]!),
+                  limit: a!.limits[counter - 1],
+                  amount: a!.chargeAmount[c],
+                  plate: a!.chargeValue[c] === 0 ? "" : a!.values[a!.chargeValue[c]! - 1]
+                }
+              })
+              const charges = s.requests.flatMap((request, i) =>
+                request.charges.map((charge) => ({
+                  request: i,
+                  meter: charge.meter,
+                  period: (charge.meter === "unique_plates" ? DAY : MONTH).getTime(),
+                  limit: limitOf(s, charge.meter),
+                  amount: charge.amount,
+                  plate: charge.plate
+                }))
+              )
+              expect(sent).toEqual(charges)
+              const counterOf = (meter: string, period: number) => a!.meters.findIndex((m, k) => m === meter && time(a!.periods[k]!) === period)
+              expect(new Set(a!.meters.map((m, k) => `${m}@${time(a!.periods[k]!)}`)).size).toBe(a!.meters.length)
+              expect(new Set(a!.values).size).toBe(a!.values.length)
+              expect(a!.counterTotal).toEqual(a!.meters.map((_, k) =>
+                charges.filter((c) => c.plate === "" && counterOf(c.meter, c.period) === k).reduce((sum, c) => sum + c.amount, 0)
+              ))
+              const firsts = new Map<string, { counter: number; value: number; amount: number }>()
+              for (const c of charges) {
+                if (c.plate === "") continue
+                const key = `${c.meter}@${c.period}@${c.plate}`
+                if (!firsts.has(key)) firsts.set(key, { counter: counterOf(c.meter, c.period) + 1, value: a!.values.indexOf(c.plate) + 1, amount: c.amount })
+              }
+              expect(a!.distinctCounter.map((counter, d) => ({ counter, value: a!.distinctValue[d], amount: a!.distinctAmount[d] })))
+                .toEqual([...firsts.values()])
+            }))
+          ),
+          { numRuns: RUNS }
+        )
+      )
+    }))
+
   it.effect("answers and counts exactly as the decision in arrival order, whether the batch fits or not", () =>
     Effect.gen(function*() {
       const services = yield* Effect.context<Accounts | SqlClient.SqlClient>()
@@ -301,19 +377,35 @@ layer(ServicesLive, { excludeTestServices: true, timeout: "120 seconds" })("batc
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const odd = ["a\"b", "c\\d", "e,f", "{g}", "h i", "NULL", ""]
-      const s: Scenario = {
-        rpm: 3, plateLimit: null, uniqueLimit: 2, usedRequests: 0, usedPlates: 0, seenPlates: [], stale: false,
-        requests: [{ window: 1, charges: [{ meter: "plate_queries", amount: 1, plate: "" }] }]
-      }
-      const { batch } = batchFor(s, "hash", "fingerprint")
-      const texts = admitChargeTexts("hash", "production", undefined, { ...batch, values: odd })
-      const [row] = yield* sql.unsafe<{ values: Array<string>; windows: Array<Date>; limits: Array<number | null> }>(
-        "select $1::text[] as values, $2::timestamptz[] as windows, $3::integer[] as limits",
-        [texts[8], texts[3], texts[7]]
+      const limits: [number, null] = [3, null]
+      const requests: Array<AdmissionRequest> = odd.map((value, i) => ({
+        keyHash: "hash",
+        environment: "production",
+        at: WINDOWS[i % 2]!.getTime(),
+        prepared: {
+          expected: { principal: undefined as unknown as Principal, fingerprint: "fingerprint" },
+          consumption: {
+            accountId: "",
+            environment: "production",
+            charges: [
+              { meter: "unique_plates", amount: 1, limit: limits[0], period: DAY_PERIOD, distinctValue: value },
+              { meter: "plain \"counter\"", amount: 2, limit: limits[1], period: MONTH_PERIOD }
+            ]
+          }
+        }
+      }))
+      const texts = admitChargeParameters("hash", "production", undefined, batchOf(requests, requests[0]!.prepared!.expected))
+      const [row] = yield* sql.unsafe<
+        { values: Array<string>; windows: Array<Date>; meters: Array<string>; periods: Array<Date>; limits: Array<number | null> }
+      >(
+        "select $1::text[] as values, $2::timestamptz[] as windows, $3::text[] as meters, $4::timestamptz[] as periods, $5::integer[] as limits",
+        [texts[8], texts[3], texts[5], texts[6], texts[7]]
       )
       expect(row!.values).toEqual(odd)
-      expect(row!.windows.map((at) => new Date(at).getTime())).toEqual(batch.windows.map((at) => at.getTime()))
-      expect(row!.limits).toEqual(batch.counterLimits)
+      expect(row!.windows.map((at) => new Date(at).getTime())).toEqual(WINDOWS.map((at) => at.getTime()))
+      expect(row!.meters).toEqual(["unique_plates", "plain \"counter\""])
+      expect(row!.periods.map((at) => new Date(at).getTime())).toEqual([DAY.getTime(), MONTH.getTime()])
+      expect(row!.limits).toEqual(limits)
       expect(texts[2]).toBeNull()
     }))
 
