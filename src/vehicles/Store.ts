@@ -1,8 +1,15 @@
 /**
  * Vehicle data held in PostgreSQL: the registry (imported) and the upstream cache. Concurrent
- * lookups share one query.
+ * lookups share one query, and rows read are kept in memory (the hot path of a busy account reads
+ * the same plates again and again).
+ *
+ * Every write of the table is announced on a channel (`NOTIFY`), and every process listens: a
+ * registry import or an upstream answer stored by another process drops the rows it changed from
+ * this process's memory as soon as it commits. While the process is not listening (at start, or
+ * after its listening connection was lost, until it listens again), rows are kept only briefly.
  */
-import { Array as Arr, Clock, Context, Effect, Layer, Result, Schema } from "effect"
+import { PgClient } from "@effect/sql-pg"
+import { Array as Arr, Clock, Context, Effect, Layer, Queue, Result, Schedule, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Batcher from "../platform/batching/Batcher.js"
 import * as SqlRows from "../platform/db/SqlRows.js"
@@ -19,15 +26,21 @@ export const StoredVehicle = Schema.Struct({
 export type StoredVehicle = typeof StoredVehicle.Type
 
 const LANES = 4
-/**
- * Recently read rows are kept in memory for a short while: the hot path of a busy account reads
- * the same plates again and again. Another process's imports show up here within this delay.
- */
-const HOT_TTL_MS = 30_000
+/** How long a row read is kept while the process hears every change. */
+const HEARD_TTL_MS = 10 * 60_000
+/** How long while it does not: another process's writes show up here within this delay. */
+const UNHEARD_TTL_MS = 30_000
 const HOT_MAX = 20_000
+
+/** The channel the table's writes are announced on: the plate written, or `EVERY_PLATE`. */
+export const VEHICLE_CHANGES = "vda_vehicles"
+const EVERY_PLATE = "*"
+/** Listening again after the connection was lost: soon, then every ten seconds at most. */
+const LISTEN_AGAIN = Schedule.min([Schedule.exponential("200 millis"), Schedule.spaced("10 seconds")])
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  const pg = yield* PgClient.PgClient
   // decoded once per lookup of the database, row by row; the hot cache below then holds decoded rows
   const vehicles = SqlRows.findEach("vehicles by plate", StoredVehicle, (row) => row.plate)
 
@@ -45,28 +58,58 @@ const make = Effect.gen(function*() {
   })
 
   const hot = new Map<string, { readonly row: StoredVehicle | undefined; readonly until: number }>()
-  const remember = (plate: string, row: StoredVehicle | undefined, now: number) => {
-    setBounded(hot, HOT_MAX, plate, { row, until: now + HOT_TTL_MS })
+  let listening = false
+  // bumped by every change heard: a read that began before it is not kept (it may predate the write)
+  let changes = 0
+  const forget = (plate: string) => {
+    changes++
+    if (plate === EVERY_PLATE) hot.clear()
+    else hot.delete(plate)
   }
+  const remember = (plate: string, row: StoredVehicle | undefined, now: number, changesBefore: number) => {
+    if (changes !== changesBefore) return
+    setBounded(hot, HOT_MAX, plate, { row, until: now + (listening ? HEARD_TTL_MS : UNHEARD_TTL_MS) })
+  }
+
+  // what changed while not listening is not known: every row is forgotten when listening starts and when it stops
+  const listen = Effect.scoped(Effect.gen(function*() {
+    const heard = yield* pg.listen(VEHICLE_CHANGES)
+    forget(EVERY_PLATE)
+    listening = true
+    return yield* Effect.forever(Effect.map(Queue.take(heard), (change) => forget(change.payload)))
+  })).pipe(Effect.ensuring(Effect.sync(() => {
+    listening = false
+    forget(EVERY_PLATE)
+  })))
+  yield* Effect.forkScoped(Effect.retry(listen, LISTEN_AGAIN))
+
+  /** Announces a write of `plate` (or `EVERY_PLATE`) to every process, when its transaction commits. */
+  const announce = (plate: string) => sql`select pg_notify(${VEHICLE_CHANGES}, ${plate})`
 
   return {
     find: (plate: string) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) => {
         const cached = hot.get(plate)
         if (cached !== undefined && cached.until > now) return Effect.succeed(cached.row)
+        const changesBefore = changes
         return lookups.submit(plate).pipe(
-          Effect.tap((row) => Effect.sync(() => remember(plate, row, now))),
+          Effect.tap((row) => Effect.sync(() => remember(plate, row, now, changesBefore))),
           Effect.orDie
         )
       }),
 
     /** Stores an upstream answer (a miss too); never overwrites registry data. */
     cacheUpstream: (plate: string, facts: VehicleFacts | null, at: Date) =>
-      Effect.sync(() => hot.delete(plate)).pipe(Effect.andThen(sql`
-        insert into vehicles (plate, source, found, facts, fetched_at)
-        values (${plate}, 'upstream', ${facts !== null}, ${facts === null ? null : JSON.stringify(facts)}, ${at})
-        on conflict (plate) do update set found = excluded.found, facts = excluded.facts, fetched_at = excluded.fetched_at
-        where vehicles.source = 'upstream'`), Effect.asVoid, Effect.orDie),
+      Effect.sync(() => forget(plate)).pipe(
+        Effect.andThen(sql`
+          insert into vehicles (plate, source, found, facts, fetched_at)
+          values (${plate}, 'upstream', ${facts !== null}, ${facts === null ? null : JSON.stringify(facts)}, ${at})
+          on conflict (plate) do update set found = excluded.found, facts = excluded.facts, fetched_at = excluded.fetched_at
+          where vehicles.source = 'upstream'`),
+        Effect.andThen(announce(plate)),
+        Effect.asVoid,
+        Effect.orDie
+      ),
 
     /** Adds or replaces registry vehicles (in the caller's transaction). */
     importRegistry: Effect.fnUntraced(function*(vehicles: ReadonlyArray<RegistryVehicle>, at: Date) {
@@ -83,7 +126,8 @@ const make = Effect.gen(function*() {
           on conflict (plate) do update set source = 'registry', found = true, facts = excluded.facts,
             fetched_at = excluded.fetched_at`
       }
-      hot.clear()
+      yield* announce(EVERY_PLATE)
+      forget(EVERY_PLATE)
       return vehicles.length
     }, Effect.orDie)
   }
