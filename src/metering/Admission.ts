@@ -219,12 +219,6 @@ const sameCounter = (a: Charge, b: Charge) => a.meter === b.meter && sameInstant
 /** Integers as a PostgreSQL array text. */
 const integers = (values: ReadonlyArray<number>) => `{${values.join(",")}}`
 
-/**
- * An instant as ISO text, remembered: a shared batch writes the same few windows and periods for
- * each of its keys, and `toISOString` costs more than the rest of an element.
- */
-const isoTextAt = perText((at: number) => new Date(at).toISOString(), 1_024)
-
 const NEEDS_ESCAPE = /["\\]/
 const quoted = (text: string) => `"${NEEDS_ESCAPE.test(text) ? text.replace(/["\\]/g, "\\$&") : text}"`
 
@@ -234,8 +228,16 @@ const arrayText = <A>(values: ReadonlyArray<A>, element: (value: A) => string) =
   for (let i = 0; i < values.length; i++) elements = i === 0 ? element(values[i]!) : `${elements},${element(values[i]!)}`
   return `{${elements}}`
 }
-const instantElement = (at: Date) => `"${isoTextAt(at.getTime())}"`
-const meterElement = (counter: Charge) => quoted(counter.meter)
+
+/**
+ * Elements written once and remembered: every batch writes the same few windows, periods and
+ * counter names (for each of its keys, in a shared batch), and `toISOString` costs more than the
+ * rest of an element.
+ */
+const instantText = perText((at: number) => `"${new Date(at).toISOString()}"`, 1_024)
+const meterText = perText(quoted)
+const instantElement = (at: Date) => instantText(at.getTime())
+const meterElement = (counter: Charge) => meterText(counter.meter)
 const periodElement = (counter: Charge) => instantElement(counter.period.start)
 const limitElement = ({ limit }: Charge) => limit === undefined || limit === null ? "NULL" : `${limit}`
 
@@ -252,7 +254,7 @@ const limitElement = ({ limit }: Charge) => limit === undefined || limit === nul
  */
 export const batchOf = (requests: ReadonlyArray<AdmissionRequest>, expected: KnownAccount | undefined) => {
   let charges = 0
-  for (const request of requests) charges += preparedFor(request, expected)?.charges.length ?? 0
+  for (let i = 0; i < requests.length; i++) charges += preparedFor(requests[i]!, expected)?.charges.length ?? 0
   const windows = new Numbered<Date>(requests.length, sameInstant)
   const counters = new Numbered<Charge>(charges, sameCounter)
   const values = new Numbered<string>(charges, undefined)
@@ -279,7 +281,9 @@ export const batchOf = (requests: ReadonlyArray<AdmissionRequest>, expected: Kno
     requestPeriod[i] = window
     requestWindow[i] = w
     requestRank[i] = windowCount[w - 1] = (w > windowsBefore ? 0 : windowCount[w - 1]!) + 1
-    for (const charge of preparedFor(request, expected)?.charges ?? []) {
+    const prepared = preparedFor(request, expected)?.charges
+    for (let j = 0; prepared !== undefined && j < prepared.length; j++) {
+      const charge = prepared[j]!
       const countersBefore = counters.size
       const counter = counters.indexOf(charge)
       if (counter > countersBefore) counterTotal[counter - 1] = 0
