@@ -8,10 +8,10 @@
  * this process's memory as soon as it commits. While the process is not listening (at start, or
  * after its listening connection was lost, until it listens again), rows are kept only briefly.
  */
-import { PgClient } from "@effect/sql-pg"
-import { Array as Arr, Clock, Context, Effect, Layer, Queue, Result, Schedule, Schema } from "effect"
+import { Array as Arr, Clock, Context, Effect, Layer, Result, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Batcher from "../platform/batching/Batcher.js"
+import * as Changes from "../platform/db/Changes.js"
 import * as SqlRows from "../platform/db/SqlRows.js"
 import { setBounded } from "../platform/caching/Bounded.js"
 import { type RegistryVehicle, VehicleFacts } from "./Records.js"
@@ -35,12 +35,9 @@ const HOT_MAX = 20_000
 /** The channel the table's writes are announced on: the plate written, or `EVERY_PLATE`. */
 export const VEHICLE_CHANGES = "vda_vehicles"
 const EVERY_PLATE = "*"
-/** Listening again after the connection was lost: soon, then every ten seconds at most. */
-const LISTEN_AGAIN = Schedule.min([Schedule.exponential("200 millis"), Schedule.spaced("10 seconds")])
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const pg = yield* PgClient.PgClient
   // decoded once per lookup of the database, row by row; the hot cache below then holds decoded rows
   const vehicles = SqlRows.findEach("vehicles by plate", StoredVehicle, (row) => row.plate)
 
@@ -71,20 +68,14 @@ const make = Effect.gen(function*() {
     setBounded(hot, HOT_MAX, plate, { row, until: now + (listening ? HEARD_TTL_MS : UNHEARD_TTL_MS) })
   }
 
-  // what changed while not listening is not known: every row is forgotten when listening starts and when it stops
-  const listen = Effect.scoped(Effect.gen(function*() {
-    const heard = yield* pg.listen(VEHICLE_CHANGES)
-    forget(EVERY_PLATE)
-    listening = true
-    return yield* Effect.forever(Effect.map(Queue.take(heard), (change) => forget(change.payload)))
-  })).pipe(Effect.ensuring(Effect.sync(() => {
-    listening = false
-    forget(EVERY_PLATE)
-  })))
-  yield* Effect.forkScoped(Effect.retry(listen, LISTEN_AGAIN))
-
-  /** Announces a write of `plate` (or `EVERY_PLATE`) to every process, when its transaction commits. */
-  const announce = (plate: string) => sql`select pg_notify(${VEHICLE_CHANGES}, ${plate})`
+  yield* Changes.hear(VEHICLE_CHANGES, {
+    heard: forget,
+    listening: (now) => {
+      listening = now
+      forget(EVERY_PLATE)
+    }
+  })
+  const announce = (plate: string) => Changes.announce(sql, VEHICLE_CHANGES, plate)
 
   return {
     find: (plate: string) =>
