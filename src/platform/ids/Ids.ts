@@ -7,33 +7,30 @@ import { Clock, Effect } from "effect"
 const CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
-const encodeTime = (millis: number): string => {
-  let out = ""
-  let rest = millis
-  for (let i = 0; i < 10; i++) {
-    out = CROCKFORD[rest % 32] + out
-    rest = Math.floor(rest / 32)
-  }
-  return out
-}
-
 // Random bytes drawn from a pool refilled 4 KiB at a time: one id per request is on the hot path.
 const pool = Buffer.alloc(4096)
 let poolOffset = pool.length
 
-const encodeRandom = (): string => {
+// An id is written here a byte at a time, then read as one string: built by concatenation, its 26
+// characters cost as many strings (about 0.7 KB and twice the time per id).
+const CROCKFORD_CODES = Buffer.from(CROCKFORD, "latin1")
+const idBytes = Buffer.alloc(26)
+
+/** A ULID (26 characters, lexicographically sortable by creation time): 10 of time, 16 random. */
+export const ulidAt = (millis: number): string => {
+  let rest = millis
+  for (let i = 9; i >= 0; i--) {
+    idBytes[i] = CROCKFORD_CODES[rest % 32]!
+    rest = Math.floor(rest / 32)
+  }
   if (poolOffset + 16 > pool.length) {
     Crypto.randomFillSync(pool)
     poolOffset = 0
   }
-  let out = ""
-  for (let i = 0; i < 16; i++) out += CROCKFORD[pool[poolOffset + i]! % 32]
+  for (let i = 0; i < 16; i++) idBytes[10 + i] = CROCKFORD_CODES[pool[poolOffset + i]! % 32]!
   poolOffset += 16
-  return out
+  return idBytes.toString("latin1", 0, 26)
 }
-
-/** A ULID (26 characters, lexicographically sortable by creation time). */
-export const ulidAt = (millis: number): string => encodeTime(millis) + encodeRandom()
 
 export const ulid: Effect.Effect<string> = Effect.map(Clock.currentTimeMillis, ulidAt)
 
