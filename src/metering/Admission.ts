@@ -171,10 +171,10 @@ const preparedFor = ({ prepared }: AdmissionRequest, expected: KnownAccount | un
 const FEW = 8
 
 /**
- * Values numbered from 1 in the order they first appear. A batch has a few windows and counters,
- * and most often one value (a plate): they are searched while few; strings and numbers are then
- * found through a map. Its array has room for a few values from the start (an array grown from
- * empty takes room for 17), and is trimmed to them by `done`.
+ * Values numbered from 1 in the order they first appear. Windows and counters, compared by `same`,
+ * are always few and searched; plates and other values compared as they are, most often one per
+ * batch, are searched until there are `FEW`, then found through a map. The array has room for a
+ * few values from the start (an array grown from empty takes room for 17), trimmed by `done`.
  */
 class Numbered<A> {
   readonly values: Array<A>
