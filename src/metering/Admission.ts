@@ -180,16 +180,21 @@ class Numbered<A> {
   readonly values: Array<A>
   private count = 0
   private indexes: Map<A, number> | undefined = undefined
+  /** Whether the last `indexOf` numbered a value not seen before. */
+  added = false
   constructor(room: number, private readonly same: ((a: A, b: A) => boolean) | undefined) {
     this.values = new Array(Math.min(room, FEW))
   }
   indexOf(value: A): number {
     if (this.indexes !== undefined) {
       const index = this.indexes.get(value)
+      this.added = index === undefined
       if (index !== undefined) return index
       this.indexes.set(value, this.count + 1)
     } else {
+      this.added = false
       for (let i = 0; i < this.count; i++) if (this.same === undefined ? this.values[i] === value : this.same(this.values[i]!, value)) return i + 1
+      this.added = true
       if (this.count + 1 === FEW && this.same === undefined) {
         this.indexes = new Map()
         for (let i = 0; i < this.count; i++) this.indexes.set(this.values[i]!, i + 1)
@@ -276,17 +281,15 @@ export const batchOf = (requests: ReadonlyArray<AdmissionRequest>, expected: Kno
   for (let i = 0; i < requests.length; i++) {
     const request = requests[i]!
     const window = minuteOf(request.at)
-    const windowsBefore = windows.size
     const w = windows.indexOf(window.start)
     requestPeriod[i] = window
     requestWindow[i] = w
-    requestRank[i] = windowCount[w - 1] = (w > windowsBefore ? 0 : windowCount[w - 1]!) + 1
+    requestRank[i] = windowCount[w - 1] = (windows.added ? 0 : windowCount[w - 1]!) + 1
     const prepared = preparedFor(request, expected)?.charges
     for (let j = 0; prepared !== undefined && j < prepared.length; j++) {
       const charge = prepared[j]!
-      const countersBefore = counters.size
       const counter = counters.indexOf(charge)
-      if (counter > countersBefore) counterTotal[counter - 1] = 0
+      if (counters.added) counterTotal[counter - 1] = 0
       chargeRequest[c] = i + 1
       chargeCounter[c] = counter
       chargeAmount[c] = charge.amount
@@ -297,11 +300,11 @@ export const batchOf = (requests: ReadonlyArray<AdmissionRequest>, expected: Kno
       }
       const value = values.indexOf(charge.distinctValue)
       chargeValue[c++] = value
-      const pairs = distinct.size
-      if (distinct.indexOf(counter * 1_048_576 + value) <= pairs) continue
-      distinctCounter[pairs] = counter
-      distinctValue[pairs] = value
-      distinctAmount[pairs] = charge.amount
+      const pair = distinct.indexOf(counter * 1_048_576 + value)
+      if (!distinct.added) continue
+      distinctCounter[pair - 1] = counter
+      distinctValue[pair - 1] = value
+      distinctAmount[pair - 1] = charge.amount
     }
   }
   const pairs = distinct.size
