@@ -3,12 +3,14 @@
  * lookups share one query, and rows read are kept in memory (the hot path of a busy account reads
  * the same plates again and again).
  *
- * Every write of the table is announced on a channel (`NOTIFY`), and every process listens: a
- * registry import or an upstream answer stored by another process drops the rows it changed from
- * this process's memory as soon as it commits. While the process is not listening (at start, or
- * after its listening connection was lost, until it listens again), rows are kept only briefly.
+ * Every write of the table is announced on a channel (`NOTIFY`), and every process that reads
+ * listens (from its first read on): a registry import or an upstream answer stored by another
+ * process drops the rows it changed from this process's memory as soon as it commits. While the
+ * process is not listening (at first, or after its listening connection was lost, until it
+ * listens again), rows are kept only briefly.
  */
-import { Array as Arr, Clock, Context, Effect, Layer, Result, Schema } from "effect"
+import { PgClient } from "@effect/sql-pg"
+import { Array as Arr, Clock, Context, Effect, FiberSet, Layer, Result, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Batcher from "../platform/batching/Batcher.js"
 import * as Changes from "../platform/db/Changes.js"
@@ -68,18 +70,27 @@ const make = Effect.gen(function*() {
     setBounded(hot, HOT_MAX, plate, { row, until: now + (listening ? HEARD_TTL_MS : UNHEARD_TTL_MS) })
   }
 
-  yield* Changes.hear(VEHICLE_CHANGES, {
+  // heard from the first read on: a process that only writes (the CLI's import) does not listen
+  const hearing = Changes.hear(VEHICLE_CHANGES, {
     heard: forget,
     listening: (now) => {
       listening = now
       forget(EVERY_PLATE)
     }
   })
+  const runHearing = yield* FiberSet.runtime(yield* FiberSet.make())<PgClient.PgClient>()
+  let heard = false
+  const hearFromNowOn = () => {
+    if (heard) return
+    heard = true
+    runHearing(hearing)
+  }
   const announce = (plate: string) => Changes.announce(sql, VEHICLE_CHANGES, plate)
 
   return {
     find: (plate: string) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        hearFromNowOn()
         const cached = hot.get(plate)
         if (cached !== undefined && cached.until > now) return Effect.succeed(cached.row)
         const changesBefore = changes

@@ -2,7 +2,8 @@
  * The vehicle store keeps the rows it read in memory, and hears every write of the table: a
  * registry import or an upstream answer stored by another process (here, a second store on the
  * same database, with its own memory) reaches this one as soon as it commits, long before its rows
- * would expire; and when the connection it listens on is lost, it listens again.
+ * would expire; and when the connection it listens on is lost, it listens again. A store listens
+ * from its first read on.
  */
 import { expect, layer } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
@@ -51,6 +52,10 @@ layer(freshDatabaseLayer(6), { excludeTestServices: true, timeout: "60 seconds" 
       const sql = yield* SqlClient.SqlClient
       const here = yield* anotherStore
       const there = yield* anotherStore
+      // a store listens from its first read on: one that only writes holds no connection for it
+      expect(yield* listeners).toEqual([])
+      yield* here.find(PLATE)
+      yield* there.find(PLATE)
       yield* eventually(listeners, (pids) => pids.length === 2, HEARD_WITHIN_MS)
 
       // a registry row read here, then imported again there

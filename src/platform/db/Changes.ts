@@ -21,8 +21,8 @@ export interface Hearing {
 }
 
 /**
- * Hears `channel` for as long as the caller's scope lasts (forked): listened again whenever the
- * connection is lost.
+ * Hears `channel` until interrupted: listened again whenever the connection is lost. The caller
+ * forks it where its copy is used, so a process that only writes holds no listening connection.
  */
 export const hear = (channel: string, hearing: Hearing) =>
   Effect.flatMap(PgClient.PgClient, (pg) => {
@@ -31,7 +31,7 @@ export const hear = (channel: string, hearing: Hearing) =>
       hearing.listening(true)
       return yield* Effect.forever(Effect.map(Queue.take(changes), (change) => hearing.heard(change.payload)))
     })).pipe(Effect.ensuring(Effect.sync(() => hearing.listening(false))))
-    return Effect.forkScoped(Effect.retry(listen, LISTEN_AGAIN))
+    return Effect.retry(listen, LISTEN_AGAIN)
   })
 
 /** Announces `payload` on `channel`, to every process hearing it, when `sql`'s current transaction commits. */
