@@ -52,7 +52,7 @@ import { DeliveriesRetentionLive } from "./webhooks/Retention.js"
 import { MeteringRetentionLive } from "./metering/Retention.js"
 import { SystemResolverLive } from "./webhooks/UrlPolicy.js"
 import { Webhooks } from "./webhooks/Webhooks.js"
-import { CurrentEnvironment, type Environment, RequestId, saneRequestId } from "./platform/http/RequestContext.js"
+import { CurrentEnvironment, CurrentRequest, type Environment, saneRequestId, type ServedRequest } from "./platform/http/RequestContext.js"
 import * as RequestInput from "./platform/http/RequestInput.js"
 import { withHeaders } from "./platform/http/ResponseHeaders.js"
 
@@ -329,15 +329,14 @@ export const makeRequestPipeline = Effect.fnUntraced(function*<Id extends string
       const headers: Record<string, string> = { "x-request-id": requestId }
       noteRequestId(request.source, requestId)
       const version = versionOf(request.url)
-      const annotations = fiber.getRef(References.CurrentLogAnnotations)
+      const served: ServedRequest = { requestId, accountId: undefined }
       // what the request runs with, added to its context in one step
-      let context: ContextAddition = (current) =>
-        Context.add(Context.add(current, RequestId, requestId), References.CurrentLogAnnotations, { ...annotations, requestId }) as typeof current
-      // what a request admitted for `principal` adds: the principal, and its account in the log
-      const asAdmitted = (principal: Principal): ContextAddition => (current) =>
-        Context.add(current, AdmittedPrincipal, principal).pipe(
-          Context.add(References.CurrentLogAnnotations, { ...annotations, requestId, accountId: principal.accountId })
-        ) as typeof current
+      let context: ContextAddition = (current) => Context.add(current, CurrentRequest, served) as typeof current
+      // what a request admitted for `principal` adds: the principal (and its account in the log)
+      const asAdmitted = (principal: Principal): ContextAddition => (current) => {
+        served.accountId = principal.accountId
+        return Context.add(current, AdmittedPrincipal, principal) as typeof current
+      }
       // the path's routes, looked up once for every step that asks
       const path = RequestInput.pathOf(request.url)
       const routes = routesAt(path)
@@ -352,7 +351,7 @@ export const makeRequestPipeline = Effect.fnUntraced(function*<Id extends string
         if (pending !== undefined) {
           const admittedAsExpected = asAdmitted(pending.expected.principal)
           context = (current) =>
-            Context.add(admittedAsExpected(Context.add(current, RequestId, requestId)), RequestAdmission, pending) as typeof current
+            Context.add(admittedAsExpected(Context.add(current, CurrentRequest, served)), RequestAdmission, pending) as typeof current
           routed = admittedBy(pending, checked(request, path, routes))
         } else {
           const hash = Result.getOrUndefined(keyHash)

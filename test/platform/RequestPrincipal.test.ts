@@ -9,7 +9,7 @@ import { HttpApi } from "effect/http-api"
 import { Api } from "../../src/Api.js"
 import type { Principal } from "../../src/principal/Domain.js"
 import { AdmittedPrincipal, currentPrincipal } from "../../src/principal/Security.js"
-import { RequestId } from "../../src/platform/http/RequestContext.js"
+import { CurrentRequest } from "../../src/platform/http/RequestContext.js"
 
 const principal = { accountId: "acc_1", owner: "Owner" } as Principal
 
@@ -31,7 +31,7 @@ it.effect("a handler reads the principal the pipeline admitted the request for",
 
 it.effect("without an admitted principal (a handler run outside the pipeline), the request is a 401", () =>
   Effect.gen(function*() {
-    const exit = yield* Effect.exit(currentPrincipal.pipe(Effect.provideService(RequestId, "req_1")))
+    const exit = yield* Effect.exit(currentPrincipal.pipe(Effect.provideService(CurrentRequest, { requestId: "req_1", accountId: undefined })))
     expect(exit).toEqual(Exit.fail(expect.objectContaining({
       _tag: "Unauthorized",
       error: { code: "invalid_api_key", message: "Missing x-api-key header", requestId: "req_1", retryable: false }

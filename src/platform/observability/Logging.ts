@@ -11,6 +11,7 @@
 import { writeSync } from "node:fs"
 import { Cause, Context, Effect, Layer, Logger, LogLevel, References, Tracer } from "effect"
 import { perText } from "../caching/PerObject.js"
+import { CurrentRequest } from "../http/RequestContext.js"
 import { AppConfig } from "../config/Config.js"
 import { isRecordedSpan } from "./Telemetry.js"
 
@@ -128,10 +129,14 @@ export const levelLabel = (level: LogLevel.LogLevel) => level.toUpperCase()
 const makeLogger = (format: LogFormat, write: (line: string) => void) =>
   Logger.make(({ cause, date, fiber, logLevel, message }) => {
     const fields: Record<string, string | number | boolean | undefined> = { ...traceFieldsOf(fiber.context) }
-    // annotations in name order: a line reads the same every time
-    const annotations = fiber.getRef(References.CurrentLogAnnotations)
+    // annotations, and the request's id and account, in name order: a line reads the same every time
+    const request = fiber.getRef(CurrentRequest)
+    const annotations: Record<string, unknown> = request === undefined
+      ? fiber.getRef(References.CurrentLogAnnotations)
+      : { ...fiber.getRef(References.CurrentLogAnnotations), requestId: request.requestId, accountId: request.accountId }
     for (const name of Object.keys(annotations).sort()) {
       const value = annotations[name]
+      if (value === undefined) continue
       fields[name] = typeof value === "string" || typeof value === "number" || typeof value === "boolean"
         ? value
         : JSON.stringify(value)
