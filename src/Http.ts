@@ -332,7 +332,7 @@ export const makeRequestPipeline = Effect.fnUntraced(function*<Id extends string
       const served: ServedRequest = { requestId, accountId: undefined }
       // what the request runs with, added to its context in one step
       let context: ContextAddition = (current) => Context.add(current, CurrentRequest, served) as typeof current
-      // what a request admitted for `principal` adds: the principal (and its account in the log)
+      // what a request admitted for `principal` adds: the principal (and its account, in the log lines from then on)
       const asAdmitted = (principal: Principal): ContextAddition => (current) => {
         served.accountId = principal.accountId
         return Context.add(current, AdmittedPrincipal, principal) as typeof current

@@ -1,7 +1,7 @@
 /**
  * A line logged while a request is served carries the request's id and, once it is admitted, its
- * account, in name order among the line's other annotations; a line logged outside a request
- * carries neither.
+ * account, in name order among the line's other annotations (an annotation of the same name
+ * wins); a line logged outside a request carries neither.
  */
 import { expect, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -37,4 +37,15 @@ it.effect("a line outside a request has neither", () =>
   Effect.gen(function*() {
     const lines = yield* linesOf(Effect.logInfo("started").pipe(Effect.annotateLogs({ port: 1 })))
     expect(lines.map(({ timestamp: _, ...line }) => line)).toEqual([{ level: "info", message: "started", port: 1 }])
+  }))
+
+it.effect("an annotation made inside the request wins over the request's own fields", () =>
+  Effect.gen(function*() {
+    const lines = yield* linesOf(
+      Effect.logInfo("created").pipe(
+        Effect.annotateLogs({ accountId: "acc_2" }),
+        Effect.provideService(CurrentRequest, { requestId: "req_1", accountId: "acc_1" })
+      )
+    )
+    expect(lines.map(({ timestamp: _, ...line }) => line)).toEqual([{ level: "info", message: "created", accountId: "acc_2", requestId: "req_1" }])
   }))

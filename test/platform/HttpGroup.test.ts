@@ -26,11 +26,19 @@ const handlersWith = (greeting: { readonly text: string }) =>
       Effect.map(Effect.context<never>(), (context) => ({ greeting: greeting.text, keys: [...context.mapUnsafe.keys()] }))))
 
 const apart = builtApart(Effect.map(Effect.service(Greeting), handlersWith))
+// a group given a service of its own, which it is built with
+const composed = builtApart(Effect.succeed(
+  HttpApiBuilder.group(ProbeApi, "probe", (handlers) =>
+    Effect.map(Effect.service(Greeting), (greeting) =>
+      handlers.handle("probe", () => Effect.succeed({ greeting: greeting.text, keys: [] })))).pipe(
+        Layer.provide(Layer.succeed(Greeting, { text: "hallo" }))
+      )
+))
 // the same group, built as HttpApiBuilder builds one: in the context its services are in
 const inPlace = Layer.unwrap(Effect.map(Effect.service(Greeting), handlersWith))
 
 /** The keys of the context a request to the group sees, its requests run in an empty context. */
-const keysSeenBy = (group: typeof apart) =>
+const keysSeenBy = (group: typeof apart | typeof composed) =>
   Effect.scoped(Effect.gen(function*() {
     const router = yield* HttpRouter.toHttpEffect(
       HttpApiBuilder.layer(ProbeApi).pipe(
@@ -52,6 +60,11 @@ describe("handler groups built apart", () => {
       expect(seen.greeting).toBe("hola")
       expect(seen.keys).not.toContain(Greeting.key)
       expect(seen.keys).not.toContain(Layer.CurrentMemoMap.key)
+    }))
+
+  it.effect("and a group given a service of its own is built with it", () =>
+    Effect.gen(function*() {
+      expect((yield* keysSeenBy(composed)).greeting).toBe("hallo")
     }))
 
   it.effect("where a group built in place brings its build's context into every request", () =>

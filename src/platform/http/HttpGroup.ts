@@ -8,23 +8,24 @@
  * context. (For the same reason the API declares no HttpApi middleware: a group's routes find
  * their middleware in that context.)
  *
- * `Layer.build` would leave its memo map in that context (`Layer.buildWithMemoMap` provides it),
- * so the group layer is built through a memo map of its own instead: a group layer memoizes its
- * build through the memo map it is given (`MemoMap.getOrElseMemoize`), which hands over the build
- * to run, here in an empty context.
+ * `Layer.buildWithMemoMap` puts the memo map it builds with in that context, so the group layer is
+ * built through a memo map that keeps itself out of the builds it runs: a layer memoizes its build
+ * through the memo map it is given (`MemoMap.getOrElseMemoize`), which hands over the build to run.
  */
-import { Context, Effect, Layer, type Scope } from "effect"
+import { Context, Effect, Layer, Scope } from "effect"
 
-/** Runs each layer's build (a group layer's, which needs no other layer) in an empty context. */
-const inEmptyContext: Layer.MemoMap = {
+/** `memoMap`, running each build it memoizes without itself in the build's context. */
+const keptOutOfBuilds = (memoMap: Layer.MemoMap): Layer.MemoMap => ({
   "~effect/Layer/MemoMap": "~effect/Layer/MemoMap",
-  get: () => undefined,
+  get: (layer, scope) => memoMap.get(layer, scope),
   getOrElseMemoize: <RIn, E, ROut>(
-    _layer: Layer.Layer<ROut, E, RIn>,
+    layer: Layer.Layer<ROut, E, RIn>,
     scope: Scope.Scope,
     build: (memoMap: Layer.MemoMap, scope: Scope.Scope) => Effect.Effect<Context.Context<ROut>, E, RIn>
-  ) => Effect.updateContext(build(inEmptyContext, scope), () => Context.empty() as Context.Context<RIn>)
-}
+  ) =>
+    memoMap.getOrElseMemoize(layer, scope, (memoMap, scope) =>
+      Effect.updateContext(build(memoMap, scope), (context: Context.Context<RIn>) => Context.omit(Layer.CurrentMemoMap)(context) as Context.Context<RIn>))
+})
 
 /**
  * The group layer `make` answers, built in an empty context (see above). A request finds nothing
@@ -35,7 +36,10 @@ export const builtApart = <A, E2, E, R>(make: Effect.Effect<Layer.Layer<A, E2>, 
   Layer.effectContext(
     Effect.gen(function*() {
       const group = yield* make
-      const built = yield* Layer.buildWithMemoMap(group, inEmptyContext, yield* Effect.scope)
+      const scope = yield* Effect.scope
+      const built = yield* Layer.buildWithMemoMap(group, keptOutOfBuilds(Layer.makeMemoMapUnsafe()), scope).pipe(
+        Effect.updateContext(() => Context.make(Scope.Scope, scope))
+      )
       // the group's routes only: the memo map it was built with stays here
       return Context.omit(Layer.CurrentMemoMap)(built)
     })

@@ -129,11 +129,11 @@ export const levelLabel = (level: LogLevel.LogLevel) => level.toUpperCase()
 const makeLogger = (format: LogFormat, write: (line: string) => void) =>
   Logger.make(({ cause, date, fiber, logLevel, message }) => {
     const fields: Record<string, string | number | boolean | undefined> = { ...traceFieldsOf(fiber.context) }
-    // annotations, and the request's id and account, in name order: a line reads the same every time
+    // the request's id and account, and the annotations (which win), in name order: a line reads the same every time
     const request = fiber.getRef(CurrentRequest)
     const annotations: Record<string, unknown> = request === undefined
       ? fiber.getRef(References.CurrentLogAnnotations)
-      : { ...fiber.getRef(References.CurrentLogAnnotations), requestId: request.requestId, accountId: request.accountId }
+      : { requestId: request.requestId, accountId: request.accountId, ...fiber.getRef(References.CurrentLogAnnotations) }
     for (const name of Object.keys(annotations).sort()) {
       const value = annotations[name]
       if (value === undefined) continue
