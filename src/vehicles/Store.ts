@@ -85,7 +85,6 @@ const make = Effect.gen(function*() {
     heard = true
     runHearing(hearing)
   }
-  const announce = (plate: string) => Changes.announce(sql, VEHICLE_CHANGES, plate)
 
   return {
     find: (plate: string) =>
@@ -100,15 +99,17 @@ const make = Effect.gen(function*() {
         )
       }),
 
-    /** Stores an upstream answer (a miss too); never overwrites registry data. */
+    /** Stores an upstream answer (a miss too); never overwrites registry data. Announced in the same statement. */
     cacheUpstream: (plate: string, facts: VehicleFacts | null, at: Date) =>
       Effect.sync(() => forget(plate)).pipe(
         Effect.andThen(sql`
-          insert into vehicles (plate, source, found, facts, fetched_at)
-          values (${plate}, 'upstream', ${facts !== null}, ${facts === null ? null : JSON.stringify(facts)}, ${at})
-          on conflict (plate) do update set found = excluded.found, facts = excluded.facts, fetched_at = excluded.fetched_at
-          where vehicles.source = 'upstream'`),
-        Effect.andThen(announce(plate)),
+          with stored as (
+            insert into vehicles (plate, source, found, facts, fetched_at)
+            values (${plate}, 'upstream', ${facts !== null}, ${facts === null ? null : JSON.stringify(facts)}, ${at})
+            on conflict (plate) do update set found = excluded.found, facts = excluded.facts, fetched_at = excluded.fetched_at
+            where vehicles.source = 'upstream'
+          )
+          select ${Changes.announcement(sql, VEHICLE_CHANGES, plate)}`),
         Effect.asVoid,
         Effect.orDie
       ),
@@ -128,7 +129,7 @@ const make = Effect.gen(function*() {
           on conflict (plate) do update set source = 'registry', found = true, facts = excluded.facts,
             fetched_at = excluded.fetched_at`
       }
-      yield* announce(EVERY_PLATE)
+      yield* Changes.announce(sql, VEHICLE_CHANGES, EVERY_PLATE)
       forget(EVERY_PLATE)
       return vehicles.length
     }, Effect.orDie)

@@ -34,5 +34,9 @@ export const hear = (channel: string, hearing: Hearing) =>
     return Effect.retry(listen, LISTEN_AGAIN)
   })
 
+/** The call that announces `payload` on `channel`, to go in a statement of the write it announces. */
+export const announcement = (sql: SqlClient.SqlClient, channel: string, payload: string) => sql`pg_notify(${channel}, ${payload})`
+
 /** Announces `payload` on `channel`, to every process hearing it, when `sql`'s current transaction commits. */
-export const announce = (sql: SqlClient.SqlClient, channel: string, payload: string) => sql`select pg_notify(${channel}, ${payload})`
+export const announce = (sql: SqlClient.SqlClient, channel: string, payload: string) =>
+  sql`select ${announcement(sql, channel, payload)}`
