@@ -331,7 +331,8 @@ export const makeRequestPipeline = Effect.fnUntraced(function*<Id extends string
       const version = versionOf(request.url)
       const served: ServedRequest = { requestId, accountId: undefined }
       // what the request runs with, added to its context in one step
-      let context: ContextAddition = (current) => Context.add(current, CurrentRequest, served) as typeof current
+      const withRequest: ContextAddition = (current) => Context.add(current, CurrentRequest, served) as typeof current
+      let context = withRequest
       // what a request admitted for `principal` adds: the principal (and its account, in the log lines from then on)
       const asAdmitted = (principal: Principal): ContextAddition => (current) => {
         served.accountId = principal.accountId
@@ -351,7 +352,7 @@ export const makeRequestPipeline = Effect.fnUntraced(function*<Id extends string
         if (pending !== undefined) {
           const admittedAsExpected = asAdmitted(pending.expected.principal)
           context = (current) =>
-            Context.add(admittedAsExpected(Context.add(current, CurrentRequest, served)), RequestAdmission, pending) as typeof current
+            Context.add(admittedAsExpected(withRequest(current)), RequestAdmission, pending) as typeof current
           routed = admittedBy(pending, checked(request, path, routes))
         } else {
           const hash = Result.getOrUndefined(keyHash)
