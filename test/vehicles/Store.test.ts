@@ -10,6 +10,7 @@ import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { VEHICLE_CHANGES, VehicleStore } from "../../src/vehicles/Store.js"
 import { freshDatabaseLayer } from "../support/Postgres.js"
+import { eventually } from "../support/Processes.js"
 import { registryVehicle } from "../support/VehicleFixtures.js"
 
 const PLATE = "AB123CD"
@@ -31,17 +32,9 @@ const listeners = Effect.gen(function*() {
   return rows.map((row) => row.pid)
 })
 
-/** Polls `read` until `done` holds of its answer, failing after `withinMs`. */
-const eventually = <A, E, R>(read: Effect.Effect<A, E, R>, done: (a: A) => boolean, withinMs: number) =>
-  Effect.gen(function*() {
-    const deadline = Date.now() + withinMs
-    for (;;) {
-      const answer = yield* read
-      if (done(answer)) return answer
-      if (Date.now() > deadline) return yield* Effect.die(new Error(`not within ${withinMs} ms: ${JSON.stringify(answer)}`))
-      yield* Effect.sleep("20 millis")
-    }
-  })
+/** `read` again until `done` holds of its answer, failing after HEARD_WITHIN_MS. */
+const eventuallyHolds = <A, E, R>(read: Effect.Effect<A, E, R>, done: (a: A) => boolean, what: string) =>
+  eventually(Effect.map(read, (answer) => (done(answer) ? answer : undefined)), what, HEARD_WITHIN_MS)
 
 const makeOf = (read: Effect.Effect<{ readonly facts: { readonly make: string } | null } | undefined>) =>
   Effect.map(read, (row) => row?.facts?.make)
@@ -56,13 +49,13 @@ layer(freshDatabaseLayer(6), { excludeTestServices: true, timeout: "60 seconds" 
       expect(yield* listeners).toEqual([])
       yield* here.find(PLATE)
       yield* there.find(PLATE)
-      yield* eventually(listeners, (pids) => pids.length === 2, HEARD_WITHIN_MS)
+      yield* eventuallyHolds(listeners, (pids) => pids.length === 2, "both stores listening")
 
       // a registry row read here, then imported again there
       yield* there.importRegistry([registryVehicle(PLATE, { make: "FIAT" })], new Date())
       expect(yield* makeOf(here.find(PLATE))).toBe("FIAT")
       yield* there.importRegistry([registryVehicle(PLATE, { make: "RENAULT" })], new Date())
-      expect(yield* eventually(makeOf(here.find(PLATE)), (make) => make === "RENAULT", HEARD_WITHIN_MS)).toBe("RENAULT")
+      expect(yield* eventuallyHolds(makeOf(here.find(PLATE)), (make) => make === "RENAULT", "the second import heard")).toBe("RENAULT")
 
       // an upstream answer read here, then stored again there
       const facts = (make: string) => {
@@ -72,15 +65,15 @@ layer(freshDatabaseLayer(6), { excludeTestServices: true, timeout: "60 seconds" 
       yield* there.cacheUpstream(UPSTREAM_PLATE, facts("PEUGEOT"), new Date())
       expect(yield* makeOf(here.find(UPSTREAM_PLATE))).toBe("PEUGEOT")
       yield* there.cacheUpstream(UPSTREAM_PLATE, facts("CITROEN"), new Date())
-      expect(yield* eventually(makeOf(here.find(UPSTREAM_PLATE)), (make) => make === "CITROEN", HEARD_WITHIN_MS))
+      expect(yield* eventuallyHolds(makeOf(here.find(UPSTREAM_PLATE)), (make) => make === "CITROEN", "the second answer heard"))
         .toBe("CITROEN")
 
       // the listening connections lost: both listen again, and hear the next import
       const lost = yield* listeners
       yield* sql`select pg_terminate_backend(pid) from unnest(${lost}::int[]) as pid`
-      yield* eventually(listeners, (pids) => pids.length === 2 && pids.every((pid) => !lost.includes(pid)), HEARD_WITHIN_MS)
+      yield* eventuallyHolds(listeners, (pids) => pids.length === 2 && pids.every((pid) => !lost.includes(pid)), "both stores listening again")
       expect(yield* makeOf(here.find(PLATE))).toBe("RENAULT")
       yield* there.importRegistry([registryVehicle(PLATE, { make: "TOYOTA" })], new Date())
-      expect(yield* eventually(makeOf(here.find(PLATE)), (make) => make === "TOYOTA", HEARD_WITHIN_MS)).toBe("TOYOTA")
+      expect(yield* eventuallyHolds(makeOf(here.find(PLATE)), (make) => make === "TOYOTA", "the import after the reconnection heard")).toBe("TOYOTA")
     }).pipe(Effect.scoped))
 })
