@@ -41,6 +41,8 @@ export const SandboxVehicleSource = Layer.effect(
         if (behaviour.cacheMiss && behaviour.scenario !== "unavailable" && params.onMiss === "search") return Effect.succeed(SEARCH)
         return Effect.map(generated(plate, params, started), found)
       },
+      // every sandbox answer is made for its request (and may wait): none is known at once
+      findAtOnce: () => undefined,
       search: generated
     })
   })

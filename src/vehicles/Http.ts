@@ -1,4 +1,5 @@
 import { Effect } from "effect"
+import type { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import type { PaidPlanRequired, Principal } from "../principal/Domain.js"
 import { currentPrincipal } from "../principal/Security.js"
@@ -9,7 +10,7 @@ import { preEncodedPerObject } from "../platform/http/PreEncoded.js"
 import { INVALID_PLATE_MESSAGE } from "./Plates.js"
 import { VehicleResponse } from "./Response.js"
 import { VehicleSearches } from "./Searches.js"
-import { RequestAdmission } from "../metering/Admission.js"
+import { type PendingAdmission, RequestAdmission } from "../metering/Admission.js"
 import type { LimitReached } from "../metering/Metering.js"
 import type { SourceUnavailable } from "./Upstream.js"
 import { type InvalidParameter, type InvalidPlate, VehicleQuery } from "./VehicleQuery.js"
@@ -44,19 +45,26 @@ export const VehiclesHttpLive = apiGroup(
       return yield* searches.accept(principal, outcome.plate, queryParams)
     }, refuseVehicleQuery)
 
-    return HttpApiBuilder.group(Api, "vehicles", (handlers) =>
-      handlers.handle("getVehicle", Effect.fnUntraced(function*({ params, query: queryParams }) {
-        const principal = yield* currentPrincipal
-        const pending = yield* RequestAdmission
-        if (pending === undefined || pending.admitted) return yield* answer(principal, params.plate, queryParams)
-        // answered here, and charged with the request's admission: one round trip
-        const prepared = yield* query.prepare(principal, params.plate, queryParams)
-        const admission = yield* pending.admit(prepared && { expected: pending.expected, consumption: prepared.consumption })
-        if (prepared === undefined || !admission.charged) {
+    type Answered = ReturnType<typeof answer>
+    type Answer = Effect.Success<Answered>
+
+    /** The query of a request its handler admits: prepared, then charged with its admission, in one round trip. */
+    const answerAdmitting = (pending: PendingAdmission, principal: Principal, plate: string, queryParams: VehicleQueryParams) =>
+      Effect.flatMap(query.prepare(principal, plate, queryParams), (prepared) =>
+        Effect.flatMap(pending.admit(prepared && { expected: pending.expected, consumption: prepared.consumption }), (admission): Effect.Effect<Answer | HttpServerResponse.HttpServerResponse, Effect.Error<Answered>, Effect.Services<Answered>> => {
           // a refusal, the source, a search, or an account changed since: as any query
-          return yield* answer(admission.admitted.principal, params.plate, queryParams)
-        }
-        if (admission.refused !== undefined) return yield* Errors.limitReached(admission.refused)
-        return encoded(prepared.response)
-      })))
+          if (prepared === undefined || !admission.charged) return answer(admission.admitted.principal, plate, queryParams)
+          if (admission.refused !== undefined) return Errors.limitReached(admission.refused)
+          return Effect.succeed(encoded(prepared.response))
+        }))
+
+    return HttpApiBuilder.group(Api, "vehicles", (handlers) =>
+      handlers.handle("getVehicle", ({ params, query: queryParams }) =>
+        Effect.flatMap(currentPrincipal, (principal) =>
+          Effect.withFiber((fiber) => {
+            const pending = fiber.getRef(RequestAdmission)
+            return pending === undefined || pending.admitted
+              ? answer(principal, params.plate, queryParams)
+              : answerAdmitting(pending, principal, params.plate, queryParams)
+          }))))
   }))

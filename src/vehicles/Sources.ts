@@ -5,6 +5,7 @@
  * one per environment, built once with the query.
  */
 import { Clock, Context, Effect, Layer, Option } from "effect"
+import { withNow } from "../platform/clock/Now.js"
 import type { RetryPolicy } from "../platform/sandboxSafe/RetryPolicy.js"
 import { buildPerEnvironment, type PerEnvironment } from "../platform/http/PerEnvironment.js"
 import type { VehicleQueryParams } from "./Api.js"
@@ -33,10 +34,15 @@ export type Local =
 export const found = (lookup: Lookup): Local => ({ _tag: "Found", lookup })
 export const SEARCH: Local = { _tag: "SearchAccepted" }
 
-export const elapsedSince = (started: number) => Effect.map(Clock.currentTimeMillis, (now) => now - started)
+export const elapsedSince = (started: number) => withNow((now) => Effect.succeed(now - started))
 
 export class VehicleSource extends Context.Service<VehicleSource, {
   readonly findLocally: (plate: string, params: VehicleQueryParams, started: number) => Effect.Effect<Local, SourceUnavailable>
+  /**
+   * What `findLocally` would find at `now`, when the source knows it from memory alone (no wait,
+   * no effect); undefined when it must look further.
+   */
+  readonly findAtOnce: (plate: string, params: VehicleQueryParams, now: number) => Local | undefined
   /** What a vehicle search finds: waits for the origin when there is one (its workflow retries). */
   readonly search: (plate: string, params: VehicleQueryParams, started: number) => Effect.Effect<Lookup, SourceUnavailable>
 }>()("vda/VehicleSource") {
@@ -50,22 +56,24 @@ export class VehicleSource extends Context.Service<VehicleSource, {
     Effect.gen(function*() {
       const store = yield* VehicleStore
       const upstream = yield* VehicleUpstream
+      /** What the query does with what the store holds for `plate` (read `lookupMs` after `started`). */
+      const localOf = (plate: string, params: VehicleQueryParams, stored: StoredVehicle | undefined, started: number, lookupMs: number): Local => {
+        if (stored !== undefined && isFresh(stored, started)) return found(fromStore(stored, false, lookupMs))
+        if (!upstream.enabled) {
+          return found(stored !== undefined ? fromStore(stored, true, lookupMs) : { facts: Option.none(), source: "none", cache: "miss", lookupMs })
+        }
+        return params.onMiss === "search"
+          ? SEARCH
+          : { _tag: "AskSource", ask: (retry) => fromUpstream(store, upstream, plate, stored, started, retry) }
+      }
       return VehicleSource.of({
         findLocally: (plate, params, started) =>
-          Effect.flatMap(store.find(plate), (stored): Effect.Effect<Local> => {
-            if (stored !== undefined && isFresh(stored, started)) {
-              return Effect.map(elapsedSince(started), (ms) => found(fromStore(stored, false, ms)))
-            }
-            if (!upstream.enabled) {
-              return Effect.map(elapsedSince(started), (ms) =>
-                found(stored !== undefined ? fromStore(stored, true, ms) : { facts: Option.none(), source: "none", cache: "miss", lookupMs: ms }))
-            }
-            return Effect.succeed(
-              params.onMiss === "search"
-                ? SEARCH
-                : { _tag: "AskSource", ask: (retry) => fromUpstream(store, upstream, plate, stored, started, retry) }
-            )
-          }),
+          Effect.flatMap(store.find(plate), (stored) =>
+            Effect.map(elapsedSince(started), (lookupMs) => localOf(plate, params, stored, started, lookupMs))),
+        findAtOnce: (plate, params, now) => {
+          const kept = store.remembered(plate, now)
+          return kept === undefined ? undefined : localOf(plate, params, kept.row, now, 0)
+        },
         search: (plate, _params, started) =>
           Effect.flatMap(store.find(plate), (stored) =>
             upstream.enabled ? fromUpstream(store, upstream, plate, stored, started) : Effect.succeed(fromStore(stored, false, 0)))
@@ -78,18 +86,24 @@ export class VehicleSource extends Context.Service<VehicleSource, {
    * found nowhere, and `SourceUnavailable` is the source down.
    */
   static readonly Test = (vehicles: Readonly<Record<string, VehicleFacts | null | SourceUnavailable>>) => {
-    const lookup = (plate: string): Effect.Effect<Lookup, SourceUnavailable> => {
+    const lookup = (plate: string): Lookup | SourceUnavailable => {
       const canned = vehicles[plate] ?? null
-      if (canned instanceof SourceUnavailable) return Effect.fail(canned)
-      return Effect.succeed(
-        canned === null
-          ? { facts: Option.none(), source: "none", cache: "miss", lookupMs: 0 }
-          : { facts: Option.some(canned), source: "registry", cache: "hit", lookupMs: 0 }
-      )
+      if (canned instanceof SourceUnavailable) return canned
+      return canned === null
+        ? { facts: Option.none(), source: "none", cache: "miss", lookupMs: 0 }
+        : { facts: Option.some(canned), source: "registry", cache: "hit", lookupMs: 0 }
+    }
+    const lookupEffect = (plate: string): Effect.Effect<Lookup, SourceUnavailable> => {
+      const looked = lookup(plate)
+      return looked instanceof SourceUnavailable ? Effect.fail(looked) : Effect.succeed(looked)
     }
     return Layer.succeed(VehicleSource, {
-      findLocally: (plate) => Effect.map(lookup(plate), found),
-      search: (plate) => lookup(plate)
+      findLocally: (plate) => Effect.map(lookupEffect(plate), found),
+      findAtOnce: (plate) => {
+        const looked = lookup(plate)
+        return looked instanceof SourceUnavailable ? undefined : found(looked)
+      },
+      search: lookupEffect
     })
   }
 }

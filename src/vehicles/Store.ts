@@ -10,9 +10,10 @@
  * listens again), rows are kept only briefly.
  */
 import { PgClient } from "@effect/sql-pg"
-import { Array as Arr, Clock, Context, Effect, FiberSet, Layer, Result, Schema } from "effect"
+import { Array as Arr, Context, Effect, FiberSet, Layer, Result, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Batcher from "../platform/batching/Batcher.js"
+import { withNow } from "../platform/clock/Now.js"
 import * as Changes from "../platform/db/Changes.js"
 import * as SqlRows from "../platform/db/SqlRows.js"
 import { setBounded } from "../platform/caching/Bounded.js"
@@ -86,12 +87,20 @@ const make = Effect.gen(function*() {
     runHearing(hearing)
   }
 
+  /** The row read for `plate`, while it is kept in memory; undefined when it must be read. */
+  const remembered = (plate: string, now: number) => {
+    hearFromNowOn()
+    const kept = hot.get(plate)
+    return kept !== undefined && kept.until > now ? kept : undefined
+  }
+
   return {
+    remembered,
+
     find: (plate: string) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) => {
-        hearFromNowOn()
-        const cached = hot.get(plate)
-        if (cached !== undefined && cached.until > now) return Effect.succeed(cached.row)
+      withNow((now) => {
+        const kept = remembered(plate, now)
+        if (kept !== undefined) return Effect.succeed(kept.row)
         const changesBefore = changes
         return lookups.submit(plate).pipe(
           Effect.tap((row) => Effect.sync(() => remember(plate, row, now, changesBefore))),

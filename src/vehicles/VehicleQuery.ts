@@ -15,6 +15,7 @@ import { classification, codiaLookup, sheetLookup, tires } from "../catalog/Enri
 import * as Charges from "../metering/Charges.js"
 import { Metering } from "../metering/Metering.js"
 import type { ApiVersion } from "../metering/Meters.js"
+import { withNow } from "../platform/clock/Now.js"
 import { type Environment, RequestId } from "../platform/http/RequestContext.js"
 import type { VehicleQueryParams } from "./Api.js"
 import { normalizePlate } from "./Plates.js"
@@ -62,11 +63,16 @@ const make = Effect.gen(function*() {
     return answer
   }
 
+  /** Whether the response to what `lookup` found is the plain one: no enrichment, no debug, no sandbox fields. */
+  const isPlain = (lookup: Lookup, params: VehicleQueryParams) =>
+    !params.debug && !wantsEnrichments(params) && lookup.sandbox === undefined
+
+  const plainAnswer = (plate: string, lookup: Lookup) =>
+    Option.isSome(lookup.facts) ? plainAnswerOf(plate, lookup.facts.value) : NOT_FOUND
+
   /** The Vehicle response for what the lookup found. */
   const respond = (plate: string, lookup: Lookup, params: VehicleQueryParams, requestId: string) =>
-    params.debug || wantsEnrichments(params) || lookup.sandbox !== undefined
-      ? respondInFull(plate, lookup, params, requestId)
-      : Effect.succeed(Option.isSome(lookup.facts) ? plainAnswerOf(plate, lookup.facts.value) : NOT_FOUND)
+    isPlain(lookup, params) ? Effect.succeed(plainAnswer(plate, lookup)) : respondInFull(plate, lookup, params, requestId)
 
   const respondInFull = Effect.fnUntraced(function*(plate: string, lookup: Lookup, params: VehicleQueryParams, requestId: string) {
     const started = yield* Clock.currentTimeMillis
@@ -159,16 +165,23 @@ const make = Effect.gen(function*() {
   const prepare = (principal: Principal, rawPlate: string, params: VehicleQueryParams, version: ApiVersion = "v2") => {
     const plate = validate(principal, rawPlate, params)
     if (Result.isFailure(plate)) return Effect.succeed(undefined)
-    return Effect.flatMap(Clock.currentTimeMillis, (started) =>
-      sources[principal.environment].findLocally(plate.success, params, started).pipe(
+    const source = sources[principal.environment]
+    // answered and charged at the same instant
+    const prepared = (response: VehicleResponse, started: number) =>
+      ({ response, consumption: Charges.plateQuery(principal, plate.success, started, version) })
+    return withNow((started) => {
+      // the busiest case, a plain answer the source holds in memory, is prepared without an effect
+      const atOnce = source.findAtOnce(plate.success, params, started)
+      if (atOnce?._tag === "Found" && isPlain(atOnce.lookup, params)) return Effect.succeed(prepared(plainAnswer(plate.success, atOnce.lookup), started))
+      return source.findLocally(plate.success, params, started).pipe(
         Effect.flatMap((local) =>
           local._tag !== "Found"
             ? Effect.succeed(undefined)
             : Effect.map(Effect.flatMap(RequestId, (requestId) => respond(plate.success, local.lookup, params, requestId)), (response) =>
-              // answered and charged at the same instant
-              ({ response, consumption: Charges.plateQuery(principal, plate.success, started, version) }))),
+              prepared(response, started))),
         Effect.orElseSucceed(() => undefined)
-      ))
+      )
+    })
   }
 
   /** The search a vehicle operation runs: waits for the source; charges nothing (done at acceptance). */

@@ -13,12 +13,14 @@ import { ModuleRegistry } from "../../src/modules/Registry.js"
 import { ModuleSource, ModuleSources, ModuleUnavailable } from "../../src/modules/Sources.js"
 import { generateVehicle } from "../../src/sandbox/Generator.js"
 import { syntheticModule } from "../../src/sandbox/Modules.js"
-import { VehicleSource, VehicleSources } from "../../src/vehicles/Sources.js"
+import { type Local, VehicleSource, VehicleSources } from "../../src/vehicles/Sources.js"
 import { VehicleStore } from "../../src/vehicles/Store.js"
 import { SourceUnavailable } from "../../src/vehicles/Upstream.js"
 import { VehicleQuery } from "../../src/vehicles/VehicleQuery.js"
+import type { Principal } from "../../src/principal/Domain.js"
 import { freshDatabaseLayer } from "../support/Postgres.js"
 import { testConfig } from "../support/TestApp.js"
+import { eventually } from "../support/Processes.js"
 import { registryVehicle } from "../support/VehicleFixtures.js"
 
 const PLATE = "AB123CD"
@@ -55,6 +57,92 @@ layer(servicesOn(SourcesLive), { excludeTestServices: true })("the application's
     Effect.gen(function*() {
       expect(yield* search("production", "AC999DE")).toEqual({ success: true, found: false, data: null })
       expect((yield* search("sandbox", "AC999DE")).found).toBe(true)
+    }))
+
+  it.effect("what production's source holds in memory is found at once, as a read finds it; the sandbox's, never", () =>
+    Effect.gen(function*() {
+      const sources = yield* VehicleSources
+      const store = yield* VehicleStore
+      const now = Date.now()
+      const held = "AC111DE"
+      const notHeld = "AC222DE"
+      yield* store.importRegistry([registryVehicle(held, { make: "FORD" })], new Date())
+      // nothing read yet: nothing known at once
+      expect(sources.production.findAtOnce(held, {}, now)).toBeUndefined()
+      expect(sources.production.findAtOnce(notHeld, {}, now)).toBeUndefined()
+
+      // once read, a vehicle and a plate found nowhere are both known at once, as the read found
+      // them (a read that overlaps a change heard is not kept, and the store's first read starts its
+      // listening, which forgets all: read until one is kept; compared in the same step)
+      const readUntilHeld = (plate: string) =>
+        eventually(
+          Effect.map(sources.production.findLocally(plate, {}, now), (read) => {
+            const atOnce = sources.production.findAtOnce(plate, {}, now)
+            return atOnce === undefined ? undefined : { read, atOnce }
+          }),
+          `${plate} held in memory`,
+          5_000
+        )
+      const withoutTiming = (local: Local) => local._tag === "Found" ? { ...local, lookup: { ...local.lookup, lookupMs: 0 } } : local
+      const vehicle = yield* readUntilHeld(held)
+      expect(vehicle.atOnce).toEqual(withoutTiming(vehicle.read))
+      expect(vehicle.atOnce).toMatchObject({ _tag: "Found", lookup: { facts: { _tag: "Some", value: { make: "FORD" } }, source: "registry" } })
+      const nowhere = yield* readUntilHeld(notHeld)
+      expect(nowhere.atOnce).toEqual(withoutTiming(nowhere.read))
+      expect(nowhere.atOnce).toMatchObject({ _tag: "Found", lookup: { facts: { _tag: "None" }, source: "none" } })
+
+      // a write of the table forgets what was held at once: read again before it is known at once
+      yield* store.importRegistry([registryVehicle(held, { make: "FIAT" })], new Date())
+      expect(sources.production.findAtOnce(held, {}, now)).toBeUndefined()
+      expect((yield* readUntilHeld(held)).atOnce).toMatchObject({ lookup: { facts: { value: { make: "FIAT" } } } })
+
+      // every sandbox answer is made for its request
+      yield* sources.sandbox.findLocally(held, {}, now)
+      expect(sources.sandbox.findAtOnce(held, {}, now)).toBeUndefined()
+    }))
+
+  it.effect("a query is prepared alike whether its vehicle is read for it or held in memory", () =>
+    Effect.gen(function*() {
+      const query = yield* VehicleQuery
+      const sources = yield* VehicleSources
+      const plate = "AC333DE"
+      const principal = {
+        accountId: "acc_prepare", owner: "Preparer", keyId: "key_prepare", environment: "production", timezone: "UTC", modulePricing: null,
+        entitlements: {
+          plan: "growth", plateQueriesMonthly: 100, moduleQueriesMonthly: 100, uniquePlatesDaily: 100, requestsPerMinute: 60,
+          enabledModules: [], timezone: "UTC"
+        }
+      } satisfies Principal
+      const at = new Date("2026-03-10T12:00:00Z").getTime()
+      const prepareAt = Effect.gen(function*() {
+        yield* TestClock.setTime(at)
+        return yield* query.prepare(principal, plate.toLowerCase(), {})
+      }).pipe(Effect.provide(TestClock.layer()))
+
+      // a write forgets what the store held: this query reads the plate
+      yield* (yield* VehicleStore).importRegistry([registryVehicle(plate, { make: "TOYOTA" })], new Date())
+      expect(sources.production.findAtOnce(plate, {}, at)).toBeUndefined()
+      const read = yield* prepareAt
+      // then until the store holds it; this query finds it in memory
+      yield* eventually(
+        Effect.map(sources.production.findLocally(plate, {}, at), () => sources.production.findAtOnce(plate, {}, at)),
+        `${plate} held in memory`,
+        5_000
+      )
+      const held = yield* prepareAt
+      expect(read).toBeDefined()
+      expect(held).toEqual(read)
+      expect(held!.response).toMatchObject({ success: true, found: true, data: { plate, make: "TOYOTA" } })
+      expect(held!.consumption).toMatchObject({ accountId: "acc_prepare", environment: "production" })
+      expect(held!.consumption.charges.length).toBeGreaterThan(0)
+      for (const charge of held!.consumption.charges) {
+        expect(charge.period.start.getTime()).toBeLessThanOrEqual(at)
+        expect(charge.period.end.getTime()).toBeGreaterThan(at)
+      }
+
+      // a plain answer only: with debug, it is made in full
+      const debug = yield* query.prepare(principal, plate, { debug: true })
+      expect(debug?.response.data).toHaveProperty("debug")
     }))
 
   it.effect("module records: production's registry (none held: total 0), the sandbox's by the plate's scenario", () =>
