@@ -377,7 +377,9 @@ export const makeRequestPipeline = Effect.fnUntraced(function*<Id extends string
             (failure) => Effect.succeed(finish(version === "v1" ? Errors.v1ErrorResponse(failure) : Errors.errorResponse(failure)))
           )
       })
-      return withRequestSpan(request.source)(withAddition(responded, context))
+      // the request's fiber runs nothing after its answer: its context is set, not restored after (as the router sets its own)
+      fiber.setContext(context(fiber.context))
+      return withRequestSpan(request.source)(responded)
     })
   }
 })
