@@ -212,7 +212,8 @@ const checkBody = <E, R>(
  * checks its input (RequestInput) before it is routed; answers every failure in the contract's
  * body (v1's in its envelope). Every request passes here, so it runs as few steps as it can: the
  * checks that need no effect are plain calls, and the headers the request gathers (its id, its
- * rate limit) are set on its response once, at the end.
+ * rate limit) are set on its response once, at the end. What the request adds to its context is
+ * set on its fiber, not restored: the pipeline must be the whole program of a request's fiber.
  */
 export const makeRequestPipeline = Effect.fnUntraced(function*<Id extends string, Groups extends HttpApiGroup.Constraint>(
   api: HttpApi.HttpApi<Id, Groups>
@@ -377,7 +378,8 @@ export const makeRequestPipeline = Effect.fnUntraced(function*<Id extends string
             (failure) => Effect.succeed(finish(version === "v1" ? Errors.v1ErrorResponse(failure) : Errors.errorResponse(failure)))
           )
       })
-      // the request's fiber runs nothing after its answer: its context is set, not restored after (as the router sets its own)
+      // set on the request's fiber rather than restored after, as the router sets its own: the
+      // handled request puts the fiber's context back once its response is sent (HttpEffect.toHandled)
       fiber.setContext(context(fiber.context))
       return withRequestSpan(request.source)(responded)
     })

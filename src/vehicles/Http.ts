@@ -46,12 +46,13 @@ export const VehiclesHttpLive = apiGroup(
     }, refuseVehicleQuery)
 
     type Answered = ReturnType<typeof answer>
-    type Answer = Effect.Success<Answered>
+    /** An answer of `answer`'s, or the prepared one already encoded. */
+    type AnsweredOrEncoded = Effect.Effect<Effect.Success<Answered> | HttpServerResponse.HttpServerResponse, Effect.Error<Answered>, Effect.Services<Answered>>
 
     /** The query of a request its handler admits: prepared, then charged with its admission, in one round trip. */
     const answerAdmitting = (pending: PendingAdmission, principal: Principal, plate: string, queryParams: VehicleQueryParams) =>
       Effect.flatMap(query.prepare(principal, plate, queryParams), (prepared) =>
-        Effect.flatMap(pending.admit(prepared && { expected: pending.expected, consumption: prepared.consumption }), (admission): Effect.Effect<Answer | HttpServerResponse.HttpServerResponse, Effect.Error<Answered>, Effect.Services<Answered>> => {
+        Effect.flatMap(pending.admit(prepared && { expected: pending.expected, consumption: prepared.consumption }), (admission): AnsweredOrEncoded => {
           // a refusal, the source, a search, or an account changed since: as any query
           if (prepared === undefined || !admission.charged) return answer(admission.admitted.principal, plate, queryParams)
           if (admission.refused !== undefined) return Errors.limitReached(admission.refused)

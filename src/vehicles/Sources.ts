@@ -71,7 +71,7 @@ export class VehicleSource extends Context.Service<VehicleSource, {
           Effect.flatMap(store.find(plate), (stored) =>
             Effect.map(elapsedSince(started), (lookupMs) => localOf(plate, params, stored, started, lookupMs))),
         findAtOnce: (plate, params, now) => {
-          const kept = store.remembered(plate, now)
+          const kept = store.heldInMemory(plate, now)
           return kept === undefined ? undefined : localOf(plate, params, kept.row, now, 0)
         },
         search: (plate, _params, started) =>

@@ -87,19 +87,22 @@ const make = Effect.gen(function*() {
     runHearing(hearing)
   }
 
-  /** The row read for `plate`, while it is kept in memory; undefined when it must be read. */
-  const remembered = (plate: string, now: number) => {
+  /**
+   * What was read for `plate` (its row, or none), while it is kept in memory; undefined when it
+   * must be read. Like a read, it starts the store's listening the first time.
+   */
+  const heldInMemory = (plate: string, now: number) => {
     hearFromNowOn()
     const kept = hot.get(plate)
     return kept !== undefined && kept.until > now ? kept : undefined
   }
 
   return {
-    remembered,
+    heldInMemory,
 
     find: (plate: string) =>
       withNow((now) => {
-        const kept = remembered(plate, now)
+        const kept = heldInMemory(plate, now)
         if (kept !== undefined) return Effect.succeed(kept.row)
         const changesBefore = changes
         return lookups.submit(plate).pipe(

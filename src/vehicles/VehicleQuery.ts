@@ -63,9 +63,11 @@ const make = Effect.gen(function*() {
     return answer
   }
 
-  /** Whether the response to what `lookup` found is the plain one: no enrichment, no debug, no sandbox fields. */
-  const isPlain = (lookup: Lookup, params: VehicleQueryParams) =>
-    !params.debug && !wantsEnrichments(params) && lookup.sandbox === undefined
+  /** Whether the response asked for is the plain one: no enrichment, no debug. */
+  const asksPlain = (params: VehicleQueryParams) => !params.debug && !wantsEnrichments(params)
+
+  /** Whether the response to what `lookup` found is the plain one (no sandbox fields either). */
+  const isPlain = (lookup: Lookup, params: VehicleQueryParams) => asksPlain(params) && lookup.sandbox === undefined
 
   const plainAnswer = (plate: string, lookup: Lookup) =>
     Option.isSome(lookup.facts) ? plainAnswerOf(plate, lookup.facts.value) : NOT_FOUND
@@ -171,8 +173,9 @@ const make = Effect.gen(function*() {
       ({ response, consumption: Charges.plateQuery(principal, plate.success, started, version) })
     return withNow((started) => {
       // the busiest case, a plain answer the source holds in memory, is prepared without an effect
-      const atOnce = source.findAtOnce(plate.success, params, started)
-      if (atOnce?._tag === "Found" && isPlain(atOnce.lookup, params)) return Effect.succeed(prepared(plainAnswer(plate.success, atOnce.lookup), started))
+      const atOnce = asksPlain(params) ? source.findAtOnce(plate.success, params, started) : undefined
+      if (atOnce !== undefined && atOnce._tag !== "Found") return Effect.succeed(undefined)
+      if (atOnce !== undefined && isPlain(atOnce.lookup, params)) return Effect.succeed(prepared(plainAnswer(plate.success, atOnce.lookup), started))
       return source.findLocally(plate.success, params, started).pipe(
         Effect.flatMap((local) =>
           local._tag !== "Found"

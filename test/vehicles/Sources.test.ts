@@ -4,7 +4,7 @@
  * place, and each environment's source built once with the service, not per query.
  */
 import { expect, layer } from "@effect/vitest"
-import { Effect, Fiber, Layer } from "effect"
+import { Cause, Effect, Fiber, Layer, Option } from "effect"
 import { FetchHttpClient } from "effect/http"
 import { TestClock } from "effect/testing"
 import { SourcesLive } from "../../src/ActivitiesLive.js"
@@ -13,7 +13,9 @@ import { ModuleRegistry } from "../../src/modules/Registry.js"
 import { ModuleSource, ModuleSources, ModuleUnavailable } from "../../src/modules/Sources.js"
 import { generateVehicle } from "../../src/sandbox/Generator.js"
 import { syntheticModule } from "../../src/sandbox/Modules.js"
-import { type Local, VehicleSource, VehicleSources } from "../../src/vehicles/Sources.js"
+import { found, type Local, VehicleSource, VehicleSources } from "../../src/vehicles/Sources.js"
+import * as Charges from "../../src/metering/Charges.js"
+import type { VehicleQueryParams } from "../../src/vehicles/Api.js"
 import { VehicleStore } from "../../src/vehicles/Store.js"
 import { SourceUnavailable } from "../../src/vehicles/Upstream.js"
 import { VehicleQuery } from "../../src/vehicles/VehicleQuery.js"
@@ -210,5 +212,61 @@ layer(servicesOn(CannedSources), { excludeTestServices: true })("canned sources 
       for (let i = 0; i < 5; i++) yield* search("production", PLATE)
       for (let i = 0; i < 5; i++) yield* search("sandbox", PLATE)
       expect(builds).toEqual({ production: 1, sandbox: 1 })
+    }))
+})
+
+/** Production knows its one vehicle at once and dies when asked to look further: only the fast path can answer. */
+const AT_ONCE_PLATE = "AB444CD"
+const atOnceFacts = generateVehicle(AT_ONCE_PLATE, "at-once", "clean").facts
+const AtOnceSources = Layer.mergeAll(
+  VehicleSources.layer({
+    production: Layer.succeed(VehicleSource, {
+      findLocally: () => Effect.die(new Error("looked further")),
+      findAtOnce: (plate) =>
+        plate === AT_ONCE_PLATE
+          ? found({ facts: Option.some(atOnceFacts), source: "registry", cache: "hit", lookupMs: 0 })
+          : { _tag: "AskSource", ask: () => Effect.die(new Error("asked the source")) },
+      search: () => Effect.die(new Error("searched"))
+    }),
+    sandbox: VehicleSource.Test({})
+  }),
+  ModuleSources.layer({ production: ModuleSource.Test({}), sandbox: ModuleSource.Test({}) })
+)
+
+layer(servicesOn(AtOnceSources), { excludeTestServices: true })("a source that knows its vehicle at once", (it) => {
+  const principal = {
+    accountId: "acc_at_once", owner: "At once", keyId: "key_at_once", environment: "production", timezone: "UTC", modulePricing: null,
+    entitlements: {
+      plan: "growth", plateQueriesMonthly: 100, moduleQueriesMonthly: 100, uniquePlatesDaily: 100, requestsPerMinute: 60,
+      enabledModules: [], timezone: "UTC"
+    }
+  } satisfies Principal
+  const at = new Date("2026-03-10T12:00:00Z").getTime()
+  const prepareAt = (plate: string, params: VehicleQueryParams = {}) =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(at)
+      return yield* (yield* VehicleQuery).prepare(principal, plate, params)
+    }).pipe(Effect.provide(TestClock.layer()))
+
+  it.effect("a plain query is answered and charged from it, at the query's instant, without looking further", () =>
+    Effect.gen(function*() {
+      const prepared = yield* prepareAt(AT_ONCE_PLATE.toLowerCase())
+      expect(prepared).toEqual({
+        response: { success: true, found: true, data: { plate: AT_ONCE_PLATE, ...atOnceFacts } },
+        consumption: Charges.plateQuery(principal, AT_ONCE_PLATE, at)
+      })
+    }))
+
+  it.effect("a plate the source must be asked for is not prepared, and nothing asks it", () =>
+    Effect.gen(function*() {
+      expect(yield* prepareAt("AC555DE")).toBeUndefined()
+    }))
+
+  it.effect("a query with debug or an enrichment looks further, whatever is known at once", () =>
+    Effect.gen(function*() {
+      for (const params of [{ debug: true }, { codia: true }] satisfies Array<VehicleQueryParams>) {
+        const exit = yield* Effect.exit(prepareAt(AT_ONCE_PLATE, params))
+        expect(exit._tag === "Failure" && Cause.pretty(exit.cause)).toContain("looked further")
+      }
     }))
 })
