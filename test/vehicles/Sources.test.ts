@@ -37,6 +37,15 @@ const servicesOn = <E, R>(sources: Layer.Layer<VehicleSources | ModuleSources, E
     Layer.provideMerge(testConfig())
   )
 
+/** A production caller on a paid plan, as its key shows it to the query. */
+const productionPrincipal = (accountId: string): Principal => ({
+  accountId, owner: "Sources test", keyId: `key_${accountId}`, environment: "production", timezone: "UTC", modulePricing: null,
+  entitlements: {
+    plan: "growth", plateQueriesMonthly: 100, moduleQueriesMonthly: 100, uniquePlatesDaily: 100, requestsPerMinute: 60,
+    enabledModules: [], timezone: "UTC"
+  }
+})
+
 const search = (environment: "production" | "sandbox", plate: string) =>
   Effect.flatMap(VehicleQuery, (query) => query.search(environment, plate, {}, "req_sources"))
 
@@ -108,13 +117,7 @@ layer(servicesOn(SourcesLive), { excludeTestServices: true })("the application's
       const query = yield* VehicleQuery
       const sources = yield* VehicleSources
       const plate = "AC333DE"
-      const principal = {
-        accountId: "acc_prepare", owner: "Preparer", keyId: "key_prepare", environment: "production", timezone: "UTC", modulePricing: null,
-        entitlements: {
-          plan: "growth", plateQueriesMonthly: 100, moduleQueriesMonthly: 100, uniquePlatesDaily: 100, requestsPerMinute: 60,
-          enabledModules: [], timezone: "UTC"
-        }
-      } satisfies Principal
+      const principal = productionPrincipal("acc_prepare")
       const at = new Date("2026-03-10T12:00:00Z").getTime()
       const prepareAt = Effect.gen(function*() {
         yield* TestClock.setTime(at)
@@ -234,13 +237,7 @@ const AtOnceSources = Layer.mergeAll(
 )
 
 layer(servicesOn(AtOnceSources), { excludeTestServices: true })("a source that knows its vehicle at once", (it) => {
-  const principal = {
-    accountId: "acc_at_once", owner: "At once", keyId: "key_at_once", environment: "production", timezone: "UTC", modulePricing: null,
-    entitlements: {
-      plan: "growth", plateQueriesMonthly: 100, moduleQueriesMonthly: 100, uniquePlatesDaily: 100, requestsPerMinute: 60,
-      enabledModules: [], timezone: "UTC"
-    }
-  } satisfies Principal
+  const principal = productionPrincipal("acc_at_once")
   const at = new Date("2026-03-10T12:00:00Z").getTime()
   const prepareAt = (plate: string, params: VehicleQueryParams = {}) =>
     Effect.gen(function*() {
