@@ -10,10 +10,9 @@
  * account is still as the caller last saw it.
  */
 import { PgTypes } from "@effect/sql-pg"
-import { Context, Effect, FiberSet, Layer, Result, Schema } from "effect"
+import { Clock, Context, Effect, FiberSet, Layer, Result, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Batcher from "../platform/batching/Batcher.js"
-import { withNow } from "../platform/clock/Now.js"
 import { perText } from "../platform/caching/PerObject.js"
 import type * as Errors from "../platform/http/Errors.js"
 import { METER } from "../platform/contract/MeterNames.js"
@@ -558,14 +557,17 @@ const make = Effect.gen(function*() {
    * the `requests` meter (429).
    */
   const admitCharging = (keyHash: string, environment: Environment, prepared?: PreparedConsumption) =>
-    withNow((at) => submit(prepared === undefined ? { keyHash, environment, at } : { keyHash, environment, at, prepared }))
+    Clock.clockWith((clock) => {
+      const at = clock.currentTimeMillisUnsafe()
+      return submit(prepared === undefined ? { keyHash, environment, at } : { keyHash, environment, at, prepared })
+    })
 
   /**
    * `admitCharging` with nothing to charge, queued now: the effect it answers awaits the admission
    * (the caller reads meanwhile, on its own fiber).
    */
   const queueAdmission = (keyHash: string, environment: Environment) =>
-    withNow((at) => queue({ keyHash, environment, at }))
+    Clock.clockWith((clock) => queue({ keyHash, environment, at: clock.currentTimeMillisUnsafe() }))
 
   /** Fails with `InvalidKey` (401) or `LimitReached` on the `requests` meter (429). */
   const admit = (rawKey: string | undefined, environment: Environment): Effect.Effect<Admitted, InvalidKey | LimitReached> =>

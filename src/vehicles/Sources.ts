@@ -5,7 +5,6 @@
  * one per environment, built once with the query.
  */
 import { Clock, Context, Effect, Layer, Option } from "effect"
-import { withNow } from "../platform/clock/Now.js"
 import type { RetryPolicy } from "../platform/sandboxSafe/RetryPolicy.js"
 import { buildPerEnvironment, type PerEnvironment } from "../platform/http/PerEnvironment.js"
 import type { VehicleQueryParams } from "./Api.js"
@@ -34,7 +33,7 @@ export type Local =
 export const found = (lookup: Lookup): Local => ({ _tag: "Found", lookup })
 export const SEARCH: Local = { _tag: "SearchAccepted" }
 
-export const elapsedSince = (started: number) => withNow((now) => Effect.succeed(now - started))
+export const elapsedSince = (started: number) => Clock.clockWith((clock) => Effect.succeed(clock.currentTimeMillisUnsafe() - started))
 
 export class VehicleSource extends Context.Service<VehicleSource, {
   readonly findLocally: (plate: string, params: VehicleQueryParams, started: number) => Effect.Effect<Local, SourceUnavailable>

@@ -10,10 +10,9 @@
  * listens again), rows are kept only briefly.
  */
 import { PgClient } from "@effect/sql-pg"
-import { Array as Arr, Context, Effect, FiberSet, Layer, Result, Schema } from "effect"
+import { Array as Arr, Clock, Context, Effect, FiberSet, Layer, Result, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Batcher from "../platform/batching/Batcher.js"
-import { withNow } from "../platform/clock/Now.js"
 import * as Changes from "../platform/db/Changes.js"
 import * as SqlRows from "../platform/db/SqlRows.js"
 import { setBounded } from "../platform/caching/Bounded.js"
@@ -101,7 +100,8 @@ const make = Effect.gen(function*() {
     heldInMemory,
 
     find: (plate: string) =>
-      withNow((now) => {
+      Clock.clockWith((clock) => {
+        const now = clock.currentTimeMillisUnsafe()
         const kept = heldInMemory(plate, now)
         if (kept !== undefined) return Effect.succeed(kept.row)
         const changesBefore = changes

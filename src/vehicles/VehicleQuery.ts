@@ -15,7 +15,6 @@ import { classification, codiaLookup, sheetLookup, tires } from "../catalog/Enri
 import * as Charges from "../metering/Charges.js"
 import { Metering } from "../metering/Metering.js"
 import type { ApiVersion } from "../metering/Meters.js"
-import { withNow } from "../platform/clock/Now.js"
 import { type Environment, RequestId } from "../platform/http/RequestContext.js"
 import type { VehicleQueryParams } from "./Api.js"
 import { normalizePlate } from "./Plates.js"
@@ -171,7 +170,8 @@ const make = Effect.gen(function*() {
     // answered and charged at the same instant
     const prepared = (response: VehicleResponse, started: number) =>
       ({ response, consumption: Charges.plateQuery(principal, plate.success, started, version) })
-    return withNow((started) => {
+    return Clock.clockWith((clock) => {
+      const started = clock.currentTimeMillisUnsafe()
       // the busiest case, a plain answer the source holds in memory, is prepared without an effect
       const atOnce = asksPlain(params) ? source.findAtOnce(plate.success, params, started) : undefined
       if (atOnce !== undefined && atOnce._tag !== "Found") return Effect.succeed(undefined)
