@@ -44,6 +44,23 @@ describe("Batcher.submit", () => {
       expect(results).toEqual([Exit.succeed("4"), Exit.succeed("8"), Exit.fail("odd 5"), Exit.succeed("12")])
     }))
 
+  it.effect("the items queued while a batch ran start their batch as soon as it is settled, not a turn later", () =>
+    Effect.gen(function*() {
+      const { batcher, batches, gate, started } = yield* makeBatcher
+      let seenNextTurn: ReadonlyArray<ReadonlyArray<number>> | undefined
+      // the first submitter, on its answer, looks at the batches from the event loop's next turn
+      const first = yield* Effect.forkChild(batcher.submit(2).pipe(
+        Effect.tap(() => Effect.sync(() => setImmediate(() => (seenNextTurn = [...batches]))))
+      ))
+      yield* Deferred.await(started)
+      const rest = yield* Effect.forEach([4, 6], (item) => Effect.forkChild(batcher.submit(item)))
+      yield* Effect.yieldNow
+      yield* Deferred.succeed(gate, undefined) // open from now on: a batch ends in the step it starts in
+      yield* Effect.forEach([first, ...rest], Fiber.join)
+      yield* Effect.callback<void>((resume) => void setImmediate(() => resume(Effect.void)))
+      expect(seenNextTurn).toEqual([[2], [4, 6]])
+    }))
+
   it.effect("items submitted in one turn of the event loop share one batch", () =>
     Effect.gen(function*() {
       const { batcher, batches, gate } = yield* makeBatcher

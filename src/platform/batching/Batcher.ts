@@ -1,8 +1,9 @@
 /**
  * Group commit: items submitted concurrently under the same key are processed together, one batch
  * at a time per key. A batch takes every item that arrived while the previous batch was running,
- * and in the event loop's turn it was due in, so an idle key adds one turn of delay and a busy key
- * pays one round trip for many items.
+ * and starts as soon as that batch is settled; the first batch of an idle key waits for the event
+ * loop's next turn, to take the items of the turn it was due in. So an idle key adds one turn of
+ * delay and a busy key pays one round trip for many items.
  *
  * This sits on every request's path, so a waiting item is just a callback: no fiber or deferred
  * per item, one fiber per busy key.
@@ -76,8 +77,11 @@ export const make = Effect.fnUntraced(function*<A, B, E, E2>(options: BatcherOpt
 
   const drain = Effect.fnUntraced(
     function*(key: string, lane: Lane<A, B, E | E2>) {
-      for (;;) {
-        yield* nextTurn
+      for (let queuedMeanwhile = false;; queuedMeanwhile = lane.queue.length > 0) {
+        // Items that queued while a batch ran are all here when it is settled: their batch starts
+        // at once. A turn later, the settled items' own callbacks (their answers' end, on a
+        // listener) would run first and hold up the round trip that the queued items wait for.
+        if (!queuedMeanwhile) yield* nextTurn
         // Taking a batch and retiring an empty lane happen in one synchronous step, so an item
         // submitted in between always finds either a running lane or none.
         const batch = lane.queue.splice(0, maxBatchSize)
