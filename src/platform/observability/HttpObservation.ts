@@ -6,6 +6,7 @@
  * a metric label, a span name nor a log line ever holds a plate.
  */
 import type { IncomingMessage, ServerResponse } from "node:http"
+import type { Socket } from "node:net"
 import { performance } from "node:perf_hooks"
 import { OtelTracer } from "@effect/opentelemetry"
 import * as Otel from "@opentelemetry/api"
@@ -80,6 +81,19 @@ const parentContextOf = (request: IncomingMessage): Otel.Context => {
   })
 }
 
+/**
+ * What each connection had sent when its last answer was logged. An answer's size is what its
+ * connection sent since then, head and body (one answer at a time per connection). Node counts a
+ * socket's bytes by copying its write queue, so the count is read once per answer.
+ */
+const sentBefore = new WeakMap<object, number>()
+const bytesOfAnswer = (socket: Socket) => {
+  const sent = socket.bytesWritten
+  const bytes = sent - (sentBefore.get(socket) ?? 0)
+  sentBefore.set(socket, sent)
+  return bytes
+}
+
 /** Puts `next` behind the observation of the listener of `options.environment`. */
 export const makeObserver = (options: ObserverOptions) => {
   const tracer = Option.getOrUndefined(options.tracer)
@@ -95,9 +109,6 @@ export const makeObserver = (options: ObserverOptions) => {
       attributes: { "http.request.method": method, "http.route": route, "vda.environment": environment }
     }, parentContextOf(request))
     const observed: Observed = { requestId: undefined, accountId: undefined, span }
-    // what the socket sent for this answer, head and body (one answer at a time per connection)
-    const socket = request.socket
-    const bytesBefore = socket.bytesWritten
     observations.set(request, observed)
 
     response.on("close", () => {
@@ -120,7 +131,7 @@ export const makeObserver = (options: ObserverOptions) => {
           route,
           status,
           durationMs: Math.round(seconds * 10_000) / 10,
-          bytes: socket.bytesWritten - bytesBefore,
+          bytes: bytesOfAnswer(request.socket),
           environment,
           requestId,
           accountId: observed.accountId,
