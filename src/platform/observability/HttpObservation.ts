@@ -110,6 +110,7 @@ export const makeObserver = (options: ObserverOptions) => {
     }, parentContextOf(request))
     const observed: Observed = { requestId: undefined, accountId: undefined, span }
     observations.set(request, observed)
+    const socket = request.socket
 
     response.on("close", () => {
       const status = response.writableFinished ? response.statusCode : CLIENT_CLOSED
@@ -131,7 +132,7 @@ export const makeObserver = (options: ObserverOptions) => {
           route,
           status,
           durationMs: Math.round(seconds * 10_000) / 10,
-          bytes: bytesOfAnswer(request.socket),
+          bytes: bytesOfAnswer(socket),
           environment,
           requestId,
           accountId: observed.accountId,
