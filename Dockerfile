@@ -28,4 +28,4 @@ USER node
 EXPOSE 8080 8081
 # `npm start`'s command, V8's flags included (docs/operations.md): a young generation of 2 x 32 MB,
 # and no allocation site pretenured, so that a request's objects die young
-CMD ["node", "--max-semi-space-size=64", "--no-allocation-site-pretenuring", "src/start.js"]
+CMD ["node", "--max-semi-space-size=32", "--no-allocation-site-pretenuring", "src/start.js"]

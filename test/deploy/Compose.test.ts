@@ -110,7 +110,7 @@ describe("docker-compose.yml", () => {
       expect(url.username).toBe(services["app-postgres"].environment.POSTGRES_USER)
     }
     // npm start's command (see the Dockerfile's tests), V8's flags included
-    expect(services["api"].command).toEqual(["node", "--max-semi-space-size=64", "--no-allocation-site-pretenuring", "src/start.js"])
+    expect(services["api"].command).toEqual(["node", "--max-semi-space-size=32", "--no-allocation-site-pretenuring", "src/start.js"])
     expect(services["worker"].command).toEqual(["node", "worker/start.js"])
     for (const name of ["api", "worker"]) {
       const env = services[name].environment
@@ -475,7 +475,7 @@ describe("Dockerfile", () => {
   it("installs production dependencies from the lockfile and starts the API", () => {
     expect(dockerfile).toMatch(/^FROM node:\d+\.\d+\.\d+-bookworm-slim$/m)
     expect(dockerfile).toContain("npm ci --omit=dev")
-    expect(dockerfile).toMatch(/^CMD \["node", "--max-semi-space-size=64", "--no-allocation-site-pretenuring", "src\/start\.js"\]$/m)
+    expect(dockerfile).toMatch(/^CMD \["node", "--max-semi-space-size=32", "--no-allocation-site-pretenuring", "src\/start\.js"\]$/m)
     expect(dockerfile).toMatch(/^USER node$/m)
     for (const dir of ["src", "workflows", "worker", "data"]) expect(dockerfile).toContain(`COPY ${dir} ./${dir}`)
   })
