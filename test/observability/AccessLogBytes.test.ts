@@ -8,6 +8,7 @@ import { Option } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { RequestLine } from "../../src/platform/observability/Logging.js"
 import { makeObserver } from "../../src/platform/observability/HttpObservation.js"
+import { waitFor } from "../support/Processes.js"
 
 const lines: Array<RequestLine> = []
 let server: Server
@@ -54,11 +55,8 @@ const exchange = (paths: ReadonlyArray<string>) =>
   })
 
 /** The logged answers' sizes, once the server has logged `count` of them. */
-const loggedSizes = async (count: number) => {
-  const deadline = Date.now() + 5_000
-  while (lines.length < count && Date.now() < deadline) await new Promise((resolve) => setImmediate(resolve))
-  return lines.slice(0, count).map((line) => line.bytes)
-}
+const loggedSizes = (count: number) =>
+  waitFor(() => lines.length >= count ? lines.slice(0, count).map((line) => line.bytes) : undefined, `${count} access-log lines`, 5_000)
 
 describe("the access log's size of an answer", () => {
   it("is what the client received for it, for every answer of a keep-alive connection", async () => {

@@ -17,9 +17,9 @@ import { Effect, Exit, FiberSet, Result, type Scope } from "effect"
 export const spreadOver = (lanes: number) => (item: string) => String(item.charCodeAt(item.length - 1) % lanes)
 
 /**
- * The event loop's next turn: a batch starts once the current turn's callbacks have run, so the
- * requests that one read or one answer woke together (a batch's requests going on to their next
- * step) join one batch rather than the first of them running alone.
+ * The event loop's next turn: an idle lane's first batch starts once the current turn's callbacks
+ * have run, so the requests that one read or one answer woke together (a batch's requests going on
+ * to their next step) join one batch rather than the first of them running alone.
  */
 const nextTurn = Effect.callback<void>((resume) => {
   const turn = setImmediate(() => resume(Effect.void))
