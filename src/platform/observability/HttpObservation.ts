@@ -25,11 +25,14 @@ interface Observed {
   readonly span: Otel.Span | undefined
 }
 
-// beside the request, not on it: a property added to Node's request objects would change their shape
-const observations = new WeakMap<object, Observed>()
+// On the request itself, not in a WeakMap beside it: V8 records every new key of a WeakMap for the
+// next young collection, which then traces each entry as an ephemeron. For one entry per request
+// that was 1.5% of the main thread's time under load, and the property costs next to nothing.
+const OBSERVED = Symbol("vda/observed")
+type Observable = { [OBSERVED]?: Observed }
 
 const observedOf = (source: unknown): Observed | undefined =>
-  typeof source === "object" && source !== null ? observations.get(source) : undefined
+  typeof source === "object" && source !== null ? (source as Observable)[OBSERVED] : undefined
 
 /** The request id a request is answered with. */
 export const noteRequestId = (source: unknown, requestId: string) => {
@@ -109,7 +112,8 @@ export const makeObserver = (options: ObserverOptions) => {
       attributes: { "http.request.method": method, "http.route": route, "vda.environment": environment }
     }, parentContextOf(request))
     const observed: Observed = { requestId: undefined, accountId: undefined, span }
-    observations.set(request, observed)
+    const observable: IncomingMessage & Observable = request
+    observable[OBSERVED] = observed
     const socket = request.socket
 
     response.on("close", () => {
