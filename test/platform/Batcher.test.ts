@@ -71,6 +71,34 @@ describe("Batcher.submit", () => {
       expect(results).toEqual([Exit.succeed("4"), Exit.succeed("8"), Exit.fail("odd 5")])
     }))
 
+  it.effect("the items one settled batch passes on to an idle key share its first batch, sent before the loop's next turn", () =>
+    Effect.gen(function*() {
+      let nextTurnCame = false
+      const seen: Array<{ readonly items: ReadonlyArray<number>; readonly nextTurnCame: boolean }> = []
+      const first = yield* Batcher.make({
+        key: () => "first",
+        process: (_key, items: ReadonlyArray<number>) =>
+          Effect.sync(() => {
+            // queued before this batch is settled: a batch a turn later would come after it
+            setImmediate(() => (nextTurnCame = true))
+            return items.map((item) => Result.succeed(item))
+          })
+      })
+      const next = yield* Batcher.make({
+        key: () => "next",
+        process: (_key, items: ReadonlyArray<number>) =>
+          Effect.sync(() => {
+            seen.push({ items, nextTurnCame })
+            return items.map((item) => Result.succeed(item * 10))
+          })
+      })
+      const submitters = yield* Effect.forEach([1, 2, 3], (item) =>
+        Effect.forkChild(Effect.flatMap(first.submit(item), (settled) => next.submit(settled))))
+      const results = yield* Effect.forEach(submitters, Fiber.join)
+      expect(results).toEqual([10, 20, 30])
+      expect(seen).toEqual([{ items: [1, 2, 3], nextTurnCame: false }])
+    }))
+
   it.effect("a batch that fails as a whole fails every item with its cause", () =>
     Effect.gen(function*() {
       const batcher = yield* Batcher.make({

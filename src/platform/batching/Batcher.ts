@@ -2,8 +2,9 @@
  * Group commit: items submitted concurrently under the same key are processed together, one batch
  * at a time per key. A batch takes every item that arrived while the previous batch was running,
  * and starts as soon as that batch is settled; the first batch of an idle key waits for the event
- * loop's next turn, to take the items of the turn it was due in. So an idle key adds one turn of
- * delay and a busy key pays one round trip for many items.
+ * loop's next turn, to take the items of the turn it was due in, or, when the settling of another
+ * batch woke its items, for the end of that task. So an idle key adds at most one turn of delay
+ * and a busy key pays one round trip for many items.
  *
  * This sits on every request's path, so a waiting item is just a callback: no fiber or deferred
  * per item, one fiber per busy key.
@@ -18,12 +19,31 @@ export const spreadOver = (lanes: number) => (item: string) => String(item.charC
 
 /**
  * The event loop's next turn: an idle lane's first batch starts once the current turn's callbacks
- * have run, so the requests that one read or one answer woke together (a batch's requests going on
- * to their next step) join one batch rather than the first of them running alone.
+ * have run, so the requests that the turn's reads woke (each connection's in a callback of its
+ * own) join one batch rather than the first of them running alone.
  */
 const nextTurn = Effect.callback<void>((resume) => {
   const turn = setImmediate(() => resume(Effect.void))
   return Effect.sync(() => clearImmediate(turn))
+})
+
+/** Batches being settled now: their items' callers resumed, one after another, in one task. */
+let settling = 0
+
+/**
+ * The end of the current task. An idle lane whose first item was submitted while a batch was
+ * being settled starts its first batch here: the items that settle woke have all been submitted
+ * by then (they run in one loop), and the lane does not wait for the rest of the event loop's turn
+ * (other connections' reads, the answers' own callbacks) to send it.
+ */
+const endOfTask = Effect.callback<void>((resume) => {
+  let cancelled = false
+  queueMicrotask(() => {
+    if (!cancelled) resume(Effect.void)
+  })
+  return Effect.sync(() => {
+    cancelled = true
+  })
 })
 
 export interface Batcher<A, B, E> {
@@ -51,6 +71,8 @@ interface Pending<A, B, E> {
 interface Lane<A, B, E> {
   readonly queue: Array<Pending<A, B, E>>
   inFlight: ReadonlyArray<Pending<A, B, E>>
+  /** Its first item was submitted while a batch was being settled (see `endOfTask`). */
+  readonly wokenBySettle: boolean
 }
 
 export const make = Effect.fnUntraced(function*<A, B, E, E2>(options: BatcherOptions<A, B, E, E2>) {
@@ -59,7 +81,7 @@ export const make = Effect.fnUntraced(function*<A, B, E, E2>(options: BatcherOpt
   const lanes = new Map<string, Lane<A, B, E | E2>>()
   const maxBatchSize = options.maxBatchSize ?? 500
 
-  const settle = (batch: ReadonlyArray<Pending<A, B, E | E2>>, exit: Exit.Exit<ReadonlyArray<Result.Result<B, E>>, E2>) => {
+  const resumeAll = (batch: ReadonlyArray<Pending<A, B, E | E2>>, exit: Exit.Exit<ReadonlyArray<Result.Result<B, E>>, E2>) => {
     if (Exit.isFailure(exit)) {
       const failed = Exit.failCause(exit.cause)
       for (const pending of batch) pending.resume(failed)
@@ -75,13 +97,24 @@ export const make = Effect.fnUntraced(function*<A, B, E, E2>(options: BatcherOpt
     })
   }
 
+  const settle = (batch: ReadonlyArray<Pending<A, B, E | E2>>, exit: Exit.Exit<ReadonlyArray<Result.Result<B, E>>, E2>) => {
+    settling++
+    try {
+      resumeAll(batch, exit)
+    } finally {
+      settling--
+    }
+  }
+
   const drain = Effect.fnUntraced(
     function*(key: string, lane: Lane<A, B, E | E2>) {
+      let wait = lane.wokenBySettle ? endOfTask : nextTurn
       for (let queuedMeanwhile = false;; queuedMeanwhile = lane.queue.length > 0) {
         // Items that queued while a batch ran are all here when it is settled: their batch starts
         // at once. A turn later, the settled items' own callbacks (their answers' end, on a
         // listener) would run first and hold up the round trip that the queued items wait for.
-        if (!queuedMeanwhile) yield* nextTurn
+        if (!queuedMeanwhile) yield* wait
+        wait = nextTurn
         // Taking a batch and retiring an empty lane happen in one synchronous step, so an item
         // submitted in between always finds either a running lane or none.
         const batch = lane.queue.splice(0, maxBatchSize)
@@ -107,7 +140,7 @@ export const make = Effect.fnUntraced(function*<A, B, E, E2>(options: BatcherOpt
     if (existing) {
       existing.queue.push(pending)
     } else {
-      const lane: Lane<A, B, E | E2> = { queue: [pending], inFlight: [] }
+      const lane: Lane<A, B, E | E2> = { queue: [pending], inFlight: [], wokenBySettle: settling > 0 }
       lanes.set(key, lane)
       runFork(drain(key, lane))
     }
