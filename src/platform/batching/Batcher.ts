@@ -81,26 +81,22 @@ export const make = Effect.fnUntraced(function*<A, B, E, E2>(options: BatcherOpt
   const lanes = new Map<string, Lane<A, B, E | E2>>()
   const maxBatchSize = options.maxBatchSize ?? 500
 
-  const resumeAll = (batch: ReadonlyArray<Pending<A, B, E | E2>>, exit: Exit.Exit<ReadonlyArray<Result.Result<B, E>>, E2>) => {
-    if (Exit.isFailure(exit)) {
-      const failed = Exit.failCause(exit.cause)
-      for (const pending of batch) pending.resume(failed)
-      return
-    }
-    batch.forEach((pending, i) => {
-      const result = exit.value[i]
-      pending.resume(
-        result === undefined
-          ? Exit.die(new Error("batch returned fewer results than items"))
-          : Result.isSuccess(result) ? Exit.succeed(result.success) : Exit.fail(result.failure)
-      )
-    })
-  }
-
   const settle = (batch: ReadonlyArray<Pending<A, B, E | E2>>, exit: Exit.Exit<ReadonlyArray<Result.Result<B, E>>, E2>) => {
     settling++
     try {
-      resumeAll(batch, exit)
+      if (Exit.isFailure(exit)) {
+        const failed = Exit.failCause(exit.cause)
+        for (const pending of batch) pending.resume(failed)
+        return
+      }
+      batch.forEach((pending, i) => {
+        const result = exit.value[i]
+        pending.resume(
+          result === undefined
+            ? Exit.die(new Error("batch returned fewer results than items"))
+            : Result.isSuccess(result) ? Exit.succeed(result.success) : Exit.fail(result.failure)
+        )
+      })
     } finally {
       settling--
     }
