@@ -1,5 +1,5 @@
 # The API and the Temporal worker (same image; docker-compose.yml picks the command).
-FROM node:24.21.0-bookworm-slim
+FROM node:26.10.0-trixie-slim
 
 WORKDIR /app
 ENV NODE_ENV=production

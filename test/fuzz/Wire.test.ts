@@ -33,7 +33,7 @@ const send = (bytes: Buffer) =>
     const socket = Net.connect(Number(port), hostname === "localhost" ? "127.0.0.1" : hostname)
     const chunks: Array<Buffer> = []
     socket.setTimeout(10_000, () => socket.destroy(new Error("no answer within 10 s")))
-    socket.on("data", (chunk) => chunks.push(chunk))
+    socket.on("data", (chunk: Buffer) => chunks.push(chunk))
     socket.on("error", (error: NodeJS.ErrnoException) => {
       if (chunks.length === 0 && error.code !== "EPIPE" && error.code !== "ECONNRESET") reject(error)
     })

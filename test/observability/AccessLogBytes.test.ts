@@ -40,7 +40,7 @@ const exchange = (paths: ReadonlyArray<string>) =>
     const send = () => socket.write(`GET ${paths[received.length]} HTTP/1.1\r\nhost: test\r\n\r\n`)
     socket.on("error", reject)
     socket.on("connect", send)
-    socket.on("data", (chunk) => {
+    socket.on("data", (chunk: Buffer) => {
       pending = Buffer.concat([pending, chunk])
       const headEnd = pending.indexOf("\r\n\r\n")
       if (headEnd < 0) return

@@ -21,7 +21,7 @@ import { parseWebhookEvent, type ReceivedWebhookEvent, WebhookEventError, type W
 import { V1Event } from "../../src/v1/Api.js"
 import { WebhookEvent } from "../../src/webhooks/Api.js"
 
-x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0])
+x509.cryptoProvider.set(webcrypto as unknown as Crypto)
 
 const ALGORITHM = { name: "ECDSA", namedCurve: "P-256", hash: "SHA-256" }
 
