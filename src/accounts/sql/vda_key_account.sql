@@ -21,7 +21,7 @@ language sql stable as $fn$
     join entitled_accounts a on a.id = k.account_id
     where k.key_hash = p_hash and k.revoked_at is null
     -- not flattened: the row of the view is then made once here, rather than once for each of the
-    -- dozen references to it above (a fifth of this query's time, with every batch calling it)
+    -- dozen references to it above (a quarter of this query's time, with every batch calling it)
     offset 0
   ) z
 $fn$
