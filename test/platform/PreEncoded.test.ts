@@ -10,12 +10,20 @@ import { StatusResponse } from "../../src/accounts/Api.js"
 import { UsageResponse } from "../../src/metering/Api.js"
 import { Operation } from "../../src/operations/Api.js"
 import { VehicleResponse } from "../../src/vehicles/Response.js"
+import { AcceptedVehicleOperation } from "../../src/vehicles/SearchOperation.js"
 import { V1ReportResponse } from "../../src/v1/Api.js"
 import { preEncodedPerObject } from "../../src/platform/http/PreEncoded.js"
 import { fromSchema } from "../support/SchemaArbitrary.js"
 import { readSource, sourceFiles } from "../support/SourceFiles.js"
 
-const SCHEMAS: Record<string, Schema.Top> = { VehicleResponse, StatusResponse, UsageResponse, Operation, V1ReportResponse }
+const SCHEMAS: Record<string, Schema.Top> = {
+  VehicleResponse,
+  AcceptedVehicleOperation,
+  StatusResponse,
+  UsageResponse,
+  Operation,
+  V1ReportResponse
+}
 
 
 /** A value written as JSON, its object keys sorted: two documents that differ only in key order compare equal. */

@@ -7,7 +7,7 @@ import { ConfigProvider, Context, Effect, Exit, Layer, ManagedRuntime, Redacted,
 import { HttpEffect, type HttpServerRequest } from "effect/http"
 import { Accounts, type CreatedKey } from "../../src/accounts/Accounts.js"
 import type { PlanId } from "../../src/principal/Domain.js"
-import { apiProgram, apiRequestContext, HttpStackLive, listenerContext } from "../../src/Http.js"
+import { apiProgramRouting, type ApiRouter, apiRequestContext, HttpStackLive, listenerContext } from "../../src/Http.js"
 import { serveListener } from "../../src/Listeners.js"
 import { serveAdmin } from "../../src/platform/observability/AdminServer.js"
 import { TelemetryLive } from "../../src/platform/observability/Telemetry.js"
@@ -33,6 +33,8 @@ export interface TestAppOptions {
   readonly databaseTimeouts?: DatabaseTimeouts
   /** Traces go here (tracing is off without one). */
   readonly spanProcessor?: SpanProcessor
+  /** The router of the requests the pipeline routes, as this gives it back (to watch them). */
+  readonly routing?: (router: ApiRouter) => ApiRouter
 }
 
 /** Configuration for tests: only what is given, with a short sandbox latency. */
@@ -59,7 +61,7 @@ export const makeTestApp = async (options: TestAppOptions = {}) => {
   )
   const runtime = ManagedRuntime.make(layer)
   const listeners = await runtime.runPromise(Scope.make())
-  const app = await runtime.runPromise(Scope.provide(listeners)(apiProgram))
+  const app = await runtime.runPromise(Scope.provide(listeners)(apiProgramRouting(options.routing ?? ((router) => router))))
   const services = await runtime.context()
   type Services = typeof services extends Context.Context<infer S> ? S : never
   const listenerContexts = {

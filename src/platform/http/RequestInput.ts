@@ -72,6 +72,29 @@ export const makePathIndex = <R extends RouteTemplate>(routes: ReadonlyArray<R>)
   }
 }
 
+/**
+ * The path parameters of a path of `template`'s (`/v2/vehicles/:plate`) when each is ASCII letters
+ * and digits, or undefined. The router passes such a parameter on as it is (it decodes only
+ * percent-escapes). Made once per template.
+ */
+export const makeAlphanumericParams = (template: string) => {
+  const names: Array<string> = []
+  const pattern = new RegExp(`^${
+    template.split("/").map((segment) => {
+      if (!segment.startsWith(":")) return segmentPattern(segment)
+      names.push(segment.slice(1))
+      return "([A-Za-z0-9]+)"
+    }).join("/")
+  }$`)
+  return (path: string): Record<string, string> | undefined => {
+    const match = pattern.exec(path)
+    if (match === null) return undefined
+    const params: Record<string, string> = {}
+    for (let i = 0; i < names.length; i++) params[names[i]!] = match[i + 1]!
+    return params
+  }
+}
+
 /** A request URL's path: what comes before its query. */
 export const pathOf = (url: string) => {
   const query = url.indexOf("?")
