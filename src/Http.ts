@@ -498,20 +498,19 @@ const apiRouter = HttpRouter.toHttpEffect(ApiRoutesLive).pipe(Effect.provideServ
 /** The program of the requests the request pipeline routes. */
 export type ApiRouter = Effect.Success<typeof apiRouter>
 
+/** The API's request program with its router as `routing` gives it back (tests watch what is routed). */
+export const apiProgramRouting = (routing: (router: ApiRouter) => ApiRouter) =>
+  Effect.gen(function*() {
+    const router = yield* apiRouter
+    const pipeline = yield* makeRequestPipeline(Api)
+    return pipeline(routing(router))
+  })
+
 /**
  * The API's request program: its router behind the request pipeline, built in the caller's
  * scope. Each listener makes its request handler from it (`forListener`).
  */
 export const apiProgram = apiProgramRouting((router) => router)
-
-/** `apiProgram`, with its router as `routing` gives it back (tests watch what is routed). */
-export function apiProgramRouting(routing: (router: ApiRouter) => ApiRouter) {
-  return Effect.gen(function*() {
-    const router = yield* apiRouter
-    const pipeline = yield* makeRequestPipeline(Api)
-    return pipeline(routing(router))
-  })
-}
 
 /**
  * What a listener's requests run with, besides the services: its environment, the body limit the
