@@ -499,12 +499,11 @@ const apiRouter = HttpRouter.toHttpEffect(ApiRoutesLive).pipe(Effect.provideServ
 export type ApiRouter = Effect.Success<typeof apiRouter>
 
 /** The API's request program with its router as `routing` gives it back (tests watch what is routed). */
-export const apiProgramRouting = (routing: (router: ApiRouter) => ApiRouter) =>
-  Effect.gen(function*() {
-    const router = yield* apiRouter
-    const pipeline = yield* makeRequestPipeline(Api)
-    return pipeline(routing(router))
-  })
+export const apiProgramRouting = Effect.fnUntraced(function*(routing: (router: ApiRouter) => ApiRouter) {
+  const router = yield* apiRouter
+  const pipeline = yield* makeRequestPipeline(Api)
+  return pipeline(routing(router))
+})
 
 /**
  * The API's request program: its router behind the request pipeline, built in the caller's
