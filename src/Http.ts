@@ -346,23 +346,23 @@ export const makeRequestPipeline = Effect.fnUntraced(function*<Id extends string
     )
 
   return <E, R>(app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) => {
-    /** The request past the input layer, routed (a refusal is its failure). */
+    /** The request past the input layer, routed or answered directly (`answeredDirectly`); a refusal is its failure. */
     const checked = (
       request: HttpServerRequest.HttpServerRequest,
       path: string,
-      routes: RequestInput.PathRoutes<ServedRoute> | undefined
+      routes: RequestInput.PathRoutes<ServedRoute> | undefined,
+      route: ServedRoute | undefined
     ): Effect.Effect<HttpServerResponse.HttpServerResponse, E | Errors.ApiError, R | HttpServerRequest.HttpServerRequest> => {
       const refusal = refusalOf(request, path, routes)
       if (refusal !== undefined) return refuse(request, refusal)
       if (RequestInput.hasBody(request.headers)) return checkBody(request, requestBody, app)
       // an empty body still declares its type: one the API does not take is refused as if it had bytes
-      if (request.headers["content-type"] !== undefined && routes?.byMethod.get(request.method)?.takesBody === true) {
+      if (request.headers["content-type"] !== undefined && route?.takesBody === true) {
         const declared = RequestInput.checkBodyHeaders(request.headers, requestBody)
         if (declared !== undefined) return refuse(request, declared)
       }
-      const answerDirectly = routes?.byMethod.get(request.method)?.answerDirectly
       // no query string: the path is the whole URL
-      return (answerDirectly !== undefined && path.length === request.url.length ? answerDirectly(path) : undefined) ?? app
+      return (route?.answerDirectly !== undefined && path.length === request.url.length ? route.answerDirectly(path) : undefined) ?? app
     }
     return Effect.withFiber<HttpServerResponse.HttpServerResponse, never, R | HttpServerRequest.HttpServerRequest>((fiber) => {
       const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
@@ -387,7 +387,7 @@ export const makeRequestPipeline = Effect.fnUntraced(function*<Id extends string
       const route = routes?.byMethod.get(request.method)
       let routed: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, R | HttpServerRequest.HttpServerRequest>
       if (version === undefined) {
-        routed = checked(request, path, routes)
+        routed = checked(request, path, routes, route)
       } else {
         const environment = fiber.getRef(CurrentEnvironment)
         const keyHash = keyHashOf(request.headers[API_KEY_HEADER])
@@ -396,18 +396,18 @@ export const makeRequestPipeline = Effect.fnUntraced(function*<Id extends string
           const admittedAsExpected = asAdmitted(pending.expected.principal)
           context = (current) =>
             Context.add(admittedAsExpected(withRequest(current)), RequestAdmission, pending) as typeof current
-          routed = admittedBy(pending, checked(request, path, routes))
+          routed = admittedBy(pending, checked(request, path, routes, route))
         } else {
           const hash = Result.getOrUndefined(keyHash)
           const reader = hash === undefined ? undefined : readerOf(route, environment, hash)
           routed = hash === undefined || reader === undefined
-            ? Effect.flatMap(admit(request, environment, headers, keyHash), (principal) => withAddition(checked(request, path, routes), asAdmitted(principal)))
+            ? Effect.flatMap(admit(request, environment, headers, keyHash), (principal) => withAddition(checked(request, path, routes, route), asAdmitted(principal)))
             // both at once, on the request's fiber: the admission is queued, the request reads
             // meanwhile, and the read's outcome waits for the admission, whose refusal wins
             : Effect.flatMap(admission.queueAdmission(hash, environment), (queued) =>
-              Effect.flatMap(Effect.exit(withAddition(checked(request, path, routes), asAdmitted(reader))), (read) =>
+              Effect.flatMap(Effect.exit(withAddition(checked(request, path, routes, route), asAdmitted(reader))), (read) =>
                 Effect.flatMap(admittedPrincipal(request, headers, queued), (principal) =>
-                  principal.accountId === reader.accountId ? read : withAddition(checked(request, path, routes), asAdmitted(principal)))))
+                  principal.accountId === reader.accountId ? read : withAddition(checked(request, path, routes, route), asAdmitted(principal)))))
         }
       }
       const finish = (response: HttpServerResponse.HttpServerResponse) =>
