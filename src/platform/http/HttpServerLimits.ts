@@ -8,6 +8,7 @@ import { createServer, type Server, type ServerOptions } from "node:http"
 import type { Socket } from "node:net"
 import type { Duplex } from "node:stream"
 import type { ErrorBody } from "./Errors.js"
+import { SingleWriteResponse } from "./SingleWriteResponse.js"
 import { ulidAt } from "../ids/Ids.js"
 
 export interface HttpServerLimits {
@@ -103,7 +104,7 @@ const lingerOnClose = (server: Server) =>
  * bounds their number instead.
  */
 export const createLimitedServer = (limits: HttpServerLimits): Server => {
-  const server = createServer(serverOptions(limits))
+  const server = createServer({ ...serverOptions(limits), ServerResponse: SingleWriteResponse })
   server.maxHeadersCount = 0
   return lingerOnClose(answerClientErrors(server))
 }
