@@ -26,7 +26,7 @@ import { readBodyText } from "./platform/http/RequestBody.js"
 import { MeteringHttpLive } from "./metering/Http.js"
 import { Admission, type Admitted, type AdmittedAndCharged, type PendingAdmission, rateLimitHeaders, RequestAdmission } from "./metering/Admission.js"
 import type { LimitReached } from "./metering/Metering.js"
-import { type InvalidKey, keyHashOf } from "./principal/Authentication.js"
+import { type InvalidKey, keyHashOnConnection } from "./principal/Authentication.js"
 import { UsageReader } from "./metering/UsageReader.js"
 import { Catalog } from "./catalog/Catalog.js"
 import { V1HttpLive } from "./v1/Http.js"
@@ -61,6 +61,10 @@ const versionOf = (url: string): "v1" | "v2" | undefined => {
   const match = /^\/(v[12])(?:[/?]|$)/.exec(url)
   return match ? (match[1] as "v1" | "v2") : undefined
 }
+
+/** The connection a request came on: Node's socket, when Node serves it. */
+const connectionOf = (request: HttpServerRequest.HttpServerRequest): object | undefined =>
+  (request.source as { readonly socket?: object } | undefined)?.socket
 
 const describeDecodeError = (error: HttpApiError.HttpApiSchemaError) =>
   `Invalid request: ${describeIssues(error.cause.issue) || error.message}`
@@ -390,7 +394,7 @@ export const makeRequestPipeline = Effect.fnUntraced(function*<Id extends string
         routed = checked(request, path, routes, route)
       } else {
         const environment = fiber.getRef(CurrentEnvironment)
-        const keyHash = keyHashOf(request.headers[API_KEY_HEADER])
+        const keyHash = keyHashOnConnection(connectionOf(request), request.headers[API_KEY_HEADER])
         const pending = pendingAdmission(request, route, environment, headers, keyHash)
         if (pending !== undefined) {
           const admittedAsExpected = asAdmitted(pending.expected.principal)

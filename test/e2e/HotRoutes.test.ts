@@ -5,6 +5,7 @@
  * the wire. Every answer is checked whole: status, the contract's headers, the decoded body
  * (from bytes that must be UTF-8 JSON of the declared length), and the account's counters after.
  */
+import * as Http from "node:http"
 import { createServer, type Server } from "node:http"
 import * as Net from "node:net"
 import { Effect } from "effect"
@@ -549,6 +550,49 @@ describe("an account changed between requests", () => {
       v1: true
     })
     expect(await counters(account)).toEqual({ requests: 1, ...plateQueries(1, 1) })
+  })
+})
+
+describe("keys that change on one connection", () => {
+  /** GETs `path` with `key` on `agent`'s one connection: the status, the request id and whether the connection was reused. */
+  const onConnection = (agent: Http.Agent, path: string, key: string | undefined) =>
+    new Promise<{ readonly status: number; readonly reused: boolean; readonly body: string }>((resolve, reject) => {
+      const request = Http.get(`${urls.production}${path}`, { agent, headers: key === undefined ? {} : { "x-api-key": key } }, (response) => {
+        let body = ""
+        response.on("data", (chunk: Buffer) => (body += chunk.toString("utf8")))
+        response.on("end", () => resolve({ status: response.statusCode ?? 0, reused: request.reusedSocket, body }))
+      })
+      request.on("error", reject)
+    })
+
+  it("each request is admitted and charged by the key it sends, whatever the one before it sent", async () => {
+    freshMinute()
+    const first = await app.createAccount()
+    const second = await app.createAccount()
+    const agent = new Http.Agent({ keepAlive: true, maxSockets: 1 })
+    try {
+      const keys = [
+        [first.production.key, 200],
+        [first.production.key, 200],
+        [second.production.key, 200],
+        [`vda_live_${"0".repeat(32)}`, 401],
+        [first.production.key, 200],
+        [undefined, 401],
+        [first.sandbox.key, 401],
+        [second.production.key, 200]
+      ] as const
+      const answers = []
+      for (const [key] of keys) answers.push(await onConnection(agent, "/v2/vehicles/AC123BD", key))
+      expect(answers.map((answer) => answer.status)).toEqual(keys.map(([, status]) => status))
+      expect(answers.slice(1).every((answer) => answer.reused)).toBe(true)
+      expect(JSON.parse(answers[3]!.body).error.message).toBe("Invalid or revoked API key")
+      expect(JSON.parse(answers[5]!.body).error.message).toBe("Missing x-api-key header")
+      expect(JSON.parse(answers[6]!.body).error.code).toBe("invalid_api_key")
+      expect(await counters(first)).toEqual({ requests: 3, ...plateQueries(3, 1) })
+      expect(await counters(second)).toEqual({ requests: 2, ...plateQueries(2, 1) })
+    } finally {
+      agent.destroy()
+    }
   })
 })
 

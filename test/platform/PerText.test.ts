@@ -1,9 +1,9 @@
 /**
  * `perText`: a hot path's few repeated texts computed once each, and never more than `max` kept,
- * whatever a client sends.
+ * whatever a client sends; and `lastPerHolder`: the last input of each holder (a connection) remembered.
  */
 import { describe, expect, it } from "vitest"
-import { perText } from "../../src/platform/caching/PerObject.js"
+import { lastPerHolder, perText } from "../../src/platform/caching/PerObject.js"
 
 describe("perText", () => {
   it("computes once per text while it is kept, and keeps at most max texts", () => {
@@ -25,5 +25,28 @@ describe("perText", () => {
     expect(again).toEqual(first)
     expect(lengthOf("codia=true")).toBe(again)
     expect(computed).toEqual(["codia=true", "", "a", "b", "codia=true"])
+  })
+})
+
+describe("lastPerHolder", () => {
+  it("computes again whenever a holder's input changes, each holder apart, and every time for none", () => {
+    const computed: Array<string | undefined> = []
+    const hashOf = lastPerHolder((key: string | undefined) => {
+      computed.push(key)
+      return { key }
+    })
+    const one = {}
+    const other = {}
+    const first = hashOf(one, "vda_live_a")
+    expect(hashOf(one, "vda_live_a")).toBe(first)
+    expect(hashOf(other, "vda_live_a")).toEqual(first)
+    expect(hashOf(one, "vda_live_b")).toEqual({ key: "vda_live_b" })
+    // only the last input is remembered
+    expect(hashOf(one, "vda_live_a")).not.toBe(first)
+    expect(hashOf(one, undefined)).toEqual({ key: undefined })
+    expect(hashOf(one, undefined)).toEqual({ key: undefined })
+    hashOf(undefined, "vda_live_a")
+    hashOf(undefined, "vda_live_a")
+    expect(computed).toEqual(["vda_live_a", "vda_live_a", "vda_live_b", "vda_live_a", undefined, "vda_live_a", "vda_live_a"])
   })
 })
