@@ -97,19 +97,20 @@ export const labelSets = (...names: ReadonlyArray<string>) => {
   }
 }
 
-// each metric with each label set, made once: a hot path's update finds both by identity
-const labelled = new WeakMap<Metric.Metric<any, any>, WeakMap<Labels, Metric.Metric<any, any>>>()
+// each label set as the context a metric reads its attributes from, made once: an update adds
+// nothing to a context (`Metric.withAttributes` adds its attributes to the context of each update)
+const contexts = new WeakMap<Labels, Context.Context<never>>()
 
 /**
  * Updates `metric` with `value` under `labels` (from `labelSets`, or none), outside any fiber:
  * the counters and histograms on every request's path, and the gauges refreshed at a scrape.
  */
 export const updateUnsafe = <Input>(metric: Metric.Metric<Input, any>, value: Input, labels: Labels = NO_LABELS) => {
-  let byLabels = labelled.get(metric)
-  if (byLabels === undefined) labelled.set(metric, byLabels = new WeakMap())
-  let target = byLabels.get(labels) as Metric.Metric<Input, any> | undefined
-  if (target === undefined) byLabels.set(labels, target = labels === NO_LABELS ? metric : Metric.withAttributes(metric, labels))
-  target.updateUnsafe(value, Context.empty())
+  let context = contexts.get(labels)
+  if (context === undefined) {
+    contexts.set(labels, context = labels === NO_LABELS ? Context.empty() : Context.make(Metric.CurrentMetricAttributes, labels))
+  }
+  metric.updateUnsafe(value, context)
 }
 
 /** Seconds, from 1 ms to 30 s: request, operation and delivery durations. */
