@@ -237,7 +237,7 @@ const checkBody = <E, R>(
   limits: RequestInput.BodyLimits,
   next: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
 ) => {
-  const headers = RequestInput.checkBodyHeaders(request.headers, limits)
+  const headers = RequestInput.checkBodyHeaders(RequestInput.headersOf(request), limits)
   if (headers !== undefined) return refuse(request, headers)
   return Effect.flatMap(readBodyText(request, limits.maxBytes), (text): Effect.Effect<HttpServerResponse.HttpServerResponse, E | Errors.ApiError, R> => {
     if (Option.isNone(text)) return refuse(request, RequestInput.tooLarge(limits))
@@ -359,10 +359,11 @@ export const makeRequestPipeline = Effect.fnUntraced(function*<Id extends string
     ): Effect.Effect<HttpServerResponse.HttpServerResponse, E | Errors.ApiError, R | HttpServerRequest.HttpServerRequest> => {
       const refusal = refusalOf(request, path, routes)
       if (refusal !== undefined) return refuse(request, refusal)
-      if (RequestInput.hasBody(request.headers)) return checkBody(request, requestBody, app)
+      const headers = RequestInput.headersOf(request)
+      if (RequestInput.hasBody(headers)) return checkBody(request, requestBody, app)
       // an empty body still declares its type: one the API does not take is refused as if it had bytes
-      if (request.headers["content-type"] !== undefined && route?.takesBody === true) {
-        const declared = RequestInput.checkBodyHeaders(request.headers, requestBody)
+      if (headers["content-type"] !== undefined && route?.takesBody === true) {
+        const declared = RequestInput.checkBodyHeaders(headers, requestBody)
         if (declared !== undefined) return refuse(request, declared)
       }
       // no query string: the path is the whole URL
@@ -370,7 +371,8 @@ export const makeRequestPipeline = Effect.fnUntraced(function*<Id extends string
     }
     return Effect.withFiber<HttpServerResponse.HttpServerResponse, never, R | HttpServerRequest.HttpServerRequest>((fiber) => {
       const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
-      const requestId = saneRequestId(request.headers["x-request-id"]) ??
+      const requestHeaders = RequestInput.headersOf(request)
+      const requestId = saneRequestId(requestHeaders["x-request-id"]) ??
         `req_${ulidAt(fiber.getRef(Clock.Clock).currentTimeMillisUnsafe())}`
       // headers every response of this request carries, filled in as the request advances
       const headers: Record<string, string> = { "x-request-id": requestId }
@@ -394,7 +396,7 @@ export const makeRequestPipeline = Effect.fnUntraced(function*<Id extends string
         routed = checked(request, path, routes, route)
       } else {
         const environment = fiber.getRef(CurrentEnvironment)
-        const keyHash = keyHashOnConnection(connectionOf(request), request.headers[API_KEY_HEADER])
+        const keyHash = keyHashOnConnection(connectionOf(request), requestHeaders[API_KEY_HEADER])
         const pending = pendingAdmission(request, route, environment, headers, keyHash)
         if (pending !== undefined) {
           const admittedAsExpected = asAdmitted(pending.expected.principal)

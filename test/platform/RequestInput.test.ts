@@ -2,6 +2,8 @@
  * The input layer's rules as pure functions: route matching, URL characters, body headers and
  * JSON (depth counted without recursion, strings and keys checked for NUL and lone surrogates).
  */
+import { IncomingMessage } from "node:http"
+import { Socket } from "node:net"
 import { describe, expect, it } from "vitest"
 import {
   checkBodyHeaders,
@@ -9,6 +11,7 @@ import {
   checkRoute,
   checkUrl,
   hasBody,
+  headersOf,
   jsonDepth,
   DEFAULT_BODY_LIMITS,
   makePathIndex,
@@ -107,5 +110,16 @@ describe("bodies", () => {
     expect(tooLarge().message).toBe("The body is larger than 64 KiB")
     expect(checkJsonText("[[[[[]]]]]", limits)?.message).toBe("Invalid request: JSON nested deeper than 4 levels")
     expect(checkJsonText("[[[[]]]]", limits)).toBeUndefined()
+  })
+})
+
+describe("headersOf", () => {
+  it("reads Node's own record of a request Node parsed, and the request's headers otherwise", () => {
+    const message = new IncomingMessage(new Socket())
+    message.headers = { "x-api-key": "vda_live_a", "set-cookie": ["a=1", "b=2"] }
+    const copied = { "x-api-key": "vda_live_a", "set-cookie": "a=1, b=2" }
+    expect(headersOf({ source: message, headers: copied })).toBe(message.headers)
+    expect(headersOf({ source: new Request("http://localhost/"), headers: copied })).toBe(copied)
+    expect(headersOf({ source: undefined, headers: copied })).toBe(copied)
   })
 })

@@ -10,6 +10,15 @@
  *
  * Pure functions over what Node gives; the request pipeline turns a refusal into the response.
  */
+import { IncomingMessage } from "node:http"
+
+/**
+ * A request's headers as Node parsed them: names in lower case, a repeated header's values joined
+ * with ", " (all but `set-cookie`'s, which no check reads). Effect's `request.headers` copies Node's
+ * record into one of its own, entry by entry, the first time it is read (0.25 µs a request).
+ */
+export const headersOf = (request: { readonly source: unknown; readonly headers: Readonly<Record<string, string>> }) =>
+  (request.source instanceof IncomingMessage ? request.source.headers : request.headers) as Readonly<Record<string, string | undefined>>
 export interface BodyLimits {
   readonly maxBytes: number
   readonly maxDepth: number
