@@ -19,6 +19,7 @@ import { IncomingMessage } from "node:http"
  */
 export const headersOf = (request: { readonly source: unknown; readonly headers: Readonly<Record<string, string>> }) =>
   (request.source instanceof IncomingMessage ? request.source.headers : request.headers) as Readonly<Record<string, string | undefined>>
+
 export interface BodyLimits {
   readonly maxBytes: number
   readonly maxDepth: number
