@@ -7,6 +7,7 @@
  * path, query and body are decoded, and every failure (decode errors, malformed JSON, unknown
  * routes, database outages, defects) leaves in the one error body of the contract.
  */
+import { IncomingMessage } from "node:http"
 import { NodeHttpServer } from "@effect/platform-node"
 import { ByteSize, Cause, Clock, Context, Effect, type Exit, Layer, Logger, Option, Random, References, Result, Tracer, type Types } from "effect"
 import { HttpIncomingMessage, HttpMiddleware, HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
@@ -63,8 +64,8 @@ const versionOf = (url: string): "v1" | "v2" | undefined => {
 }
 
 /** The connection a request came on: Node's socket, when Node serves it. */
-const connectionOf = (request: HttpServerRequest.HttpServerRequest): object | undefined =>
-  (request.source as { readonly socket?: object } | undefined)?.socket
+const connectionOf = (request: HttpServerRequest.HttpServerRequest): object | null | undefined =>
+  request.source instanceof IncomingMessage ? request.source.socket : undefined
 
 const describeDecodeError = (error: HttpApiError.HttpApiSchemaError) =>
   `Invalid request: ${describeIssues(error.cause.issue) || error.message}`

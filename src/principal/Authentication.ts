@@ -27,21 +27,28 @@ export class InvalidKey extends Data.TaggedError("InvalidKey")<{
 
 const KEY_SHAPE = new RegExp(`^(?:${Object.values(KEY_PREFIX).join("|")})[0-9A-Za-z]{${KEY_SECRET_LENGTH}}$`)
 
-/** The hash to look a presented key up by, unless it cannot be a key at all. */
-export const keyHashOf = (raw: string | undefined): Result.Result<string, InvalidKey> => {
+/** The key a header presents, unless it cannot be a key at all. */
+const presentedKey = (raw: string | undefined): Result.Result<string, InvalidKey> => {
   const key = raw?.trim() ?? ""
   if (key.length === 0) return Result.fail(new InvalidKey({ reason: "missing" }))
   if (!KEY_SHAPE.test(key)) return Result.fail(new InvalidKey({ reason: "unknown" }))
-  return Result.succeed(sha256Hex(key))
+  return Result.succeed(key)
 }
 
+/** The hash to look a presented key up by, unless it cannot be a key at all. */
+export const keyHashOf = (raw: string | undefined): Result.Result<string, InvalidKey> => Result.map(presentedKey(raw), sha256Hex)
+
+// the last key each connection presented, with its hash
+const hashOnConnection = lastPerHolder(sha256Hex)
+
 /**
- * `keyHashOf`, hashed once per connection while its client sends the same key (the hash was 2% of
- * a vehicle query's CPU). The last key and its hash stay on the connection until it closes; the
- * key is still looked up by its hash on every request, so a revoked key fails at once.
+ * `keyHashOf`, the hash made once per connection while its client presents the same key (it was
+ * 2% of a vehicle query's CPU); behind a proxy that pools its connections, each change of key is
+ * hashed again. The last key and its hash stay on the connection until it closes. The key is still
+ * looked up by its hash on every request, so a revoked key fails at once; a refusal is new each time.
  */
-export const keyHashOnConnection: (connection: object | undefined, raw: string | undefined) => Result.Result<string, InvalidKey> =
-  lastPerHolder(keyHashOf)
+export const keyHashOnConnection = (connection: object | null | undefined, raw: string | undefined): Result.Result<string, InvalidKey> =>
+  Result.map(presentedKey(raw), (key) => hashOnConnection(connection, key))
 
 const entitlementsOf = (row: Omit<EntitledAccountRow, "createdAt">): Entitlements => ({
   plan: row.plan,

@@ -46,7 +46,7 @@ describe("lastPerHolder", () => {
     expect(hashOf(one, undefined)).toEqual({ key: undefined })
     expect(hashOf(one, undefined)).toEqual({ key: undefined })
     hashOf(undefined, "vda_live_a")
-    hashOf(undefined, "vda_live_a")
+    hashOf(null, "vda_live_a")
     expect(computed).toEqual(["vda_live_a", "vda_live_a", "vda_live_b", "vda_live_a", undefined, "vda_live_a", "vda_live_a"])
   })
 })

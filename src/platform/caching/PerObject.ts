@@ -30,16 +30,16 @@ export const perText = <V, K extends string | number = string>(compute: (text: K
 }
 
 /**
- * `compute`, remembered for the last input each holder gave it, on the holder itself: a
- * keep-alive connection, whose client sends the same API key with each of its requests. A
- * property rather than a WeakMap entry, which V8 traces as an ephemeron at every young collection.
- * What is remembered lives as long as its holder.
+ * `compute`, remembered for the last input each holder gave it, on the holder itself (a
+ * connection, whose client sends the same API key with each of its requests). A property rather
+ * than a WeakMap entry, which V8 traces as an ephemeron at every young collection. What is
+ * remembered lives as long as its holder; with no holder, `compute` runs every time.
  */
 export const lastPerHolder = <I, V>(compute: (input: I) => V) => {
   const slot: unique symbol = Symbol("lastPerHolder")
   type Holder = { [slot]?: { readonly input: I; readonly value: V } }
-  return (holder: object | undefined, input: I): V => {
-    if (holder === undefined) return compute(input)
+  return (holder: object | null | undefined, input: I): V => {
+    if (holder === undefined || holder === null) return compute(input)
     const last = (holder as Holder)[slot]
     if (last !== undefined && last.input === input) return last.value
     const value = compute(input)
