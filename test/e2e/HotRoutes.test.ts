@@ -6,7 +6,6 @@
  * (from bytes that must be UTF-8 JSON of the declared length), and the account's counters after.
  */
 import * as Http from "node:http"
-import { createServer, type Server } from "node:http"
 import * as Net from "node:net"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
@@ -51,11 +50,11 @@ const DAY = { startsAt: "2026-11-21T03:00:00.000Z", endsAt: "2026-11-22T03:00:00
 const clock = new ManualClock(Date.parse("2026-11-21T15:00:20Z"))
 let app: TestApp
 let urls: { production: string; sandbox: string; metrics: string }
-let gncSource: Server
+let gncSource: Http.Server
 
 beforeAll(async () => {
   // a gnc source that never answers: its operations stay active (10 s per attempt, three attempts), to be reused
-  gncSource = createServer(() => {})
+  gncSource = Http.createServer(() => {})
   await new Promise<void>((resolve) => gncSource.listen(0, "127.0.0.1", resolve))
   const gnc = `http://127.0.0.1:${(gncSource.address() as Net.AddressInfo).port}/gnc`
   app = await makeTestApp({
@@ -554,7 +553,7 @@ describe("an account changed between requests", () => {
 })
 
 describe("keys that change on one connection", () => {
-  /** GETs `path` with `key` on `agent`'s one connection: the status, the request id and whether the connection was reused. */
+  /** GETs `path` with `key` on `agent`'s one connection: the status, whether the connection was reused, and the body. */
   const onConnection = (agent: Http.Agent, path: string, key: string | undefined) =>
     new Promise<{ readonly status: number; readonly reused: boolean; readonly body: string }>((resolve, reject) => {
       const request = Http.get(`${urls.production}${path}`, { agent, headers: key === undefined ? {} : { "x-api-key": key } }, (response) => {

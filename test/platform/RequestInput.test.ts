@@ -2,8 +2,11 @@
  * The input layer's rules as pure functions: route matching, URL characters, body headers and
  * JSON (depth counted without recursion, strings and keys checked for NUL and lone surrogates).
  */
-import { IncomingMessage } from "node:http"
-import { Socket } from "node:net"
+import { createServer, IncomingMessage } from "node:http"
+import { type AddressInfo, connect, Socket } from "node:net"
+import { NodeHttpServer } from "@effect/platform-node"
+import { Effect } from "effect"
+import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { describe, expect, it } from "vitest"
 import {
   checkBodyHeaders,
@@ -121,5 +124,41 @@ describe("headersOf", () => {
     expect(headersOf({ source: message, headers: copied })).toBe(message.headers)
     expect(headersOf({ source: new Request("http://localhost/"), headers: copied })).toBe(copied)
     expect(headersOf({ source: undefined, headers: copied })).toBe(copied)
+  })
+})
+
+describe("headersOf on a server", () => {
+  it("holds what Effect's copy holds for every header the pipeline reads, repeated ones too", async () => {
+    const names = ["x-request-id", "x-api-key", "content-type", "content-length", "transfer-encoding"]
+    const views = Effect.map(Effect.service(HttpServerRequest.HttpServerRequest), (request) => {
+      const node = headersOf(request)
+      return HttpServerResponse.jsonUnsafe(names.map((name) => [name, node[name] ?? null, request.headers[name] ?? null]))
+    })
+    const server = createServer()
+    const answer = await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+      server.on("request", yield* NodeHttpServer.makeHandler(views, { scope: yield* Effect.scope }))
+      yield* Effect.acquireRelease(
+        Effect.callback<void>((resume) => void server.listen(0, "127.0.0.1", () => resume(Effect.void))),
+        () => Effect.callback<void>((resume) => void server.close(() => resume(Effect.void)).closeAllConnections())
+      )
+      const socket = connect((server.address() as AddressInfo).port, "127.0.0.1")
+      socket.end(
+        "POST / HTTP/1.1\r\nHost: vda.test\r\nX-Api-Key: vda_live_a\r\nx-api-key: vda_live_b\r\nX-Request-Id: one\r\n" +
+          "X-Request-Id: two\r\nContent-Type: text/plain\r\nContent-Type: application/json\r\nContent-Length: 2\r\n" +
+          "Connection: close\r\n\r\n{}"
+      )
+      return yield* Effect.promise(() => new Promise<string>((resolve) => {
+        let text = ""
+        socket.on("data", (chunk: Buffer) => (text += chunk.toString("utf8")))
+        socket.on("close", () => resolve(text))
+      }))
+    })))
+    expect(JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4))).toEqual([
+      ["x-request-id", "one, two", "one, two"],
+      ["x-api-key", "vda_live_a, vda_live_b", "vda_live_a, vda_live_b"],
+      ["content-type", "text/plain", "text/plain"],
+      ["content-length", "2", "2"],
+      ["transfer-encoding", null, null]
+    ])
   })
 })

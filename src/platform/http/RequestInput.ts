@@ -13,9 +13,10 @@
 import { IncomingMessage } from "node:http"
 
 /**
- * A request's headers as Node parsed them: names in lower case, a repeated header's values joined
- * with ", " (all but `set-cookie`'s, which no check reads). Effect's `request.headers` copies Node's
- * record into one of its own, entry by entry, the first time it is read (0.25 µs a request).
+ * A request's headers as Node parsed them: names in lower case, a repeated header as Node keeps it
+ * (the first `content-type` or `content-length`, most others joined with ", "; `set-cookie` in an
+ * array, which no check reads). Effect's `request.headers` copies Node's record into one of its
+ * own, entry by entry, the first time it is read (0.25 µs a request).
  */
 export const headersOf = (request: { readonly source: unknown; readonly headers: Readonly<Record<string, string>> }) =>
   (request.source instanceof IncomingMessage ? request.source.headers : request.headers) as Readonly<Record<string, string | undefined>>
