@@ -67,10 +67,14 @@ export const refreshGauges = async () => {
   ))
 }
 
-/** A metric's labels (attributes), as `labelSets` builds them once per set of values. */
-export type Labels = Readonly<Record<string, string>>
+/**
+ * A metric's labels (attributes), as `labelSets` builds them once per set of values: the context a
+ * metric reads its attributes from, so an update adds nothing to a context (`Metric.withAttributes`
+ * adds its attributes to the context of each update).
+ */
+export type Labels = Context.Context<never>
 
-const NO_LABELS: Labels = {}
+const NO_LABELS: Labels = Context.empty()
 
 /**
  * A metric's label sets for the label `names`, each built once and found again by its values
@@ -90,28 +94,19 @@ export const labelSets = (...names: ReadonlyArray<string>) => {
     const last = values[values.length - 1]!
     let labels = level.get(last) as Labels | undefined
     if (labels === undefined) {
-      labels = Object.fromEntries(names.map((name, i) => [name, String(values[i] ?? "")]))
+      labels = Context.make(Metric.CurrentMetricAttributes, Object.fromEntries(names.map((name, i) => [name, String(values[i] ?? "")])))
       level.set(last, labels)
     }
     return labels
   }
 }
 
-// each label set as the context a metric reads its attributes from, made once: an update adds
-// nothing to a context (`Metric.withAttributes` adds its attributes to the context of each update)
-const contexts = new WeakMap<Labels, Context.Context<never>>()
-
 /**
  * Updates `metric` with `value` under `labels` (from `labelSets`, or none), outside any fiber:
  * the counters and histograms on every request's path, and the gauges refreshed at a scrape.
  */
-export const updateUnsafe = <Input>(metric: Metric.Metric<Input, any>, value: Input, labels: Labels = NO_LABELS) => {
-  let context = contexts.get(labels)
-  if (context === undefined) {
-    contexts.set(labels, context = labels === NO_LABELS ? Context.empty() : Context.make(Metric.CurrentMetricAttributes, labels))
-  }
-  metric.updateUnsafe(value, context)
-}
+export const updateUnsafe = <Input>(metric: Metric.Metric<Input, any>, value: Input, labels: Labels = NO_LABELS) =>
+  metric.updateUnsafe(value, labels)
 
 /** Seconds, from 1 ms to 30 s: request, operation and delivery durations. */
 export const durationBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
