@@ -7,7 +7,6 @@
  * path, query and body are decoded, and every failure (decode errors, malformed JSON, unknown
  * routes, database outages, defects) leaves in the one error body of the contract.
  */
-import { IncomingMessage } from "node:http"
 import { NodeHttpServer } from "@effect/platform-node"
 import { ByteSize, Cause, Clock, Context, Effect, type Exit, Layer, Logger, Option, Random, References, Result, Tracer, type Types } from "effect"
 import { HttpIncomingMessage, HttpMiddleware, HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
@@ -62,10 +61,6 @@ const versionOf = (url: string): "v1" | "v2" | undefined => {
   const match = /^\/(v[12])(?:[/?]|$)/.exec(url)
   return match ? (match[1] as "v1" | "v2") : undefined
 }
-
-/** The connection a request came on: Node's socket, when Node serves it. */
-const connectionOf = (request: HttpServerRequest.HttpServerRequest): object | null | undefined =>
-  request.source instanceof IncomingMessage ? request.source.socket : undefined
 
 const describeDecodeError = (error: HttpApiError.HttpApiSchemaError) =>
   `Invalid request: ${describeIssues(error.cause.issue) || error.message}`
@@ -397,7 +392,7 @@ export const makeRequestPipeline = Effect.fnUntraced(function*<Id extends string
         routed = checked(request, path, routes, route)
       } else {
         const environment = fiber.getRef(CurrentEnvironment)
-        const keyHash = keyHashOnConnection(connectionOf(request), requestHeaders[API_KEY_HEADER])
+        const keyHash = keyHashOnConnection(RequestInput.connectionOf(request), requestHeaders[API_KEY_HEADER])
         const pending = pendingAdmission(request, route, environment, headers, keyHash)
         if (pending !== undefined) {
           const admittedAsExpected = asAdmitted(pending.expected.principal)

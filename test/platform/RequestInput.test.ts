@@ -13,6 +13,7 @@ import {
   checkJsonText,
   checkRoute,
   checkUrl,
+  connectionOf,
   hasBody,
   headersOf,
   jsonDepth,
@@ -116,14 +117,16 @@ describe("bodies", () => {
   })
 })
 
-describe("headersOf", () => {
-  it("reads Node's own record of a request Node parsed, and the request's headers otherwise", () => {
+describe("headersOf and connectionOf", () => {
+  it("read Node's own record and socket of a request Node parsed, and the request's headers otherwise", () => {
     const message = new IncomingMessage(new Socket())
     message.headers = { "x-api-key": "vda_live_a", "set-cookie": ["a=1", "b=2"] }
     const copied = { "x-api-key": "vda_live_a", "set-cookie": "a=1, b=2" }
     expect(headersOf({ source: message, headers: copied })).toBe(message.headers)
     expect(headersOf({ source: new Request("http://localhost/"), headers: copied })).toBe(copied)
     expect(headersOf({ source: undefined, headers: copied })).toBe(copied)
+    expect(connectionOf({ source: message })).toBe(message.socket)
+    expect(connectionOf({ source: new Request("http://localhost/") })).toBeUndefined()
   })
 })
 

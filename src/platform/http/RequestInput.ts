@@ -21,6 +21,10 @@ import { IncomingMessage } from "node:http"
 export const headersOf = (request: { readonly source: unknown; readonly headers: Readonly<Record<string, string>> }) =>
   (request.source instanceof IncomingMessage ? request.source.headers : request.headers) as Readonly<Record<string, string | undefined>>
 
+/** The connection a request came on: Node's socket, when Node serves it. */
+export const connectionOf = (request: { readonly source: unknown }): object | null | undefined =>
+  request.source instanceof IncomingMessage ? request.source.socket : undefined
+
 export interface BodyLimits {
   readonly maxBytes: number
   readonly maxDepth: number
