@@ -77,16 +77,19 @@ export interface AdmittedAndCharged {
   readonly admitted: Admitted
   /** False when there was nothing to charge, or the account changed since `expected`: nothing was charged. */
   readonly charged: boolean
-  /** The allowance that refused the charge: nothing was charged then. */
-  readonly refused?: LimitReached
+  /** The allowance that refused the charge (nothing was charged then), or undefined. */
+  readonly refused: LimitReached | undefined
 }
 
 export interface AdmissionRequest {
   readonly keyHash: string
   readonly environment: Environment
   readonly at: number
-  /** Charges made for the account as `expected` showed it. */
-  readonly prepared?: PreparedConsumption
+  /**
+   * Charges made for the account as `expected` showed it. Always present, undefined when none: every
+   * request has one shape, so the batch's code, shared by every route, stays monomorphic.
+   */
+  readonly prepared: PreparedConsumption | undefined
 }
 
 /**
@@ -419,7 +422,7 @@ const make = Effect.gen(function*() {
         resetInSeconds: Math.max(0, Math.ceil((window.end.getTime() - request.at) / 1000))
       },
       charged,
-      ...(refused ? { refused } : {})
+      refused
     })
   }
 
@@ -496,9 +499,12 @@ const make = Effect.gen(function*() {
     key: ownLaneOf,
     process: (_lane, requests) => admitBatch(requests[0]!.keyHash, requests[0]!.environment, requests)
   })
-  const sharedLane = Batcher.spreadOver(SHARED_LANES)
+  const sharedLane = Batcher.laneOf(SHARED_LANES)
+  // each listener's lanes, named once
+  const laneKeysOf = (environment: Environment) => Array.from({ length: SHARED_LANES }, (_, i) => `${environment}/${i}`)
+  const sharedLaneKeys: Record<Environment, ReadonlyArray<string>> = { production: laneKeysOf("production"), sandbox: laneKeysOf("sandbox") }
   const sharedLanes = yield* Batcher.make({
-    key: (request: AdmissionRequest) => `${request.environment}/${sharedLane(request.keyHash)}`,
+    key: (request: AdmissionRequest) => sharedLaneKeys[request.environment][sharedLane(request.keyHash)]!,
     process: (_lane, requests) => admitShared(requests[0]!.environment, requests)
   })
 
@@ -559,7 +565,7 @@ const make = Effect.gen(function*() {
   const admitCharging = (keyHash: string, environment: Environment, prepared?: PreparedConsumption) =>
     Clock.clockWith((clock) => {
       const at = clock.currentTimeMillisUnsafe()
-      return submit(prepared === undefined ? { keyHash, environment, at } : { keyHash, environment, at, prepared })
+      return submit({ keyHash, environment, at, prepared })
     })
 
   /**
@@ -567,7 +573,7 @@ const make = Effect.gen(function*() {
    * (the caller reads meanwhile, on its own fiber).
    */
   const queueAdmission = (keyHash: string, environment: Environment) =>
-    Clock.clockWith((clock) => queue({ keyHash, environment, at: clock.currentTimeMillisUnsafe() }))
+    Clock.clockWith((clock) => queue({ keyHash, environment, at: clock.currentTimeMillisUnsafe(), prepared: undefined }))
 
   /** Fails with `InvalidKey` (401) or `LimitReached` on the `requests` meter (429). */
   const admit = (rawKey: string | undefined, environment: Environment): Effect.Effect<Admitted, InvalidKey | LimitReached> =>

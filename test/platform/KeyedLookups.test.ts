@@ -105,7 +105,7 @@ onOneConnection()(
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
         const { keyHash } = yield* newAccount
-        const batch = batchOf([{ keyHash, environment: "production", at: AT }], undefined)
+        const batch = batchOf([{ keyHash, environment: "production", at: AT, prepared: undefined }], undefined)
         const admit = sql.unsafe(ADMIT_CHARGE, admitChargeParameters(keyHash, "production", undefined, batch))
         expect(yield* tablesReadWholeBy(admit)).toEqual([])
       }))
@@ -148,7 +148,7 @@ onOneConnection()(
         const metering = yield* Metering
         const { accountId, keyHash } = yield* newAccount
         const admit = (at: number) =>
-          sql.unsafe(ADMIT_CHARGE, admitChargeParameters(keyHash, "production", undefined, batchOf([{ keyHash, environment: "production", at }], undefined)))
+          sql.unsafe(ADMIT_CHARGE, admitChargeParameters(keyHash, "production", undefined, batchOf([{ keyHash, environment: "production", at, prepared: undefined }], undefined)))
         const charge = (plate: string, at: number) => metering.applyBatch([Charges.plateQuery(principalOf(accountId), plate, at)])
         const value = [accountId, "production", "2026-03-01T03:00:00.000Z", "2026-03-02T03:00:00.000Z", "2026-03-02T10:16:00.000Z"].join("/")
         const status = sql.unsafe(STATUS_READ, statusReadParameters([value]))

@@ -28,7 +28,7 @@ const admitCharge = (keyHash: string, at: ReadonlyArray<number>) =>
   Effect.flatMap(Effect.service(SqlClient.SqlClient), (sql) =>
     sql.unsafe<{ readonly answer: BatchAnswer | null }>(
       ADMIT_CHARGE,
-      admitChargeParameters(keyHash, "production", undefined, batchOf(at.map((instant) => ({ keyHash, environment: "production", at: instant })), undefined))
+      admitChargeParameters(keyHash, "production", undefined, batchOf(at.map((instant) => ({ keyHash, environment: "production", at: instant, prepared: undefined })), undefined))
     ))
 
 // one connection: every statement runs on the session that prepared it; the services' real clocks
