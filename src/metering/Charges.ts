@@ -3,7 +3,7 @@
  * consumption primitive.
  */
 import type { Principal } from "../principal/Domain.js"
-import type { Consumption, PlainConsumption } from "./Metering.js"
+import { charge, type Consumption, type PlainConsumption } from "./Metering.js"
 import type { Module } from "../modules/Names.js"
 import { METER } from "../platform/contract/MeterNames.js"
 import { type ApiVersion, byDay, byModule, byVersion } from "./Meters.js"
@@ -18,16 +18,10 @@ export const plateQuery = (principal: Principal, plate: string, at: number, vers
     accountId: principal.accountId,
     environment: principal.environment,
     charges: [
-      { meter: METER.plate_queries, amount: 1, limit: entitlements.plateQueriesMonthly, period: month },
-      {
-        meter: METER.unique_plates,
-        amount: 1,
-        limit: entitlements.uniquePlatesDaily,
-        period: day,
-        distinctValue: plate
-      },
-      { meter: byVersion(version, METER.plate_queries), amount: 1, period: month },
-      { meter: byDay(METER.plate_queries), amount: 1, period: day }
+      charge(METER.plate_queries, 1, month, entitlements.plateQueriesMonthly),
+      charge(METER.unique_plates, 1, day, entitlements.uniquePlatesDaily, plate),
+      charge(byVersion(version, METER.plate_queries), 1, month),
+      charge(byDay(METER.plate_queries), 1, day)
     ]
   }
 }
@@ -44,7 +38,7 @@ export const report = (principal: Principal, plate: string, modules: ReadonlyArr
     charges: [
       ...plateCharges.charges,
       ...moduleCharges.charges,
-      { meter: byVersion("v1", "reports"), amount: 1, period: monthOf(at, principal.timezone) }
+      charge(byVersion("v1", "reports"), 1, monthOf(at, principal.timezone))
     ]
   }
 }
@@ -64,10 +58,10 @@ export const moduleQueries = (
     accountId: principal.accountId,
     environment: principal.environment,
     charges: [
-      { meter: METER.module_queries, amount: modules.length, limit: principal.entitlements.moduleQueriesMonthly, period: month },
-      { meter: byVersion(version, METER.module_queries), amount: modules.length, period: month },
-      { meter: byDay(METER.module_queries), amount: modules.length, period: dayOf(at, principal.timezone) },
-      ...modules.map((module) => ({ meter: byModule(module), amount: 1, period: month }))
+      charge(METER.module_queries, modules.length, month, principal.entitlements.moduleQueriesMonthly),
+      charge(byVersion(version, METER.module_queries), modules.length, month),
+      charge(byDay(METER.module_queries), modules.length, dayOf(at, principal.timezone)),
+      ...modules.map((module) => charge(byModule(module), 1, month))
     ],
     ...(principal.modulePricing ? { modulePricing: { period: month, ...principal.modulePricing } } : {})
   }

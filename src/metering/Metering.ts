@@ -22,11 +22,23 @@ export interface Charge {
   readonly meter: string
   readonly amount: number
   readonly period: Period
-  /** The allowance for this meter; null is unlimited. Absent for plain counters. */
-  readonly limit?: number | null
+  /** The allowance for this meter; null is unlimited. Undefined for plain counters. */
+  readonly limit?: number | null | undefined
   /** When set, the charge applies only the first time this value is seen in the period. */
-  readonly distinctValue?: string
+  readonly distinctValue?: string | undefined
 }
+
+/**
+ * A charge, every field present: all charges have one shape, so the code that reads them on every
+ * request (the admission's batches) stays monomorphic whichever routes charged them.
+ */
+export const charge = (
+  meter: string,
+  amount: number,
+  period: Period,
+  limit?: number | null,
+  distinctValue?: string
+): Charge => ({ meter, amount, period, limit, distinctValue })
 
 export interface Consumption {
   readonly accountId: string

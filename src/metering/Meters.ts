@@ -2,7 +2,7 @@
  * Counter names in `meter_counters`. The four limited meters carry the spec's names; the
  * per-version and per-module counters are plain counters beside them.
  */
-import type { Module } from "../modules/Names.js"
+import { Module } from "../modules/Names.js"
 import { METER } from "../platform/contract/MeterNames.js"
 
 export type ApiVersion = "v1" | "v2"
@@ -11,16 +11,27 @@ export type ApiVersion = "v1" | "v2"
 type MonthlyMeter = typeof METER.plate_queries | typeof METER.module_queries
 export type VersionedMeter = MonthlyMeter | "reports"
 
-export const byVersion = (version: ApiVersion, meter: VersionedMeter) => `${version}:${meter}`
+// Counter names are made once, not on every charge: the admission's batches compare them, and a
+// name made anew is compared character by character, where the same string compares at once.
+const namesOf = <A extends string, B extends string>(values: ReadonlyArray<A>, name: (value: A) => B) =>
+  Object.fromEntries(values.map((value) => [value, name(value)])) as Record<A, B>
 
-const dailyOf = <M extends MonthlyMeter>(meter: M) => `day:${meter}` as const
-// built once: the names are looked up on every charge
-const DAILY = { [METER.plate_queries]: dailyOf(METER.plate_queries), [METER.module_queries]: dailyOf(METER.module_queries) }
+const VERSIONED_METERS: ReadonlyArray<VersionedMeter> = [METER.plate_queries, METER.module_queries, "reports"]
+const VERSIONED = {
+  v1: namesOf(VERSIONED_METERS, (meter) => `v1:${meter}`),
+  v2: namesOf(VERSIONED_METERS, (meter) => `v2:${meter}`)
+}
+
+export const byVersion = (version: ApiVersion, meter: VersionedMeter) => VERSIONED[version][meter]
+
+const DAILY = namesOf([METER.plate_queries, METER.module_queries], (meter) => `day:${meter}` as const)
 
 /** The day's count of a monthly meter, for the console's daily chart (charged with it, in its transaction). */
 export const byDay = (meter: MonthlyMeter) => DAILY[meter]
 
-export const byModule = (module: Module) => `module:${module}`
+const BY_MODULE = namesOf(Module.literals, (module) => `module:${module}`)
+
+export const byModule = (module: Module) => BY_MODULE[module]
 
 /** The month's plate queries carried over from the old system (already inside `plate_queries`). */
 export const LEGACY_OPENING_PLATE_QUERIES = `legacy:${METER.plate_queries}`
