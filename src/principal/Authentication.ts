@@ -38,17 +38,18 @@ const presentedKey = (raw: string | undefined): Result.Result<string, InvalidKey
 /** The hash to look a presented key up by, unless it cannot be a key at all. */
 export const keyHashOf = (raw: string | undefined): Result.Result<string, InvalidKey> => Result.map(presentedKey(raw), sha256Hex)
 
-// the last key each connection presented, with its hash
-const hashOnConnection = lastPerHolder(sha256Hex)
+// the last well-formed key each connection presented (the header as it came), with its hash
+const hashOnConnection = lastPerHolder(keyHashOf, Result.isSuccess)
 
 /**
- * `keyHashOf`, the hash made once per connection while its client presents the same key (it was
- * 2% of a vehicle query's CPU); behind a proxy that pools its connections, each change of key is
- * hashed again. The last key and its hash stay on the connection until it closes. The key is still
- * looked up by its hash on every request, so a revoked key fails at once; a refusal is new each time.
+ * `keyHashOf`, made once per connection while its client presents the same key (the key's checks
+ * and hash were 2% of a vehicle query's CPU); behind a proxy that pools its connections, each
+ * change of key is checked and hashed again. The last well-formed key and its hash stay on the
+ * connection until it closes. The key is still looked up by its hash on every request, so a
+ * revoked key fails at once; a refusal is made anew each time.
  */
 export const keyHashOnConnection = (connection: object | null | undefined, raw: string | undefined): Result.Result<string, InvalidKey> =>
-  Result.map(presentedKey(raw), (key) => hashOnConnection(connection, key))
+  hashOnConnection(connection, raw)
 
 const entitlementsOf = (row: Omit<EntitledAccountRow, "createdAt">): Entitlements => ({
   plan: row.plan,

@@ -49,4 +49,18 @@ describe("lastPerHolder", () => {
     hashOf(null, "vda_live_a")
     expect(computed).toEqual(["vda_live_a", "vda_live_a", "vda_live_b", "vda_live_a", undefined, "vda_live_a", "vda_live_a"])
   })
+
+  it("remembers only what `keep` keeps: the rest is computed every time, and leaves the last kept value in place", () => {
+    const computed: Array<string> = []
+    const checked = lastPerHolder((key: string) => {
+      computed.push(key)
+      return { key, wellFormed: key.startsWith("vda_") }
+    }, (value) => value.wellFormed)
+    const connection = {}
+    const kept = checked(connection, "vda_live_a")
+    expect(checked(connection, "garbage")).toEqual({ key: "garbage", wellFormed: false })
+    expect(checked(connection, "garbage")).toEqual({ key: "garbage", wellFormed: false })
+    expect(checked(connection, "vda_live_a")).toBe(kept)
+    expect(computed).toEqual(["vda_live_a", "garbage", "garbage"])
+  })
 })

@@ -33,9 +33,10 @@ export const perText = <V, K extends string | number = string>(compute: (text: K
  * `compute`, remembered for the last input each holder gave it, on the holder itself (a
  * connection, whose client sends the same API key with each of its requests). A property rather
  * than a WeakMap entry, which V8 traces as an ephemeron at every young collection. What is
- * remembered lives as long as its holder; with no holder, `compute` runs every time.
+ * remembered lives as long as its holder; with no holder, `compute` runs every time, and so it
+ * does for a value `keep` refuses (nothing is remembered then).
  */
-export const lastPerHolder = <I, V>(compute: (input: I) => V) => {
+export const lastPerHolder = <I, V>(compute: (input: I) => V, keep: (value: V) => boolean = () => true) => {
   const slot: unique symbol = Symbol("lastPerHolder")
   type Holder = { [slot]?: { readonly input: I; readonly value: V } }
   return (holder: object | null | undefined, input: I): V => {
@@ -43,7 +44,7 @@ export const lastPerHolder = <I, V>(compute: (input: I) => V) => {
     const last = (holder as Holder)[slot]
     if (last !== undefined && last.input === input) return last.value
     const value = compute(input)
-    ;(holder as Holder)[slot] = { input, value }
+    if (keep(value)) (holder as Holder)[slot] = { input, value }
     return value
   }
 }
