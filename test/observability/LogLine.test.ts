@@ -60,7 +60,7 @@ describe("a JSON log line", () => {
           traceId: optional
         }),
         (date, format, fields) => {
-          expect(formatRequestLine(format, date, fields)).toBe(formatLine(format, date, "INFO", "request", { ...fields }))
+          expect(formatRequestLine(format, date.getTime(), fields)).toBe(formatLine(format, date, "INFO", "request", { ...fields }))
         }
       ),
       { numRuns: 2_000 }

@@ -23,10 +23,9 @@ export type LogFields = Readonly<Record<string, string | number | boolean | unde
 // JSON is written out directly (a JSON.stringify of a fresh object costs twice as much)
 let stampedAt = Number.NaN
 let stamp = ""
-const timestampOf = (date: Date) => {
-  const at = date.getTime()
+const timestampAt = (at: number) => {
   if (at !== stampedAt) {
-    stamp = date.toISOString()
+    stamp = new Date(at).toISOString()
     stampedAt = at
   }
   return stamp
@@ -51,14 +50,14 @@ const OWN_FIELDS = new Set(["timestamp", "level", "message"])
 /** Formats one line; the level as the log shows it (`INFO`, `WARN`…). */
 export const formatLine = (format: LogFormat, date: Date, level: string, message: string, fields: LogFields): string => {
   if (format === "json") {
-    let line = `{"timestamp":"${timestampOf(date)}","level":${jsonLevel(level)},"message":${jsonText(message)}`
+    let line = `{"timestamp":"${timestampAt(date.getTime())}","level":${jsonLevel(level)},"message":${jsonText(message)}`
     for (const name in fields) {
       const value = fields[name]
       if (value !== undefined && !OWN_FIELDS.has(name)) line += "," + jsonName(name) + ":" + jsonValue(value)
     }
     return line + "}"
   }
-  let text = `${timestampOf(date)} ${level.padEnd(5)} ${message}`
+  let text = `${timestampAt(date.getTime())} ${level.padEnd(5)} ${message}`
   for (const name in fields) {
     const value = fields[name]
     if (value === undefined) continue
@@ -98,12 +97,12 @@ const requestHeadOf = (method: string, route: string) => {
 const environmentPart = perText((environment: string) => `,"environment":${jsonText(environment)}`)
 
 /**
- * A request's access-log line: what `formatLine(format, date, "INFO", "request", fields)` writes,
- * its constant parts made once (a line per request).
+ * A request's access-log line at `at` (epoch milliseconds): what `formatLine(format, new Date(at),
+ * "INFO", "request", fields)` writes, its constant parts made once (a line per request).
  */
-export const formatRequestLine = (format: LogFormat, date: Date, fields: RequestLine): string => {
-  if (format !== "json") return formatLine(format, date, "INFO", "request", { ...fields })
-  let line = `{"timestamp":"${timestampOf(date)}${requestHeadOf(fields.method, fields.route)},"status":${jsonValue(fields.status)}` +
+export const formatRequestLine = (format: LogFormat, at: number, fields: RequestLine): string => {
+  if (format !== "json") return formatLine(format, new Date(at), "INFO", "request", { ...fields })
+  let line = `{"timestamp":"${timestampAt(at)}${requestHeadOf(fields.method, fields.route)},"status":${jsonValue(fields.status)}` +
     `,"durationMs":${jsonValue(fields.durationMs)},"bytes":${jsonValue(fields.bytes)}${environmentPart(fields.environment)}`
   if (fields.requestId !== undefined) line += `,"requestId":${jsonText(fields.requestId)}`
   if (fields.accountId !== undefined) line += `,"accountId":${jsonText(fields.accountId)}`
@@ -211,7 +210,7 @@ export interface AccessLog {
 
 export const makeAccessLog = (format: LogFormat, minimum: LogLevel.LogLevel, on: boolean): AccessLog => ({
   enabled: on && !LogLevel.isGreaterThan(minimum, "Info"),
-  write: (fields) => gatheredStdout(formatRequestLine(format, new Date(), fields))
+  write: (fields) => gatheredStdout(formatRequestLine(format, Date.now(), fields))
 })
 
 export const loggerLayer = (format: LogFormat, minimum: LogLevel.LogLevel, sink: LineSink = gatheredStdout) =>
