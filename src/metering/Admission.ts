@@ -16,6 +16,7 @@ import * as Batcher from "../platform/batching/Batcher.js"
 import { perText } from "../platform/caching/PerObject.js"
 import type * as Errors from "../platform/http/Errors.js"
 import { METER } from "../platform/contract/MeterNames.js"
+import type { PerEnvironment } from "../platform/http/PerEnvironment.js"
 import { Environment } from "../platform/http/RequestContext.js"
 import { NonNegativeInt } from "../platform/contract/Schemas.js"
 import { isLockTimeout } from "../platform/db/Database.js"
@@ -499,12 +500,11 @@ const make = Effect.gen(function*() {
     key: ownLaneOf,
     process: (_lane, requests) => admitBatch(requests[0]!.keyHash, requests[0]!.environment, requests)
   })
-  const sharedLane = Batcher.laneOf(SHARED_LANES)
-  // each listener's lanes, named once
-  const laneKeysOf = (environment: Environment) => Array.from({ length: SHARED_LANES }, (_, i) => `${environment}/${i}`)
-  const sharedLaneKeys: Record<Environment, ReadonlyArray<string>> = { production: laneKeysOf("production"), sandbox: laneKeysOf("sandbox") }
+  // each listener's lanes: `production/0`…
+  const sharedLaneIn = (environment: Environment) => Batcher.spreadOver(SHARED_LANES, `${environment}/`)
+  const sharedLaneOf: PerEnvironment<(keyHash: string) => string> = { production: sharedLaneIn("production"), sandbox: sharedLaneIn("sandbox") }
   const sharedLanes = yield* Batcher.make({
-    key: (request: AdmissionRequest) => sharedLaneKeys[request.environment][sharedLane(request.keyHash)]!,
+    key: (request: AdmissionRequest) => sharedLaneOf[request.environment](request.keyHash),
     process: (_lane, requests) => admitShared(requests[0]!.environment, requests)
   })
 

@@ -3,7 +3,7 @@
  * consumption primitive.
  */
 import type { Principal } from "../principal/Domain.js"
-import { charge, type Consumption, type PlainConsumption } from "./Metering.js"
+import { type Consumption, makeCharge, type PlainConsumption } from "./Metering.js"
 import type { Module } from "../modules/Names.js"
 import { METER } from "../platform/contract/MeterNames.js"
 import { type ApiVersion, byDay, byModule, byVersion } from "./Meters.js"
@@ -18,10 +18,10 @@ export const plateQuery = (principal: Principal, plate: string, at: number, vers
     accountId: principal.accountId,
     environment: principal.environment,
     charges: [
-      charge(METER.plate_queries, 1, month, entitlements.plateQueriesMonthly),
-      charge(METER.unique_plates, 1, day, entitlements.uniquePlatesDaily, plate),
-      charge(byVersion(version, METER.plate_queries), 1, month),
-      charge(byDay(METER.plate_queries), 1, day)
+      makeCharge(METER.plate_queries, 1, month, entitlements.plateQueriesMonthly),
+      makeCharge(METER.unique_plates, 1, day, entitlements.uniquePlatesDaily, plate),
+      makeCharge(byVersion(version, METER.plate_queries), 1, month),
+      makeCharge(byDay(METER.plate_queries), 1, day)
     ]
   }
 }
@@ -38,7 +38,7 @@ export const report = (principal: Principal, plate: string, modules: ReadonlyArr
     charges: [
       ...plateCharges.charges,
       ...moduleCharges.charges,
-      charge(byVersion("v1", "reports"), 1, monthOf(at, principal.timezone))
+      makeCharge(byVersion("v1", "reports"), 1, monthOf(at, principal.timezone))
     ]
   }
 }
@@ -58,10 +58,10 @@ export const moduleQueries = (
     accountId: principal.accountId,
     environment: principal.environment,
     charges: [
-      charge(METER.module_queries, modules.length, month, principal.entitlements.moduleQueriesMonthly),
-      charge(byVersion(version, METER.module_queries), modules.length, month),
-      charge(byDay(METER.module_queries), modules.length, dayOf(at, principal.timezone)),
-      ...modules.map((module) => charge(byModule(module), 1, month))
+      makeCharge(METER.module_queries, modules.length, month, principal.entitlements.moduleQueriesMonthly),
+      makeCharge(byVersion(version, METER.module_queries), modules.length, month),
+      makeCharge(byDay(METER.module_queries), modules.length, dayOf(at, principal.timezone)),
+      ...modules.map((module) => makeCharge(byModule(module), 1, month))
     ],
     ...(principal.modulePricing ? { modulePricing: { period: month, ...principal.modulePricing } } : {})
   }

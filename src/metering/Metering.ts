@@ -23,16 +23,17 @@ export interface Charge {
   readonly amount: number
   readonly period: Period
   /** The allowance for this meter; null is unlimited. Undefined for plain counters. */
-  readonly limit?: number | null | undefined
+  readonly limit: number | null | undefined
   /** When set, the charge applies only the first time this value is seen in the period. */
-  readonly distinctValue?: string | undefined
+  readonly distinctValue: string | undefined
 }
 
 /**
- * A charge, every field present: all charges have one shape, so the code that reads them on every
- * request (the admission's batches) stays monomorphic whichever routes charged them.
+ * A charge, every field present (a field that does not apply is undefined): all charges have one
+ * shape, so the code that reads them on every request (the admission's batches) stays
+ * monomorphic whichever routes charged them.
  */
-export const charge = (
+export const makeCharge = (
   meter: string,
   amount: number,
   period: Period,

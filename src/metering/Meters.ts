@@ -5,26 +5,26 @@
 import { Module } from "../modules/Names.js"
 import { METER } from "../platform/contract/MeterNames.js"
 
-export type ApiVersion = "v1" | "v2"
+const API_VERSIONS = ["v1", "v2"] as const
+export type ApiVersion = (typeof API_VERSIONS)[number]
 
 /** The monthly meters, also counted per version and per day. */
-type MonthlyMeter = typeof METER.plate_queries | typeof METER.module_queries
-export type VersionedMeter = MonthlyMeter | "reports"
+const MONTHLY_METERS = [METER.plate_queries, METER.module_queries] as const
+type MonthlyMeter = (typeof MONTHLY_METERS)[number]
+const VERSIONED_METERS = [...MONTHLY_METERS, "reports"] as const
+export type VersionedMeter = (typeof VERSIONED_METERS)[number]
 
 // Counter names are made once, not on every charge: the admission's batches compare them, and a
 // name made anew is compared character by character, where the same string compares at once.
-const namesOf = <A extends string, B extends string>(values: ReadonlyArray<A>, name: (value: A) => B) =>
+// Each list is its type's every member, so every name is there.
+const namesOf = <A extends string, B>(values: ReadonlyArray<A>, name: (value: A) => B) =>
   Object.fromEntries(values.map((value) => [value, name(value)])) as Record<A, B>
 
-const VERSIONED_METERS: ReadonlyArray<VersionedMeter> = [METER.plate_queries, METER.module_queries, "reports"]
-const VERSIONED = {
-  v1: namesOf(VERSIONED_METERS, (meter) => `v1:${meter}`),
-  v2: namesOf(VERSIONED_METERS, (meter) => `v2:${meter}`)
-}
+const VERSIONED = namesOf(API_VERSIONS, (version) => namesOf(VERSIONED_METERS, (meter) => `${version}:${meter}`))
 
 export const byVersion = (version: ApiVersion, meter: VersionedMeter) => VERSIONED[version][meter]
 
-const DAILY = namesOf([METER.plate_queries, METER.module_queries], (meter) => `day:${meter}` as const)
+const DAILY = namesOf(MONTHLY_METERS, (meter) => `day:${meter}` as const)
 
 /** The day's count of a monthly meter, for the console's daily chart (charged with it, in its transaction). */
 export const byDay = (meter: MonthlyMeter) => DAILY[meter]

@@ -23,6 +23,7 @@ import {
   batchOf,
   outcomeOf
 } from "../../src/metering/Admission.js"
+import { makeCharge } from "../../src/metering/Metering.js"
 import { dayOf, monthOf } from "../../src/metering/Periods.js"
 import { isLockTimeout } from "../../src/platform/db/Database.js"
 import { sha256Hex } from "../../src/platform/ids/Ids.js"
@@ -118,13 +119,14 @@ const batchFor = (s: Scenario, hash: string, fingerprint: string) => {
       consumption: {
         accountId: "",
         environment: "production",
-        charges: request.charges.map((charge) => ({
-          meter: charge.meter,
-          amount: charge.amount,
-          limit: limitOf(s, charge.meter),
-          period: charge.meter === "unique_plates" ? DAY_PERIOD : MONTH_PERIOD,
-          ...(charge.plate === "" ? {} : { distinctValue: charge.plate })
-        }))
+        charges: request.charges.map((charge) =>
+          makeCharge(
+            charge.meter,
+            charge.amount,
+            charge.meter === "unique_plates" ? DAY_PERIOD : MONTH_PERIOD,
+            limitOf(s, charge.meter),
+            charge.plate === "" ? undefined : charge.plate
+          ))
       }
     }
   }))
@@ -388,8 +390,8 @@ layer(ServicesLive, { excludeTestServices: true, timeout: "120 seconds" })("batc
             accountId: "",
             environment: "production",
             charges: [
-              { meter: "unique_plates", amount: 1, limit: limits[0], period: DAY_PERIOD, distinctValue: value },
-              { meter: "plain \"counter\"", amount: 2, limit: limits[1], period: MONTH_PERIOD }
+              makeCharge("unique_plates", 1, DAY_PERIOD, limits[0], value),
+              makeCharge("plain \"counter\"", 2, MONTH_PERIOD, limits[1])
             ]
           }
         }

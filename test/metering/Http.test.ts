@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Effect } from "effect"
 import { Accounts } from "../../src/accounts/Accounts.js"
-import { Metering } from "../../src/metering/Metering.js"
+import { makeCharge, Metering } from "../../src/metering/Metering.js"
 import { monthOf } from "../../src/metering/Periods.js"
 import { ManualClock } from "../support/ManualClock.js"
 import { ErrorResponse, expectShape, UsageResponse } from "../support/SpecShapes.js"
@@ -69,8 +69,8 @@ describe("GET /v2/usage", () => {
         accountId: account.id,
         environment: "production",
         charges: [
-          { meter: "plate_queries", amount: 1, limit: 10000, period: monthOf(at, "America/Argentina/Buenos_Aires") },
-          { meter: "v2:plate_queries", amount: 1, period: monthOf(at, "America/Argentina/Buenos_Aires") }
+          makeCharge("plate_queries", 1, monthOf(at, "America/Argentina/Buenos_Aires"), 10000),
+          makeCharge("v2:plate_queries", 1, monthOf(at, "America/Argentina/Buenos_Aires"))
         ]
       })))
     await charge(clock.currentTimeMillisUnsafe())
@@ -128,8 +128,8 @@ describe("GET /v2/usage", () => {
       accountId: account.id,
       environment: "production",
       charges: [
-        { meter: "module_queries", amount: 3, limit: 15000, period: month },
-        { meter: "module:fines", amount: 3, period: month }
+        makeCharge("module_queries", 3, month, 15000),
+        makeCharge("module:fines", 3, month)
       ],
       modulePricing: { period: month, unitPriceCents: 55000, included: 1 }
     })))

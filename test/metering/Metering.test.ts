@@ -4,7 +4,7 @@ import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
 import { Accounts } from "../../src/accounts/Accounts.js"
 import { AccountsForMeteringLive } from "../../src/accounts/ForMetering.js"
-import { type Consumption, Metering } from "../../src/metering/Metering.js"
+import { type Consumption, makeCharge, Metering } from "../../src/metering/Metering.js"
 import { dayOf, minuteOf, monthOf } from "../../src/metering/Periods.js"
 import { Admission } from "../../src/metering/Admission.js"
 import { pgClientLayer } from "../../src/platform/db/Database.js"
@@ -18,8 +18,8 @@ const plateCharge = (accountId: string, limit: number | null, plate?: string, un
   accountId,
   environment: "production",
   charges: [
-    { meter: "plate_queries", amount: 1, limit, period: NOV },
-    ...(plate === undefined ? [] : [{ meter: "unique_plates", amount: 1, limit: uniqueLimit, period: DAY, distinctValue: plate }])
+    makeCharge("plate_queries", 1, NOV, limit),
+    ...(plate === undefined ? [] : [makeCharge("unique_plates", 1, DAY, uniqueLimit, plate)])
   ]
 })
 
@@ -76,7 +76,7 @@ layer(ServicesLive, { excludeTestServices: true, timeout: "60 seconds" })("consu
       const disabled = yield* metering.applyBatch([plateCharge(id, 0)])
       expect(Result.isFailure(disabled[0]!)).toBe(true)
       const plain = yield* metering.applyBatch([{
-        accountId: id, environment: "production", charges: [{ meter: "v2:plate_queries", amount: 5, period: NOV }]
+        accountId: id, environment: "production", charges: [makeCharge("v2:plate_queries", 5, NOV)]
       }])
       expect(Result.isSuccess(plain[0]!)).toBe(true)
       expect(yield* counter(id, "v2:plate_queries")).toBe(5)

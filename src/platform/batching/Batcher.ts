@@ -11,18 +11,15 @@
  */
 import { Effect, Exit, FiberSet, Result, type Scope } from "effect"
 
-/** The lane, of `lanes` numbered from 0, that an item goes to: by its last character. */
-export const laneOf = (lanes: number) => (item: string) => item.charCodeAt(item.length - 1) % lanes
-
 /**
  * A `key` for items with no owner to batch by (plates, ids): spread over `lanes` by their last
- * character (`laneOf`), so that one slow batch holds only a share of them. The keys are made once:
- * a key made anew for each item would be hashed anew to find its lane.
+ * character, so that one slow batch holds only a share of them. The keys, `prefix` and the lane's
+ * number from 0, are made once: a key made anew for each item would be hashed anew to find its lane.
  */
-export const spreadOver = (lanes: number) => {
-  const lane = laneOf(lanes)
-  const keys = Array.from({ length: lanes }, (_, i) => String(i))
-  return (item: string) => keys[lane(item)]!
+export const spreadOver = (lanes: number, prefix = "") => {
+  const keys = Array.from({ length: lanes }, (_, i) => `${prefix}${i}`)
+  // an empty item has no last character: lane 0
+  return (item: string) => keys[(item.charCodeAt(item.length - 1) || 0) % lanes]!
 }
 
 /**

@@ -33,8 +33,8 @@ export const perText = <V, K extends string | number = string>(compute: (text: K
  * `compute`, remembered for the last input each holder gave it, on the holder itself (a
  * connection, whose client sends the same API key with each of its requests). A property rather
  * than a WeakMap entry, which V8 traces as an ephemeron at every young collection. What is
- * remembered lives as long as its holder; with no holder, `compute` runs every time, and so it
- * does for a value `keep` refuses (nothing is remembered then).
+ * remembered lives as long as its holder; with no holder, `compute` runs every time. A value
+ * `keep` refuses is not remembered: the holder's last kept value stays.
  */
 export const lastPerHolder = <I, V>(compute: (input: I) => V, keep: (value: V) => boolean = () => true) => {
   const slot: unique symbol = Symbol("lastPerHolder")
