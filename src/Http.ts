@@ -24,6 +24,7 @@ import { AdmittedPrincipal, API_KEY_HEADER } from "./principal/Security.js"
 import { Api } from "./Api.js"
 import { readBodyText } from "./platform/http/RequestBody.js"
 import { MeteringHttpLive } from "./metering/Http.js"
+import type { ApiVersion } from "./metering/Meters.js"
 import { Admission, type Admitted, type AdmittedAndCharged, type PendingAdmission, rateLimitHeaders, RequestAdmission } from "./metering/Admission.js"
 import type { LimitReached } from "./metering/Metering.js"
 import { type InvalidKey, keyHashOnConnection } from "./principal/Authentication.js"
@@ -58,7 +59,7 @@ import * as RequestInput from "./platform/http/RequestInput.js"
 import { withHeaders } from "./platform/http/ResponseHeaders.js"
 
 /** The API version a URL addresses: its first segment, `/v1` or `/v2` (read without a regex: every request asks). */
-const versionOf = (url: string): "v1" | "v2" | undefined => {
+const versionOf = (url: string): ApiVersion | undefined => {
   const version = url.startsWith("/v1") ? "v1" : url.startsWith("/v2") ? "v2" : undefined
   const next = url[3]
   return version !== undefined && (next === undefined || next === "/" || next === "?") ? version : undefined

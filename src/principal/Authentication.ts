@@ -27,29 +27,23 @@ export class InvalidKey extends Data.TaggedError("InvalidKey")<{
 
 const KEY_SHAPE = new RegExp(`^(?:${Object.values(KEY_PREFIX).join("|")})[0-9A-Za-z]{${KEY_SECRET_LENGTH}}$`)
 
-/** The key a header presents, unless it cannot be a key at all. */
-const presentedKey = (raw: string | undefined): Result.Result<string, InvalidKey> => {
+/** The hash to look a presented key up by, unless it cannot be a key at all. */
+export const keyHashOf = (raw: string | undefined): Result.Result<string, InvalidKey> => {
   const key = raw?.trim() ?? ""
   if (key.length === 0) return Result.fail(new InvalidKey({ reason: "missing" }))
   if (!KEY_SHAPE.test(key)) return Result.fail(new InvalidKey({ reason: "unknown" }))
-  return Result.succeed(key)
+  return Result.succeed(sha256Hex(key))
 }
 
-/** The hash to look a presented key up by, unless it cannot be a key at all. */
-export const keyHashOf = (raw: string | undefined): Result.Result<string, InvalidKey> => Result.map(presentedKey(raw), sha256Hex)
-
-// the last well-formed key each connection presented (the header as it came), with its hash
-const hashOnConnection = lastPerHolder(keyHashOf, Result.isSuccess)
-
 /**
- * `keyHashOf`, made once per connection while its client presents the same key (the key's checks
+ * `keyHashOf`, made once per connection while its client sends the same header (the key's checks
  * and hash were 2% of a vehicle query's CPU); behind a proxy that pools its connections, each
- * change of key is checked and hashed again. The last well-formed key and its hash stay on the
+ * change of key is checked and hashed again. The last well-formed header and its hash stay on the
  * connection until it closes. The key is still looked up by its hash on every request, so a
  * revoked key fails at once; a refusal is made anew each time.
  */
-export const keyHashOnConnection = (connection: object | null | undefined, raw: string | undefined): Result.Result<string, InvalidKey> =>
-  hashOnConnection(connection, raw)
+export const keyHashOnConnection: (connection: object | null | undefined, raw: string | undefined) => Result.Result<string, InvalidKey> =
+  lastPerHolder(keyHashOf, Result.isSuccess)
 
 const entitlementsOf = (row: Omit<EntitledAccountRow, "createdAt">): Entitlements => ({
   plan: row.plan,
